@@ -1,0 +1,13 @@
+/* sla — differentiable sparse linear algebra.
+ * One include for the whole public API. */
+#ifndef SLA_H
+#define SLA_H
+
+#include "sla/base.h"
+#include "sla/matrix.h"
+#include "sla/io.h"
+#include "sla/gen.h"
+#include "sla/ops.h"
+#include "sla/solver.h"
+
+#endif

@@ -1,0 +1,59 @@
+/* sla/gen.h — generators for the field's standard test problems.
+ *
+ * Grids have N interior points per side and homogeneous Dirichlet
+ * boundaries; unknowns are numbered lexicographically (x fastest). Matrices
+ * are unscaled (no 1/h^2): poisson2d is the 5-point Laplacian with 4 on the
+ * diagonal and -1 off it; scale the right-hand side by h^2 = 1/(N+1)^2.
+ */
+#ifndef SLA_GEN_H
+#define SLA_GEN_H
+
+#include "matrix.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Poisson in dim = 1, 2 or 3 dimensions (3-, 5- or 7-point stencil),
+ * n = N^dim. */
+sla_status sla_gen_poisson(sla_ctx *ctx, int dim, sla_int N,
+                           sla_matrix **out);
+
+/* Variable-coefficient diffusion -div(kappa grad u) on the unit square,
+ * kappa constant on each of the (N+1)^2 cells (cell (a,b) spans
+ * [a h, (a+1) h] x [b h, (b+1) h], a fastest). The coupling across an
+ * edge is the mean of kappa on the two cells beside it (finite volumes);
+ * kappa = 1 gives poisson2d. kappa must be finite and positive. */
+sla_status sla_gen_diffusion2d(sla_ctx *ctx, sla_int N, const double *kappa,
+                               sla_matrix **out);
+
+/* New values on the pattern of sla_gen_diffusion2d (for training loops):
+ * vals receives nnz values in that matrix's CSR order. */
+sla_status sla_gen_diffusion2d_values(sla_ctx *ctx, sla_int N,
+                                      const double *kappa, double *vals);
+
+/* VJP of kappa -> values: dkappa[c] = sum_k dvals[k] d vals[k] / d kappa[c]
+ * ((N+1)^2 entries, overwritten). The map is linear, so this is exact. */
+sla_status sla_gen_diffusion2d_vjp(sla_ctx *ctx, sla_int N,
+                                   const double *dvals, double *dkappa);
+
+/* Convection-diffusion -Laplace(u) + (bx, by) . grad u, first-order upwind
+ * convection, multiplied by h^2: nonsymmetric, an M-matrix for any b. */
+sla_status sla_gen_convdiff2d(sla_ctx *ctx, sla_int N, double bx, double by,
+                              sla_matrix **out);
+
+/* Anisotropic diffusion -(eps u_xx + u_yy), 5-point, unscaled. */
+sla_status sla_gen_aniso2d(sla_ctx *ctx, sla_int N, double eps,
+                           sla_matrix **out);
+
+/* Random sparse matrix with about `per_row` off-diagonal entries per row,
+ * values uniform in [-1, 1], seeded; `kind`: 0 general, 1 symmetric,
+ * 2 SPD (symmetric, diagonal made strictly dominant). For tests and
+ * benchmarks. */
+sla_status sla_gen_random(sla_ctx *ctx, sla_int n, sla_int per_row, int kind,
+                          uint64_t seed, sla_matrix **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

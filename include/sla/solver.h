@@ -1,0 +1,196 @@
+/* sla/solver.h — linear solvers, their options and reports, and the
+ * differentiable solve.
+ *
+ * Lifecycle (PETSc's KSP in small): fill an sla_solver_options (defaults
+ * from sla_solver_options_default, or a string through
+ * sla_solver_options_parse), create a solver for a matrix (this does the
+ * set-up: structure checks and one preconditioner per value array), solve
+ * any number of times, take VJPs with the same object, destroy it.
+ *
+ * The solver keeps a pointer to the matrix: the matrix must outlive it. If
+ * the values of a borrowed matrix change, call sla_solver_refresh.
+ *
+ * Non-convergence is not an error: the solve returns SLA_NOT_CONVERGED (a
+ * positive warning), x holds the last iterate, and info.reason says why.
+ */
+#ifndef SLA_SOLVER_H
+#define SLA_SOLVER_H
+
+#include "matrix.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum sla_method {
+    SLA_METHOD_AUTO = 0, /* CG if symmetric with positive diagonal, else GMRES */
+    SLA_METHOD_CG,
+    SLA_METHOD_BICGSTAB,
+    SLA_METHOD_GMRES,
+    SLA_METHOD_MINRES
+} sla_method;
+
+typedef enum sla_precond_kind {
+    SLA_PRECOND_NONE = 0,
+    SLA_PRECOND_JACOBI,
+    SLA_PRECOND_SSOR,   /* symmetric successive over-relaxation, weight omega */
+    SLA_PRECOND_IC0,    /* incomplete Cholesky, zero fill (symmetric A) */
+    SLA_PRECOND_ILU0,   /* incomplete LU, zero fill */
+    SLA_PRECOND_USER    /* the callbacks in options.user_precond */
+} sla_precond_kind;
+
+/* Why an iterative solve stopped. Positive: converged; negative: not. */
+typedef enum sla_reason {
+    SLA_REASON_NONE = 0,           /* no solve was run */
+    SLA_CONVERGED_RTOL = 1,        /* ||b - A x|| <= rtol ||b|| */
+    SLA_CONVERGED_ATOL = 2,        /* ||b - A x|| <= atol (includes b = 0) */
+    SLA_DIVERGED_MAXITER = -1,     /* iteration limit reached */
+    SLA_DIVERGED_BREAKDOWN = -2,   /* a Krylov recurrence broke down */
+    SLA_DIVERGED_NAN = -3,         /* NaN or Inf appeared */
+    SLA_DIVERGED_INDEFINITE = -4,  /* CG/MINRES met an indefinite operator or preconditioner */
+    SLA_DIVERGED_USER = -5         /* the monitor callback asked to stop */
+} sla_reason;
+
+const char *sla_reason_name(sla_reason r);
+const char *sla_method_name(sla_method m);
+const char *sla_precond_name(sla_precond_kind p);
+
+/* A user preconditioner z = M^-1 r (and z = M^-T r for adjoint solves of
+ * nonsymmetric systems; NULL apply_transpose means M is symmetric).
+ * Return SLA_OK, or any error status to abort the solve. */
+typedef struct sla_user_precond {
+    sla_status (*apply)(void *user, sla_int n, const double *r, double *z);
+    sla_status (*apply_transpose)(void *user, sla_int n, const double *r,
+                                  double *z);
+    void *user;
+} sla_user_precond;
+
+/* Called every monitor_every iterations with the current (recursive)
+ * relative residual; a nonzero return stops the solve (SLA_DIVERGED_USER). */
+typedef int (*sla_monitor_fn)(void *user, sla_int iteration,
+                              double rel_residual);
+
+typedef struct sla_solver_options {
+    sla_method method;
+    sla_precond_kind precond;
+    double rtol;              /* relative to ||b||; default 1e-8 */
+    double atol;              /* absolute; default 0 */
+    sla_int maxiter;          /* default 0 = 10 n (at least 1000) */
+    int restart;              /* GMRES restart length; default 30 */
+    bool use_x0;              /* x holds the initial guess (default: x0 = 0) */
+    double omega;             /* SSOR weight in (0, 2); default 1 */
+    sla_user_precond user_precond;
+    sla_monitor_fn monitor;
+    void *monitor_user;
+    sla_int monitor_every;    /* default 0 = every iteration when monitor set */
+} sla_solver_options;
+
+void sla_solver_options_default(sla_solver_options *opts);
+
+/* Parse "key=value,key=value" into opts (starting from its current
+ * contents). Keys: method, precond, rtol, atol, maxiter, restart, omega,
+ * use_x0. An unknown key or value is SLA_ERR_ARGUMENT, naming the nearest
+ * valid one. */
+sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str,
+                                    sla_solver_options *opts);
+
+/* The report of one solve (forward or adjoint). */
+typedef struct sla_solve_info {
+    char method[16];          /* "cg", "bicgstab", "gmres", "minres" */
+    char precond[16];         /* "none", "jacobi", "ssor", "ic0", "ilu0", "user" */
+    char backend[16];         /* "krylov" */
+    sla_int iterations;
+    double residual;          /* true ||b - A x|| / ||b|| (||b - A x|| if b = 0) */
+    double residual_abs;      /* true ||b - A x|| */
+    double rhs_norm;          /* ||b|| */
+    sla_reason reason;
+    bool converged;
+    double setup_seconds;     /* preconditioner and analysis, shared by all solves */
+    double solve_seconds;
+    char note[192];           /* dispatch decisions and fallbacks, "" if none */
+} sla_solve_info;
+
+typedef struct sla_solver sla_solver;
+
+/* Create a solver for every value array of A and set it up (structure
+ * checks for method=auto, one preconditioner per value array).
+ * Errors: SLA_ERR_ARGUMENT, SLA_ERR_DIMENSION (A not square),
+ * SLA_ERR_VALUE (NaN/Inf in A), SLA_ERR_SINGULAR (zero diagonal for
+ * Jacobi/SSOR, zero pivot in ILU(0)), SLA_ERR_NOT_SPD (IC(0) breakdown),
+ * SLA_ERR_NOMEM. */
+sla_status sla_solver_create(sla_ctx *ctx, const sla_matrix *A,
+                             const sla_solver_options *opts,
+                             sla_solver **out);
+
+/* Recompute the value-dependent set-up (preconditioners) after the values
+ * of A changed; the pattern analysis is kept. */
+sla_status sla_solver_refresh(sla_ctx *ctx, sla_solver *S);
+
+void sla_solver_destroy(sla_solver **S);
+
+/* The method actually used (after auto dispatch) and the set-up time. */
+sla_method sla_solver_method(const sla_solver *S);
+double sla_solver_setup_seconds(const sla_solver *S);
+
+/* Solve A_ib X = B for nrhs right-hand sides (column-major, leading
+ * dimensions ldb, ldx >= n). info receives nrhs reports (may be NULL).
+ * Returns SLA_OK when every column converged, SLA_NOT_CONVERGED when some
+ * did not, an error otherwise. */
+sla_status sla_solver_solve(sla_ctx *ctx, sla_solver *S, sla_int ib,
+                            sla_int nrhs, const double *b, sla_int ldb,
+                            double *x, sla_int ldx, sla_solve_info *info);
+
+/* Solve A_ib^T X = B with the transposed operator and preconditioner. */
+sla_status sla_solver_solve_transpose(sla_ctx *ctx, sla_solver *S,
+                                      sla_int ib, sla_int nrhs,
+                                      const double *b, sla_int ldb,
+                                      double *x, sla_int ldx,
+                                      sla_solve_info *info);
+
+/* VJP of X = A_ib^-1 B. Given the solution X and gx = dL/dX, solves
+ * A^T L = gx once per column (same method, transposed preconditioner) and
+ * writes gb = dL/dB = L (may be NULL) and gA[k] = -sum_r L[row_k, r]
+ * X[col_k, r] over the stored entries (nnz values, overwritten; may be
+ * NULL). Extra memory O(n + nnz), whatever the iteration count.
+ * info receives nrhs adjoint reports. */
+sla_status sla_solver_solve_vjp(sla_ctx *ctx, sla_solver *S, sla_int ib,
+                                sla_int nrhs, const double *x, sla_int ldx,
+                                const double *gx, sla_int ldgx, double *gb,
+                                sla_int ldgb, double *gA,
+                                sla_solve_info *info);
+
+/* Batched: one right-hand side per value array, b and x [nbatch][n],
+ * info [nbatch]. The batch runs in parallel over the context's threads. */
+sla_status sla_solver_solve_batch(sla_ctx *ctx, sla_solver *S,
+                                  const double *b, double *x,
+                                  sla_solve_info *info);
+
+/* Batched VJP: x, gx, gb [nbatch][n]; gA [nbatch][nnz]. */
+sla_status sla_solver_solve_batch_vjp(sla_ctx *ctx, sla_solver *S,
+                                      const double *x, const double *gx,
+                                      double *gb, double *gA,
+                                      sla_solve_info *info);
+
+/* A list of solvers for matrices with different patterns (a batch of
+ * graphs), each with one right-hand side: b[i], x[i] have the size of
+ * solver i's matrix. Runs in parallel over the context's threads. */
+sla_status sla_solve_list(sla_ctx *ctx, sla_int count,
+                          sla_solver *const *solvers,
+                          const double *const *b, double *const *x,
+                          sla_solve_info *info);
+
+sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count,
+                              sla_solver *const *solvers,
+                              const double *const *x,
+                              const double *const *gx, double *const *gb,
+                              double *const *gA, sla_solve_info *info);
+
+/* One-shot: create a solver, solve A_0 x = b, destroy it. */
+sla_status sla_solve(sla_ctx *ctx, const sla_matrix *A,
+                     const sla_solver_options *opts, const double *b,
+                     double *x, sla_solve_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Install the Debian packages sla needs, if any is missing. Idempotent and
+# quick when everything is present. Runs apt-get as root (or through sudo).
+set -euo pipefail
+
+PKGS="build-essential cmake pkg-config libopenblas-dev liblapacke-dev"
+# Benchmarks compare against SciPy with Debian's interpreter.
+if [ "${SLA_DEPS_BENCH:-0}" = 1 ]; then
+  PKGS="$PKGS python3-numpy python3-scipy"
+fi
+
+missing=""
+for p in $PKGS; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing="$missing $p"
+  fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "sla: installing missing Debian packages:$missing"
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+  if command -v sudo >/dev/null; then SUDO="sudo"; else
+    echo "sla: need root (or sudo) to install:$missing" >&2; exit 1; fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq || $SUDO apt-get update
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing

@@ -1,0 +1,116 @@
+/* Private definitions shared by the library's sources. Never installed. */
+#ifndef SLA_INTERNAL_H
+#define SLA_INTERNAL_H
+
+#include "sla.h"
+
+#include <stdarg.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+struct sla_ctx {
+    sla_status status;
+    char message[512];
+    int nthreads;           /* 0 = OpenMP default */
+    sla_allocator alloc;
+};
+
+struct sla_matrix {
+    sla_allocator alloc;
+    sla_int nrows, ncols, nnz, nbatch;
+    sla_dtype dtype;
+    const sla_int *rowptr;  /* nrows + 1; owned unless borrowed */
+    int32_t *colind;        /* nnz; always owned */
+    void *values;           /* nbatch * nnz of dtype; owned unless borrowed */
+    bool own_rowptr, own_values;
+};
+
+/* ---- errors ---------------------------------------------------------- */
+
+/* Record status and a printf-style message in ctx (if not NULL); returns st. */
+sla_status sla__error(sla_ctx *ctx, sla_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Record a successful (or warning) status without touching the message. */
+sla_status sla__ok(sla_ctx *ctx, sla_status st);
+
+/* ---- allocation ------------------------------------------------------ */
+
+/* The allocator of ctx (the C allocator when ctx is NULL). */
+sla_allocator sla__ctx_alloc(const sla_ctx *ctx);
+
+/* count * size bytes, NULL on overflow or failure (size 0 -> 1 byte). */
+void *sla__malloc(const sla_allocator *a, size_t count, size_t size);
+void *sla__calloc(const sla_allocator *a, size_t count, size_t size);
+void sla__free(const sla_allocator *a, void *p);
+
+/* Allocate through ctx and record SLA_ERR_NOMEM with `what` on failure. */
+void *sla__ctx_malloc(sla_ctx *ctx, size_t count, size_t size,
+                      const char *what);
+void *sla__ctx_calloc(sla_ctx *ctx, size_t count, size_t size,
+                      const char *what);
+
+/* ---- threads and time ------------------------------------------------ */
+
+/* Thread count the kernels should use (>= 1). */
+int sla__threads(const sla_ctx *ctx);
+double sla__now(void);
+
+/* ---- matrix helpers -------------------------------------------------- */
+
+/* Value k of array ib as a double. */
+static inline double sla__val(const sla_matrix *A, sla_int ib, sla_int k)
+{
+    return A->dtype == SLA_F64
+               ? ((const double *)A->values)[ib * A->nnz + k]
+               : (double)((const float *)A->values)[ib * A->nnz + k];
+}
+
+static inline size_t sla__dtype_size(sla_dtype t)
+{
+    return t == SLA_F64 ? sizeof(double) : sizeof(float);
+}
+
+/* Build a matrix that takes ownership of rowptr/colind/values already
+ * allocated with `a` (used by COO conversion, transpose, generators).
+ * On failure frees nothing and returns NULL. */
+sla_matrix *sla__matrix_wrap(const sla_allocator *a, sla_int nrows,
+                             sla_int ncols, sla_int nnz, sla_int nbatch,
+                             sla_dtype dtype, sla_int *rowptr,
+                             int32_t *colind, void *values);
+
+/* Position of (i, j) in the pattern, or -1. */
+sla_int sla__find(const sla_matrix *A, sla_int i, sla_int j);
+
+/* ---- kernels (spmv.c, vec.c) ------------------------------------------ */
+
+/* y = A_ib x */
+void sla__spmv(const sla_matrix *A, sla_int ib, const double *x, double *y,
+               int nt);
+/* y = A_ib x, returns x . y (local sum; square A) */
+double sla__spmv_dot(const sla_matrix *A, sla_int ib, const double *x,
+                     double *y, int nt);
+/* r = b - A_ib x, returns r . r */
+double sla__residual(const sla_matrix *A, sla_int ib, const double *x,
+                     const double *b, double *r, int nt);
+/* y = A_ib^T x by scattering; work is NULL (serial) or nt * ncols doubles. */
+void sla__spmv_t(const sla_matrix *A, sla_int ib, const double *x, double *y,
+                 int nt, double *work);
+
+double sla__dot(sla_int n, const double *x, const double *y, int nt);
+double sla__nrm2(sla_int n, const double *x, int nt);
+void sla__copy(sla_int n, const double *x, double *y);
+void sla__zero(sla_int n, double *x);
+/* y += a x */
+void sla__axpy(sla_int n, double a, const double *x, double *y, int nt);
+/* y = x + b y */
+void sla__xpby(sla_int n, const double *x, double b, double *y, int nt);
+/* true if every entry is finite */
+bool sla__all_finite(sla_int n, const double *x);
+
+#endif

@@ -1,0 +1,436 @@
+/* The matrix object: CSR pattern (32-bit columns) plus a batch of values. */
+#include "internal.h"
+
+#include <math.h>
+#include <string.h>
+
+sla_matrix *sla__matrix_wrap(const sla_allocator *a, sla_int nrows, sla_int ncols,
+                             sla_int nnz, sla_int nbatch, sla_dtype dtype,
+                             sla_int *rowptr, int32_t *colind, void *values)
+{
+    sla_matrix *A = sla__calloc(a, 1, sizeof *A);
+    if (!A) return NULL;
+    A->alloc = *a;
+    A->nrows = nrows;
+    A->ncols = ncols;
+    A->nnz = nnz;
+    A->nbatch = nbatch;
+    A->dtype = dtype;
+    A->rowptr = rowptr;
+    A->colind = colind;
+    A->values = values;
+    A->own_rowptr = true;
+    A->own_values = true;
+    return A;
+}
+
+void sla_matrix_destroy(sla_matrix **A)
+{
+    if (!A || !*A) return;
+    sla_matrix *M = *A;
+    sla_allocator a = M->alloc;
+    if (M->own_rowptr) sla__free(&a, (void *)M->rowptr);
+    if (M->own_values) sla__free(&a, M->values);
+    sla__free(&a, M->colind);
+    sla__free(&a, M);
+    *A = NULL;
+}
+
+static sla_status check_sizes(sla_ctx *ctx, sla_int nrows, sla_int ncols, sla_int nnz,
+                              sla_int nbatch)
+{
+    if (nrows < 0 || ncols < 0 || nnz < 0)
+        return sla__error(ctx, SLA_ERR_DIMENSION,
+                          "negative size: nrows=%lld ncols=%lld nnz=%lld",
+                          (long long)nrows, (long long)ncols, (long long)nnz);
+    if (nbatch < 1)
+        return sla__error(ctx, SLA_ERR_DIMENSION, "nbatch must be >= 1 (got %lld)",
+                          (long long)nbatch);
+    if (ncols > INT32_MAX || nrows > INT32_MAX)
+        return sla__error(ctx, SLA_ERR_TOO_LARGE,
+                          "%lld x %lld matrix: sla's kernels use 32-bit column indices, "
+                          "so one process holds at most %d rows and columns",
+                          (long long)nrows, (long long)ncols, INT32_MAX);
+    if ((uint64_t)nnz * (uint64_t)nbatch > (uint64_t)(INT64_MAX / 8))
+        return sla__error(ctx, SLA_ERR_TOO_LARGE, "nnz x nbatch = %lld x %lld overflows",
+                          (long long)nnz, (long long)nbatch);
+    return SLA_OK;
+}
+
+static sla_status check_finite(sla_ctx *ctx, sla_dtype dtype, const void *vals, sla_int count,
+                               sla_int per_batch)
+{
+    for (sla_int k = 0; k < count; k++) {
+        double v = dtype == SLA_F64 ? ((const double *)vals)[k] : ((const float *)vals)[k];
+        if (!isfinite(v))
+            return sla__error(ctx, SLA_ERR_VALUE,
+                              "value %g at entry %lld (batch %lld) is not finite", v,
+                              (long long)(k % per_batch), (long long)(k / per_batch));
+    }
+    return SLA_OK;
+}
+
+sla_status sla_matrix_from_coo(sla_ctx *ctx, sla_int nrows, sla_int ncols, sla_int nnz_in,
+                               const sla_int *rows, const sla_int *cols, sla_dtype dtype,
+                               sla_int nbatch, const void *vals, sla_int *coo_to_csr,
+                               sla_matrix **out)
+{
+    if (!out) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_from_coo: out is NULL");
+    *out = NULL;
+    sla_status st = check_sizes(ctx, nrows, ncols, nnz_in, nbatch);
+    if (st) return st;
+    if (nnz_in > 0 && (!rows || !cols))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_from_coo: rows or cols is NULL");
+    if (dtype != SLA_F64 && dtype != SLA_F32)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown dtype %d", (int)dtype);
+    for (sla_int k = 0; k < nnz_in; k++) {
+        if (rows[k] < 0 || rows[k] >= nrows || cols[k] < 0 || cols[k] >= ncols)
+            return sla__error(ctx, SLA_ERR_INDEX,
+                              "entry %lld: index (%lld, %lld) out of range for a %lld x %lld "
+                              "matrix (0-based)",
+                              (long long)k, (long long)rows[k], (long long)cols[k],
+                              (long long)nrows, (long long)ncols);
+    }
+    if (vals && (st = check_finite(ctx, dtype, vals, nnz_in * nbatch, nnz_in ? nnz_in : 1)))
+        return st;
+
+    sla_allocator a = sla__ctx_alloc(ctx);
+    size_t es = sla__dtype_size(dtype);
+    sla_int *cnt = sla__calloc(&a, (size_t)(nrows > ncols ? nrows : ncols) + 1, sizeof *cnt);
+    sla_int *ord1 = sla__malloc(&a, (size_t)nnz_in, sizeof *ord1);
+    sla_int *ord2 = sla__malloc(&a, (size_t)nnz_in, sizeof *ord2);
+    sla_int *rowptr = sla__calloc(&a, (size_t)nrows + 1, sizeof *rowptr);
+    int32_t *colind = NULL;
+    void *values = NULL;
+    sla_matrix *A = NULL;
+    if (!cnt || !ord1 || !ord2 || !rowptr) goto nomem;
+
+    /* Stable counting sort by column, then by row: rows end up with
+     * ascending columns, duplicates adjacent. */
+    for (sla_int k = 0; k < nnz_in; k++) cnt[cols[k] + 1]++;
+    for (sla_int j = 0; j < ncols; j++) cnt[j + 1] += cnt[j];
+    for (sla_int k = 0; k < nnz_in; k++) ord1[cnt[cols[k]]++] = k;
+    memset(cnt, 0, ((size_t)(nrows > ncols ? nrows : ncols) + 1) * sizeof *cnt);
+    for (sla_int k = 0; k < nnz_in; k++) cnt[rows[k] + 1]++;
+    for (sla_int i = 0; i < nrows; i++) cnt[i + 1] += cnt[i];
+    for (sla_int t = 0; t < nnz_in; t++) {
+        sla_int k = ord1[t];
+        ord2[cnt[rows[k]]++] = k;
+    }
+
+    /* Count unique entries per row; ord1 becomes the COO -> CSR map. */
+    sla_int nnz = 0;
+    for (sla_int t = 0; t < nnz_in; t++) {
+        sla_int k = ord2[t];
+        if (t == 0 || rows[k] != rows[ord2[t - 1]] || cols[k] != cols[ord2[t - 1]]) {
+            nnz++;
+            rowptr[rows[k] + 1]++;
+        }
+        ord1[k] = nnz - 1;
+    }
+    for (sla_int i = 0; i < nrows; i++) rowptr[i + 1] += rowptr[i];
+
+    colind = sla__malloc(&a, (size_t)nnz, sizeof *colind);
+    values = sla__calloc(&a, (size_t)(nnz * nbatch), es);
+    if (!colind || !values) goto nomem;
+    for (sla_int k = 0; k < nnz_in; k++) colind[ord1[k]] = (int32_t)cols[k];
+    for (sla_int b = 0; b < nbatch; b++) {
+        for (sla_int k = 0; k < nnz_in; k++) {
+            sla_int p = b * nnz + ord1[k];
+            if (dtype == SLA_F64)
+                ((double *)values)[p] += vals ? ((const double *)vals)[b * nnz_in + k] : 1.0;
+            else
+                ((float *)values)[p] += vals ? ((const float *)vals)[b * nnz_in + k] : 1.0f;
+        }
+    }
+    if (coo_to_csr) memcpy(coo_to_csr, ord1, (size_t)nnz_in * sizeof *ord1);
+    A = sla__matrix_wrap(&a, nrows, ncols, nnz, nbatch, dtype, rowptr, colind, values);
+    if (!A) goto nomem;
+    sla__free(&a, cnt);
+    sla__free(&a, ord1);
+    sla__free(&a, ord2);
+    *out = A;
+    return sla__ok(ctx, SLA_OK);
+
+nomem:
+    sla__free(&a, cnt);
+    sla__free(&a, ord1);
+    sla__free(&a, ord2);
+    sla__free(&a, rowptr);
+    sla__free(&a, colind);
+    sla__free(&a, values);
+    return sla__error(ctx, SLA_ERR_NOMEM, "out of memory converting %lld COO entries to CSR",
+                      (long long)nnz_in);
+}
+
+sla_status sla_matrix_from_csr(sla_ctx *ctx, sla_int nrows, sla_int ncols, const sla_int *rowptr,
+                               const sla_int *colind, sla_dtype dtype, sla_int nbatch,
+                               const void *vals, sla_ownership own, sla_matrix **out)
+{
+    if (!out) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_from_csr: out is NULL");
+    *out = NULL;
+    if (!rowptr) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_from_csr: rowptr is NULL");
+    if (dtype != SLA_F64 && dtype != SLA_F32)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown dtype %d", (int)dtype);
+    if (own != SLA_COPY && own != SLA_BORROW)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown ownership %d", (int)own);
+    if (nrows < 0)
+        return sla__error(ctx, SLA_ERR_DIMENSION, "negative row count %lld", (long long)nrows);
+    if (rowptr[0] != 0)
+        return sla__error(ctx, SLA_ERR_INDEX, "rowptr[0] is %lld, must be 0",
+                          (long long)rowptr[0]);
+    sla_int nnz = rowptr[nrows];
+    sla_status st = check_sizes(ctx, nrows, ncols, nnz, nbatch);
+    if (st) return st;
+    if (nnz > 0 && !colind)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_from_csr: colind is NULL");
+    if (own == SLA_BORROW && !vals)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "a borrowed matrix needs a values array");
+    for (sla_int i = 0; i < nrows; i++) {
+        if (rowptr[i + 1] < rowptr[i])
+            return sla__error(ctx, SLA_ERR_INDEX, "rowptr decreases at row %lld (%lld > %lld)",
+                              (long long)i, (long long)rowptr[i], (long long)rowptr[i + 1]);
+        for (sla_int p = rowptr[i]; p < rowptr[i + 1]; p++) {
+            if (colind[p] < 0 || colind[p] >= ncols)
+                return sla__error(ctx, SLA_ERR_INDEX,
+                                  "row %lld: column index %lld out of range [0, %lld)",
+                                  (long long)i, (long long)colind[p], (long long)ncols);
+            if (p > rowptr[i] && colind[p] <= colind[p - 1])
+                return sla__error(ctx, SLA_ERR_INDEX,
+                                  "row %lld: column indices not strictly increasing "
+                                  "(%lld after %lld)",
+                                  (long long)i, (long long)colind[p], (long long)colind[p - 1]);
+        }
+    }
+    if (vals && (st = check_finite(ctx, dtype, vals, nnz * nbatch, nnz ? nnz : 1))) return st;
+
+    sla_allocator a = sla__ctx_alloc(ctx);
+    size_t es = sla__dtype_size(dtype);
+    sla_int *rp = NULL;
+    void *values = NULL;
+    int32_t *ci = sla__malloc(&a, (size_t)nnz, sizeof *ci);
+    if (!ci) goto nomem;
+    for (sla_int p = 0; p < nnz; p++) ci[p] = (int32_t)colind[p];
+    if (own == SLA_COPY) {
+        rp = sla__malloc(&a, (size_t)nrows + 1, sizeof *rp);
+        values = sla__malloc(&a, (size_t)(nnz * nbatch), es);
+        if (!rp || !values) goto nomem;
+        memcpy(rp, rowptr, ((size_t)nrows + 1) * sizeof *rp);
+        if (vals) {
+            memcpy(values, vals, (size_t)(nnz * nbatch) * es);
+        } else {
+            for (sla_int k = 0; k < nnz * nbatch; k++) {
+                if (dtype == SLA_F64) ((double *)values)[k] = 1.0;
+                else ((float *)values)[k] = 1.0f;
+            }
+        }
+    }
+    sla_matrix *A = sla__matrix_wrap(&a, nrows, ncols, nnz, nbatch, dtype,
+                                     own == SLA_COPY ? rp : (sla_int *)rowptr, ci,
+                                     own == SLA_COPY ? values : (void *)vals);
+    if (!A) goto nomem;
+    A->own_rowptr = A->own_values = (own == SLA_COPY);
+    *out = A;
+    return sla__ok(ctx, SLA_OK);
+
+nomem:
+    sla__free(&a, ci);
+    sla__free(&a, rp);
+    sla__free(&a, values);
+    return sla__error(ctx, SLA_ERR_NOMEM, "out of memory copying a CSR matrix (nnz %lld)",
+                      (long long)nnz);
+}
+
+sla_status sla_matrix_copy(sla_ctx *ctx, const sla_matrix *A, sla_matrix **out)
+{
+    if (!out) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_copy: out is NULL");
+    *out = NULL;
+    if (!A) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_copy: A is NULL");
+    sla_allocator a = sla__ctx_alloc(ctx);
+    size_t es = sla__dtype_size(A->dtype);
+    sla_int *rp = sla__malloc(&a, (size_t)A->nrows + 1, sizeof *rp);
+    int32_t *ci = sla__malloc(&a, (size_t)A->nnz, sizeof *ci);
+    void *v = sla__malloc(&a, (size_t)(A->nnz * A->nbatch), es);
+    sla_matrix *C = NULL;
+    if (rp && ci && v)
+        C = sla__matrix_wrap(&a, A->nrows, A->ncols, A->nnz, A->nbatch, A->dtype, rp, ci, v);
+    if (!C) {
+        sla__free(&a, rp);
+        sla__free(&a, ci);
+        sla__free(&a, v);
+        return sla__error(ctx, SLA_ERR_NOMEM, "out of memory copying a matrix (nnz %lld)",
+                          (long long)A->nnz);
+    }
+    memcpy(rp, A->rowptr, ((size_t)A->nrows + 1) * sizeof *rp);
+    memcpy(ci, A->colind, (size_t)A->nnz * sizeof *ci);
+    memcpy(v, A->values, (size_t)(A->nnz * A->nbatch) * es);
+    *out = C;
+    return sla__ok(ctx, SLA_OK);
+}
+
+sla_status sla_matrix_transpose(sla_ctx *ctx, const sla_matrix *A, sla_int *perm, sla_matrix **out)
+{
+    if (!out) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_transpose: out is NULL");
+    *out = NULL;
+    if (!A) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_transpose: A is NULL");
+    sla_allocator a = sla__ctx_alloc(ctx);
+    size_t es = sla__dtype_size(A->dtype);
+    sla_int nnz = A->nnz;
+    sla_int *rp = sla__calloc(&a, (size_t)A->ncols + 1, sizeof *rp);
+    sla_int *next = sla__malloc(&a, (size_t)A->ncols + 1, sizeof *next);
+    int32_t *ci = sla__malloc(&a, (size_t)nnz, sizeof *ci);
+    void *v = sla__malloc(&a, (size_t)(nnz * A->nbatch), es);
+    sla_matrix *T = NULL;
+    if (rp && next && ci && v)
+        T = sla__matrix_wrap(&a, A->ncols, A->nrows, nnz, A->nbatch, A->dtype, rp, ci, v);
+    if (!T) {
+        sla__free(&a, rp);
+        sla__free(&a, next);
+        sla__free(&a, ci);
+        sla__free(&a, v);
+        return sla__error(ctx, SLA_ERR_NOMEM, "out of memory transposing a matrix (nnz %lld)",
+                          (long long)nnz);
+    }
+    for (sla_int p = 0; p < nnz; p++) rp[A->colind[p] + 1]++;
+    for (sla_int j = 0; j < A->ncols; j++) rp[j + 1] += rp[j];
+    memcpy(next, rp, ((size_t)A->ncols + 1) * sizeof *next);
+    for (sla_int i = 0; i < A->nrows; i++) {
+        for (sla_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            sla_int q = next[A->colind[p]]++;
+            ci[q] = (int32_t)i;
+            for (sla_int b = 0; b < A->nbatch; b++)
+                memcpy((char *)v + (size_t)(b * nnz + q) * es,
+                       (const char *)A->values + (size_t)(b * nnz + p) * es, es);
+            if (perm) perm[p] = q;
+        }
+    }
+    sla__free(&a, next);
+    *out = T;
+    return sla__ok(ctx, SLA_OK);
+}
+
+sla_int sla_matrix_nrows(const sla_matrix *A) { return A ? A->nrows : 0; }
+sla_int sla_matrix_ncols(const sla_matrix *A) { return A ? A->ncols : 0; }
+sla_int sla_matrix_nnz(const sla_matrix *A) { return A ? A->nnz : 0; }
+sla_int sla_matrix_nbatch(const sla_matrix *A) { return A ? A->nbatch : 0; }
+sla_dtype sla_matrix_dtype(const sla_matrix *A) { return A ? A->dtype : SLA_F64; }
+const sla_int *sla_matrix_rowptr(const sla_matrix *A) { return A ? A->rowptr : NULL; }
+
+void sla_matrix_get_colind(const sla_matrix *A, sla_int *colind)
+{
+    if (!A || !colind) return;
+    for (sla_int p = 0; p < A->nnz; p++) colind[p] = A->colind[p];
+}
+
+void sla_matrix_get_rowind(const sla_matrix *A, sla_int *rowind)
+{
+    if (!A || !rowind) return;
+    for (sla_int i = 0; i < A->nrows; i++)
+        for (sla_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) rowind[p] = i;
+}
+
+const void *sla_matrix_values(const sla_matrix *A, sla_int ib)
+{
+    if (!A || ib < 0 || ib >= A->nbatch) return NULL;
+    return (const char *)A->values + (size_t)(ib * A->nnz) * sla__dtype_size(A->dtype);
+}
+
+sla_status sla_matrix_set_values(sla_ctx *ctx, sla_matrix *A, sla_int ib, const void *vals)
+{
+    if (!A || !vals) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_set_values: NULL argument");
+    if (ib < 0 || ib >= A->nbatch)
+        return sla__error(ctx, SLA_ERR_INDEX, "batch index %lld out of range [0, %lld)",
+                          (long long)ib, (long long)A->nbatch);
+    sla_status st = check_finite(ctx, A->dtype, vals, A->nnz, A->nnz ? A->nnz : 1);
+    if (st) return st;
+    size_t es = sla__dtype_size(A->dtype);
+    memmove((char *)A->values + (size_t)(ib * A->nnz) * es, vals, (size_t)A->nnz * es);
+    return sla__ok(ctx, SLA_OK);
+}
+
+sla_status sla_matrix_check_values(sla_ctx *ctx, const sla_matrix *A, sla_int ib)
+{
+    if (!A) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_check_values: A is NULL");
+    if (ib >= A->nbatch)
+        return sla__error(ctx, SLA_ERR_INDEX, "batch index %lld out of range [0, %lld)",
+                          (long long)ib, (long long)A->nbatch);
+    sla_int b0 = ib < 0 ? 0 : ib, b1 = ib < 0 ? A->nbatch : ib + 1;
+    size_t es = sla__dtype_size(A->dtype);
+    for (sla_int b = b0; b < b1; b++) {
+        sla_status st = check_finite(ctx, A->dtype, (const char *)A->values + (size_t)(b * A->nnz) * es,
+                                     A->nnz, A->nnz ? A->nnz : 1);
+        if (st) return sla__error(ctx, st, "%s (value array %lld)", sla_ctx_message(ctx), (long long)b);
+    }
+    return SLA_OK;
+}
+
+sla_status sla_matrix_to_dense(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double *dense,
+                               sla_int ld)
+{
+    if (!A || !dense) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_to_dense: NULL argument");
+    if (ib < 0 || ib >= A->nbatch)
+        return sla__error(ctx, SLA_ERR_INDEX, "batch index %lld out of range", (long long)ib);
+    if (ld < A->nrows)
+        return sla__error(ctx, SLA_ERR_DIMENSION, "leading dimension %lld < nrows %lld",
+                          (long long)ld, (long long)A->nrows);
+    for (sla_int j = 0; j < A->ncols; j++)
+        for (sla_int i = 0; i < A->nrows; i++) dense[j * ld + i] = 0.0;
+    for (sla_int i = 0; i < A->nrows; i++)
+        for (sla_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+            dense[(sla_int)A->colind[p] * ld + i] = sla__val(A, ib, p);
+    return sla__ok(ctx, SLA_OK);
+}
+
+sla_int sla__find(const sla_matrix *A, sla_int i, sla_int j)
+{
+    sla_int lo = A->rowptr[i], hi = A->rowptr[i + 1];
+    while (lo < hi) { /* binary search: columns are sorted */
+        sla_int mid = lo + (hi - lo) / 2;
+        if (A->colind[mid] < j) lo = mid + 1;
+        else hi = mid;
+    }
+    return (lo < A->rowptr[i + 1] && A->colind[lo] == j) ? lo : -1;
+}
+
+sla_status sla_matrix_properties(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double tol,
+                                 sla_matrix_props *props)
+{
+    if (!A || !props) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_properties: NULL argument");
+    if (ib < 0 || ib >= A->nbatch)
+        return sla__error(ctx, SLA_ERR_INDEX, "batch index %lld out of range", (long long)ib);
+    memset(props, 0, sizeof *props);
+    props->square = A->nrows == A->ncols;
+    double maxabs = 0.0;
+    for (sla_int p = 0; p < A->nnz; p++) maxabs = fmax(maxabs, fabs(sla__val(A, ib, p)));
+    props->max_abs = maxabs;
+    if (!props->square) return sla__ok(ctx, SLA_OK);
+
+    bool ssym = true, pdiag = true, ddom = true;
+    double symerr = 0.0;
+    for (sla_int i = 0; i < A->nrows; i++) {
+        double diag = 0.0, off = 0.0;
+        bool has_diag = false;
+        for (sla_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            sla_int j = A->colind[p];
+            double v = sla__val(A, ib, p);
+            if (j == i) {
+                diag = v;
+                has_diag = true;
+                continue;
+            }
+            off += fabs(v);
+            sla_int q = sla__find(A, j, i);
+            double vt = q >= 0 ? sla__val(A, ib, q) : 0.0;
+            if (q < 0) ssym = false;
+            symerr = fmax(symerr, fabs(v - vt));
+        }
+        if (!has_diag || !(diag > 0.0)) pdiag = false;
+        if (fabs(diag) < off) ddom = false;
+    }
+    props->structurally_symmetric = ssym;
+    props->symmetry_error = maxabs > 0.0 ? symerr / maxabs : 0.0;
+    props->symmetric = props->symmetry_error <= tol;
+    props->positive_diagonal = pdiag && A->nrows > 0;
+    props->diagonally_dominant = ddom;
+    return sla__ok(ctx, SLA_OK);
+}

@@ -1,0 +1,836 @@
+/* Matrix Market reader and writer (coordinate and array formats).
+ *
+ * The reader takes lines one byte at a time from a FILE or a memory buffer
+ * into a buffer that grows as needed, so long lines are never truncated.
+ * Comment lines (first non-blank character '%') and blank lines are allowed
+ * anywhere after the banner. Errors name the file and line: "A.mtx:7: ...".
+ *
+ * Symmetric files: every off-diagonal entry (i, j) is stored at (i, j) and
+ * (j, i), whichever triangle it came from, so a file that lists both
+ * triangles has those entries counted twice (the standard stores one).
+ * Skew-symmetric files: a_ji = -a_ij, and diagonal entries must be zero.
+ *
+ * Numbers are parsed with strtoll/strtod and written with fprintf, so the
+ * C library's LC_NUMERIC must use '.' (the default "C" locale does).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "internal.h"
+
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- line reader -------------------------------------------------------- */
+
+typedef struct mm_reader {
+    FILE *f;             /* source stream, or NULL for a memory buffer */
+    const char *buf;     /* memory source */
+    size_t len, pos;
+    char *line;          /* current line, NUL-terminated, no newline */
+    size_t cap;
+    long long lineno;    /* number of the current line (1-based) */
+    const char *name;    /* used in messages */
+    sla_allocator a;
+} mm_reader;
+
+static void rd_init(mm_reader *r, sla_ctx *ctx, FILE *f, const char *buf,
+                    size_t len, const char *name)
+{
+    memset(r, 0, sizeof *r);
+    r->f = f;
+    r->buf = buf;
+    r->len = len;
+    r->name = name;
+    r->a = sla__ctx_alloc(ctx);
+}
+
+static void rd_free(mm_reader *r)
+{
+    sla__free(&r->a, r->line);
+    r->line = NULL;
+    r->cap = 0;
+}
+
+static int rd_getc(mm_reader *r)
+{
+    if (r->f) return getc_unlocked(r->f);
+    return r->pos < r->len ? (unsigned char)r->buf[r->pos++] : EOF;
+}
+
+/* Make room for at least `need` bytes in the line buffer. */
+static sla_status rd_reserve(sla_ctx *ctx, mm_reader *r, size_t need)
+{
+    if (need <= r->cap) return SLA_OK;
+    size_t cap = r->cap ? r->cap : 256;
+    while (cap < need) {
+        if (cap > SIZE_MAX / 2)
+            return sla__error(ctx, SLA_ERR_TOO_LARGE, "%s:%lld: line too long",
+                              r->name, r->lineno);
+        cap *= 2;
+    }
+    char *p = sla__malloc(&r->a, cap, 1);
+    if (!p)
+        return sla__error(ctx, SLA_ERR_NOMEM, "%s:%lld: out of memory reading a line",
+                          r->name, r->lineno);
+    if (r->line) memcpy(p, r->line, r->cap);
+    sla__free(&r->a, r->line);
+    r->line = p;
+    r->cap = cap;
+    return SLA_OK;
+}
+
+/* Read the next line into r->line; *got = false at end of input. */
+static sla_status rd_line(sla_ctx *ctx, mm_reader *r, bool *got)
+{
+    size_t n = 0;
+    int c = EOF;
+    sla_status st = rd_reserve(ctx, r, 1);
+    if (st) return st;
+    *got = false;
+    while ((c = rd_getc(r)) != EOF) {
+        *got = true;
+        if (c == '\n') break;
+        if (c == '\0')
+            return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: NUL byte in a text file",
+                              r->name, r->lineno + 1);
+        if ((st = rd_reserve(ctx, r, n + 2))) return st;
+        r->line[n++] = (char)c;
+    }
+    if (c == EOF && r->f && ferror(r->f))
+        return sla__error(ctx, SLA_ERR_IO, "%s:%lld: read error: %s", r->name,
+                          r->lineno + 1, strerror(errno));
+    if (n > 0 && r->line[n - 1] == '\r') n--; /* CRLF line ends */
+    r->line[n] = '\0';
+    if (*got) r->lineno++;
+    return SLA_OK;
+}
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* Blank or comment line (skipped after the banner). */
+static bool is_skippable(const char *s)
+{
+    while (is_space(*s)) s++;
+    return *s == '\0' || *s == '%';
+}
+
+/* Next line with content; *got = false at end of input. */
+static sla_status rd_content_line(sla_ctx *ctx, mm_reader *r, bool *got)
+{
+    sla_status st;
+    do {
+        if ((st = rd_line(ctx, r, got))) return st;
+    } while (*got && is_skippable(r->line));
+    return SLA_OK;
+}
+
+/* ---- tokens and numbers ----------------------------------------------- */
+
+/* Next whitespace-separated token of *p (NUL-terminated in place is not
+ * needed: callers parse up to *len bytes). Returns NULL when none is left. */
+static const char *next_token(const char **p, size_t *len)
+{
+    const char *s = *p;
+    while (is_space(*s)) s++;
+    if (*s == '\0') {
+        *p = s;
+        return NULL;
+    }
+    const char *e = s;
+    while (*e && !is_space(*e)) e++;
+    *len = (size_t)(e - s);
+    *p = e;
+    return s;
+}
+
+static bool token_is(const char *tok, size_t len, const char *word)
+{
+    size_t i = 0;
+    for (; i < len && word[i]; i++) {
+        char c = tok[i];
+        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+        if (c != word[i]) return false;
+    }
+    return i == len && word[i] == '\0';
+}
+
+typedef enum { NUM_OK, NUM_BAD, NUM_RANGE } num_result;
+
+/* Decimal integer filling exactly the token. */
+static num_result parse_int(const char *tok, size_t len, long long *v)
+{
+    if (len == 0 || !(tok[0] == '-' || tok[0] == '+' || (tok[0] >= '0' && tok[0] <= '9')))
+        return NUM_BAD;
+    char *end = NULL;
+    errno = 0;
+    *v = strtoll(tok, &end, 10);
+    if (end != tok + len) return NUM_BAD;
+    return errno == ERANGE ? NUM_RANGE : NUM_OK;
+}
+
+/* Real number filling exactly the token (overflow gives +-Inf). */
+static num_result parse_real(const char *tok, size_t len, double *v)
+{
+    char *end = NULL;
+    *v = strtod(tok, &end);
+    return (len > 0 && end == tok + len) ? NUM_OK : NUM_BAD;
+}
+
+/* ---- header ------------------------------------------------------------- */
+
+typedef enum { MM_COORD, MM_ARRAY } mm_format;
+typedef enum { MM_REAL, MM_INTEGER, MM_PATTERN } mm_field;
+typedef enum { MM_GENERAL, MM_SYMMETRIC, MM_SKEW } mm_symmetry;
+
+typedef struct mm_header {
+    mm_format format;
+    mm_field field;
+    mm_symmetry symmetry;
+} mm_header;
+
+static sla_status bad_banner(sla_ctx *ctx, const mm_reader *r, const char *what,
+                             const char *tok, size_t len)
+{
+    return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: %s \"%.*s\" in the Matrix Market banner",
+                      r->name, r->lineno, what, (int)(len > 64 ? 64 : len), tok);
+}
+
+static sla_status parse_format(sla_ctx *ctx, const mm_reader *r, const char *t, size_t n,
+                               mm_header *h)
+{
+    if (token_is(t, n, "coordinate")) h->format = MM_COORD;
+    else if (token_is(t, n, "array")) h->format = MM_ARRAY;
+    else return bad_banner(ctx, r, "unknown format", t, n);
+    return SLA_OK;
+}
+
+static sla_status parse_field(sla_ctx *ctx, const mm_reader *r, const char *t, size_t n,
+                              mm_header *h)
+{
+    if (token_is(t, n, "real") || token_is(t, n, "double")) h->field = MM_REAL;
+    else if (token_is(t, n, "integer")) h->field = MM_INTEGER;
+    else if (token_is(t, n, "pattern")) h->field = MM_PATTERN;
+    else if (token_is(t, n, "complex"))
+        return sla__error(ctx, SLA_ERR_UNSUPPORTED,
+                          "%s:%lld: complex matrices are not supported", r->name, r->lineno);
+    else return bad_banner(ctx, r, "unknown field", t, n);
+    return SLA_OK;
+}
+
+static sla_status parse_symmetry(sla_ctx *ctx, const mm_reader *r, const char *t, size_t n,
+                                 mm_header *h)
+{
+    if (token_is(t, n, "general")) h->symmetry = MM_GENERAL;
+    else if (token_is(t, n, "symmetric")) h->symmetry = MM_SYMMETRIC;
+    else if (token_is(t, n, "skew-symmetric")) h->symmetry = MM_SKEW;
+    else if (token_is(t, n, "hermitian"))
+        return sla__error(ctx, SLA_ERR_UNSUPPORTED,
+                          "%s:%lld: hermitian (complex) matrices are not supported", r->name,
+                          r->lineno);
+    else return bad_banner(ctx, r, "unknown symmetry", t, n);
+    return SLA_OK;
+}
+
+/* "%%MatrixMarket matrix <format> <field> <symmetry>" on the first line. */
+static sla_status read_banner(sla_ctx *ctx, mm_reader *r, mm_header *h)
+{
+    bool got = false;
+    sla_status st = rd_line(ctx, r, &got);
+    if (st) return st;
+    if (!got)
+        return sla__error(ctx, SLA_ERR_FORMAT, "%s:1: empty file (no Matrix Market banner)",
+                          r->name);
+    const char *p = r->line, *t[6];
+    size_t n[6] = {0};
+    int count = 0;
+    while (count < 6 && (t[count] = next_token(&p, &n[count]))) count++;
+    if (count == 0 || !token_is(t[0], n[0], "%%matrixmarket"))
+        return sla__error(ctx, SLA_ERR_FORMAT,
+                          "%s:%lld: missing banner: the first line must start with "
+                          "\"%%%%MatrixMarket\"", r->name, r->lineno);
+    if (count < 5)
+        return sla__error(ctx, SLA_ERR_FORMAT,
+                          "%s:%lld: incomplete banner: expected \"%%%%MatrixMarket matrix "
+                          "<format> <field> <symmetry>\"", r->name, r->lineno);
+    if (count > 5) return bad_banner(ctx, r, "unexpected word", t[5], n[5]);
+    if (!token_is(t[1], n[1], "matrix"))
+        return bad_banner(ctx, r, "unsupported object", t[1], n[1]);
+    if ((st = parse_format(ctx, r, t[2], n[2], h))) return st;
+    if ((st = parse_field(ctx, r, t[3], n[3], h))) return st;
+    if ((st = parse_symmetry(ctx, r, t[4], n[4], h))) return st;
+    if (h->field == MM_PATTERN && (h->format == MM_ARRAY || h->symmetry == MM_SKEW))
+        return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: \"pattern\" cannot be combined with "
+                          "\"%.*s %.*s\"", r->name, r->lineno, (int)n[2], t[2], (int)n[4], t[4]);
+    return SLA_OK;
+}
+
+/* The size line: `count` nonnegative integers and nothing else. */
+static sla_status read_sizes(sla_ctx *ctx, mm_reader *r, int count, long long *v)
+{
+    bool got = false;
+    sla_status st = rd_content_line(ctx, r, &got);
+    if (st) return st;
+    if (!got)
+        return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: file ends before the size line",
+                          r->name, r->lineno);
+    const char *p = r->line, *tok;
+    size_t len = 0;
+    for (int k = 0; k < count; k++) {
+        if (!(tok = next_token(&p, &len)))
+            return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: size line needs %d integers, "
+                              "found %d", r->name, r->lineno, count, k);
+        num_result nr = parse_int(tok, len, &v[k]);
+        if (nr == NUM_BAD)
+            return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: size \"%.*s\" is not an integer",
+                              r->name, r->lineno, (int)(len > 64 ? 64 : len), tok);
+        if (nr == NUM_RANGE)
+            return sla__error(ctx, SLA_ERR_TOO_LARGE, "%s:%lld: size \"%.*s\" is too large",
+                              r->name, r->lineno, (int)(len > 64 ? 64 : len), tok);
+        if (v[k] < 0)
+            return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: negative size %lld", r->name,
+                              r->lineno, v[k]);
+    }
+    if ((tok = next_token(&p, &len)))
+        return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: unexpected \"%.*s\" after the sizes",
+                          r->name, r->lineno, (int)(len > 64 ? 64 : len), tok);
+    return SLA_OK;
+}
+
+/* ---- coordinate entries ------------------------------------------------ */
+
+typedef struct coo_buf {
+    sla_int *rows, *cols;
+    double *vals;
+    sla_int n, cap;
+} coo_buf;
+
+static void coo_free(const sla_allocator *a, coo_buf *c)
+{
+    sla__free(a, c->rows);
+    sla__free(a, c->cols);
+    sla__free(a, c->vals);
+    memset(c, 0, sizeof *c);
+}
+
+/* Room for `more` entries beyond c->n, growing geometrically (the declared
+ * count is not trusted for allocation: a truncated file must not ask for
+ * all of it up front). */
+static bool coo_reserve(const sla_allocator *a, coo_buf *c, sla_int more)
+{
+    if (c->n + more <= c->cap) return true;
+    sla_int cap = c->cap ? 2 * c->cap : 1024;
+    if (cap < c->n + more) cap = c->n + more;
+    sla_int *rows = sla__malloc(a, (size_t)cap, sizeof *rows);
+    sla_int *cols = sla__malloc(a, (size_t)cap, sizeof *cols);
+    double *vals = sla__malloc(a, (size_t)cap, sizeof *vals);
+    if (!rows || !cols || !vals) {
+        sla__free(a, rows);
+        sla__free(a, cols);
+        sla__free(a, vals);
+        return false;
+    }
+    if (c->n) {
+        memcpy(rows, c->rows, (size_t)c->n * sizeof *rows);
+        memcpy(cols, c->cols, (size_t)c->n * sizeof *cols);
+        memcpy(vals, c->vals, (size_t)c->n * sizeof *vals);
+    }
+    sla__free(a, c->rows);
+    sla__free(a, c->cols);
+    sla__free(a, c->vals);
+    c->rows = rows;
+    c->cols = cols;
+    c->vals = vals;
+    c->cap = cap;
+    return true;
+}
+
+static void coo_push(coo_buf *c, sla_int i, sla_int j, double v)
+{
+    c->rows[c->n] = i;
+    c->cols[c->n] = j;
+    c->vals[c->n] = v;
+    c->n++;
+}
+
+/* One 1-based index token, checked against [1, dim]. */
+static sla_status parse_index(sla_ctx *ctx, const mm_reader *r, const char **p,
+                              const char *what, long long dim, sla_int *out)
+{
+    size_t len = 0;
+    const char *tok = next_token(p, &len);
+    long long v = 0;
+    if (!tok)
+        return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: missing %s index", r->name, r->lineno,
+                          what);
+    num_result nr = parse_int(tok, len, &v);
+    if (nr == NUM_BAD)
+        return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: %s index \"%.*s\" is not an integer",
+                          r->name, r->lineno, what, (int)(len > 64 ? 64 : len), tok);
+    if (nr == NUM_RANGE || v < 1 || v > dim)
+        return sla__error(ctx, SLA_ERR_INDEX, "%s:%lld: %s index %.*s out of range [1, %lld]",
+                          r->name, r->lineno, what, (int)(len > 64 ? 64 : len), tok, dim);
+    *out = (sla_int)(v - 1);
+    return SLA_OK;
+}
+
+/* One value token of the given field: finite, and representable in dtype. */
+static sla_status parse_value(sla_ctx *ctx, const mm_reader *r, const char **p, mm_field field,
+                              sla_dtype dtype, double *out)
+{
+    size_t len = 0;
+    const char *tok = next_token(p, &len);
+    int shown = (int)(len > 64 ? 64 : len);
+    if (!tok)
+        return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: missing value", r->name, r->lineno);
+    if (field == MM_INTEGER) {
+        long long v = 0;
+        num_result nr = parse_int(tok, len, &v);
+        if (nr == NUM_BAD)
+            return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: value \"%.*s\" is not an integer",
+                              r->name, r->lineno, shown, tok);
+        if (nr == NUM_RANGE)
+            return sla__error(ctx, SLA_ERR_VALUE, "%s:%lld: integer value %.*s out of range",
+                              r->name, r->lineno, shown, tok);
+        *out = (double)v;
+    } else if (parse_real(tok, len, out) != NUM_OK) {
+        return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: value \"%.*s\" is not a number",
+                          r->name, r->lineno, shown, tok);
+    }
+    if (!isfinite(*out))
+        return sla__error(ctx, SLA_ERR_VALUE, "%s:%lld: value \"%.*s\" is not finite", r->name,
+                          r->lineno, shown, tok);
+    if (dtype == SLA_F32 && fabs(*out) > FLT_MAX)
+        return sla__error(ctx, SLA_ERR_VALUE, "%s:%lld: value %.*s overflows float32", r->name,
+                          r->lineno, shown, tok);
+    return SLA_OK;
+}
+
+static sla_status check_line_end(sla_ctx *ctx, const mm_reader *r, const char *p)
+{
+    size_t len = 0;
+    const char *tok = next_token(&p, &len);
+    if (!tok) return SLA_OK;
+    return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: unexpected \"%.*s\" after the entry",
+                      r->name, r->lineno, (int)(len > 64 ? 64 : len), tok);
+}
+
+/* Parse the current line as one entry and store it (and its mirror). */
+static sla_status read_entry(sla_ctx *ctx, const mm_reader *r, const mm_header *h,
+                             const long long *sz, sla_dtype dtype, coo_buf *c)
+{
+    const char *p = r->line;
+    sla_int i = 0, j = 0;
+    double v = 1.0;
+    sla_status st;
+    if ((st = parse_index(ctx, r, &p, "row", sz[0], &i))) return st;
+    if ((st = parse_index(ctx, r, &p, "column", sz[1], &j))) return st;
+    if (h->field != MM_PATTERN && (st = parse_value(ctx, r, &p, h->field, dtype, &v)))
+        return st;
+    if ((st = check_line_end(ctx, r, p))) return st;
+    if (h->symmetry == MM_SKEW && i == j && v != 0.0)
+        return sla__error(ctx, SLA_ERR_FORMAT,
+                          "%s:%lld: skew-symmetric matrix with nonzero diagonal entry (%lld, %lld)",
+                          r->name, r->lineno, (long long)i + 1, (long long)j + 1);
+    if (!coo_reserve(&r->a, c, 2))
+        return sla__error(ctx, SLA_ERR_NOMEM, "%s:%lld: out of memory storing entries",
+                          r->name, r->lineno);
+    coo_push(c, i, j, v);
+    /* symmetric: a_ji = a_ij; skew-symmetric: a_ji = -a_ij */
+    if (i != j && h->symmetry != MM_GENERAL)
+        coo_push(c, j, i, h->symmetry == MM_SKEW ? -v : v);
+    return SLA_OK;
+}
+
+/* After the declared entries only blank and comment lines may follow. */
+static sla_status check_no_more(sla_ctx *ctx, mm_reader *r, long long declared)
+{
+    bool got = false;
+    sla_status st = rd_content_line(ctx, r, &got);
+    if (st || !got) return st;
+    return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: more entries than the %lld declared",
+                      r->name, r->lineno, declared);
+}
+
+static sla_status read_entries(sla_ctx *ctx, mm_reader *r, const mm_header *h,
+                               const long long *sz, sla_dtype dtype, coo_buf *c)
+{
+    sla_status st;
+    for (long long k = 0; k < sz[2]; k++) {
+        bool got = false;
+        if ((st = rd_content_line(ctx, r, &got))) return st;
+        if (!got)
+            return sla__error(ctx, SLA_ERR_FORMAT,
+                              "%s:%lld: file ends after %lld of %lld declared entries",
+                              r->name, r->lineno, k, sz[2]);
+        if ((st = read_entry(ctx, r, h, sz, dtype, c))) return st;
+    }
+    return check_no_more(ctx, r, sz[2]);
+}
+
+static sla_status check_coord_sizes(sla_ctx *ctx, const mm_reader *r, const mm_header *h,
+                                    const long long *sz)
+{
+    if (sz[0] > INT32_MAX || sz[1] > INT32_MAX)
+        return sla__error(ctx, SLA_ERR_TOO_LARGE,
+                          "%s:%lld: %lld x %lld matrix exceeds the 32-bit index limit (%d)",
+                          r->name, r->lineno, sz[0], sz[1], INT32_MAX);
+    if (sz[2] > INT64_MAX / 64)
+        return sla__error(ctx, SLA_ERR_TOO_LARGE, "%s:%lld: %lld entries is too many",
+                          r->name, r->lineno, sz[2]);
+    if (h->symmetry != MM_GENERAL && sz[0] != sz[1])
+        return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: a %s matrix must be square (got "
+                          "%lld x %lld)", r->name, r->lineno,
+                          h->symmetry == MM_SKEW ? "skew-symmetric" : "symmetric", sz[0], sz[1]);
+    return SLA_OK;
+}
+
+/* Values of dtype from the double buffer (float32 conversion in place is
+ * avoided: a separate array keeps the code simple). */
+static sla_status coo_build(sla_ctx *ctx, const coo_buf *c, const long long *sz,
+                            sla_dtype dtype, sla_matrix **out)
+{
+    if (dtype == SLA_F64)
+        return sla_matrix_from_coo(ctx, sz[0], sz[1], c->n, c->rows, c->cols, SLA_F64, 1,
+                                   c->vals, NULL, out);
+    float *f = sla__ctx_malloc(ctx, (size_t)c->n, sizeof *f, "float32 values");
+    if (!f) return SLA_ERR_NOMEM;
+    for (sla_int k = 0; k < c->n; k++) f[k] = (float)c->vals[k];
+    sla_status st = sla_matrix_from_coo(ctx, sz[0], sz[1], c->n, c->rows, c->cols, SLA_F32, 1,
+                                        f, NULL, out);
+    sla_allocator a = sla__ctx_alloc(ctx);
+    sla__free(&a, f);
+    return st;
+}
+
+/* Summed duplicates can overflow even when every entry is finite. */
+static sla_status check_sums(sla_ctx *ctx, const mm_reader *r, sla_matrix **out)
+{
+    const sla_matrix *A = *out;
+    for (sla_int k = 0; k < A->nnz; k++) {
+        if (!isfinite(sla__val(A, 0, k))) {
+            sla_matrix_destroy(out);
+            return sla__error(ctx, SLA_ERR_VALUE, "%s: duplicate entries sum to a value that "
+                              "overflows (stored entry %lld)", r->name, (long long)k);
+        }
+    }
+    return SLA_OK;
+}
+
+static sla_status read_coordinate(sla_ctx *ctx, mm_reader *r, sla_dtype dtype,
+                                  sla_matrix **out)
+{
+    mm_header h;
+    long long sz[3] = {0, 0, 0};
+    coo_buf c = {0};
+    sla_status st = read_banner(ctx, r, &h);
+    if (!st && h.format == MM_ARRAY)
+        st = sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: this is an array (dense) file; "
+                        "use sla_mm_read_dense", r->name, r->lineno);
+    if (!st) st = read_sizes(ctx, r, 3, sz);
+    if (!st) st = check_coord_sizes(ctx, r, &h, sz);
+    if (!st) st = read_entries(ctx, r, &h, sz, dtype, &c);
+    if (!st) st = coo_build(ctx, &c, sz, dtype, out);
+    if (!st) st = check_sums(ctx, r, out);
+    coo_free(&r->a, &c);
+    return st;
+}
+
+static sla_status check_read_args(sla_ctx *ctx, sla_dtype dtype, sla_matrix **out)
+{
+    if (!out) return sla__error(ctx, SLA_ERR_ARGUMENT, "Matrix Market read: out is NULL");
+    *out = NULL;
+    if (dtype != SLA_F64 && dtype != SLA_F32)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown dtype %d", (int)dtype);
+    return SLA_OK;
+}
+
+sla_status sla_mm_read_stream(sla_ctx *ctx, FILE *f, const char *name, sla_dtype dtype,
+                              sla_matrix **out)
+{
+    sla_status st = check_read_args(ctx, dtype, out);
+    if (st) return st;
+    if (!f) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_mm_read_stream: stream is NULL");
+    mm_reader r;
+    rd_init(&r, ctx, f, NULL, 0, name ? name : "<stream>");
+    flockfile(f); /* rd_getc reads with getc_unlocked */
+    st = read_coordinate(ctx, &r, dtype, out);
+    funlockfile(f);
+    rd_free(&r);
+    return st ? st : sla__ok(ctx, SLA_OK);
+}
+
+sla_status sla_mm_read_buffer(sla_ctx *ctx, const char *buf, size_t len, sla_dtype dtype,
+                              sla_matrix **out)
+{
+    sla_status st = check_read_args(ctx, dtype, out);
+    if (st) return st;
+    if (!buf && len > 0)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_mm_read_buffer: buffer is NULL");
+    mm_reader r;
+    rd_init(&r, ctx, NULL, buf, len, "<buffer>");
+    st = read_coordinate(ctx, &r, dtype, out);
+    rd_free(&r);
+    return st ? st : sla__ok(ctx, SLA_OK);
+}
+
+static sla_status open_file(sla_ctx *ctx, const char *path, const char *mode, FILE **f)
+{
+    if (!path) return sla__error(ctx, SLA_ERR_ARGUMENT, "path is NULL");
+    *f = fopen(path, mode);
+    if (!*f)
+        return sla__error(ctx, SLA_ERR_IO, "cannot open %s for %s: %s", path,
+                          mode[0] == 'r' ? "reading" : "writing", strerror(errno));
+    return SLA_OK;
+}
+
+sla_status sla_mm_read(sla_ctx *ctx, const char *path, sla_dtype dtype, sla_matrix **out)
+{
+    sla_status st = check_read_args(ctx, dtype, out);
+    FILE *f = NULL;
+    if (st || (st = open_file(ctx, path, "r", &f))) return st;
+    st = sla_mm_read_stream(ctx, f, path, dtype, out);
+    fclose(f); /* read-only stream: a close error loses nothing */
+    return st;
+}
+
+/* ---- dense (array) files ----------------------------------------------- */
+
+typedef struct dense_buf {
+    double *data;
+    size_t n, cap;
+} dense_buf;
+
+static bool dense_reserve(const sla_allocator *a, dense_buf *d, size_t limit)
+{
+    if (d->n < d->cap) return true;
+    size_t cap = d->cap ? 2 * d->cap : 1024;
+    if (cap > limit) cap = limit;
+    double *p = sla__malloc(a, cap, sizeof *p);
+    if (!p) return false;
+    if (d->n) memcpy(p, d->data, d->n * sizeof *p);
+    sla__free(a, d->data);
+    d->data = p;
+    d->cap = cap;
+    return true;
+}
+
+/* One value per line, column-major, exactly count of them. */
+static sla_status read_dense_values(sla_ctx *ctx, mm_reader *r, const mm_header *h,
+                                    long long count, dense_buf *d)
+{
+    sla_status st;
+    for (long long k = 0; k < count; k++) {
+        bool got = false;
+        if ((st = rd_content_line(ctx, r, &got))) return st;
+        if (!got)
+            return sla__error(ctx, SLA_ERR_FORMAT,
+                              "%s:%lld: file ends after %lld of %lld declared values",
+                              r->name, r->lineno, k, count);
+        const char *p = r->line;
+        double v = 0.0;
+        if ((st = parse_value(ctx, r, &p, h->field, SLA_F64, &v))) return st;
+        if ((st = check_line_end(ctx, r, p))) return st;
+        if (!dense_reserve(&r->a, d, (size_t)count))
+            return sla__error(ctx, SLA_ERR_NOMEM, "%s:%lld: out of memory storing values",
+                              r->name, r->lineno);
+        d->data[d->n++] = v;
+    }
+    return check_no_more(ctx, r, count);
+}
+
+static sla_status check_dense_header(sla_ctx *ctx, const mm_reader *r, const mm_header *h)
+{
+    if (h->format != MM_ARRAY)
+        return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: this is a coordinate (sparse) file; "
+                          "use sla_mm_read", r->name, r->lineno);
+    if (h->symmetry != MM_GENERAL)
+        return sla__error(ctx, SLA_ERR_UNSUPPORTED,
+                          "%s:%lld: only general array files are supported", r->name, r->lineno);
+    return SLA_OK;
+}
+
+static sla_status check_dense_sizes(sla_ctx *ctx, const mm_reader *r, const long long *sz)
+{
+    /* m * n doubles must fit in memory sizes and in sla_int */
+    if (sz[0] > INT32_MAX || sz[1] > INT32_MAX ||
+        (sz[1] > 0 && sz[0] > (long long)(SIZE_MAX / sizeof(double)) / sz[1]))
+        return sla__error(ctx, SLA_ERR_TOO_LARGE, "%s:%lld: %lld x %lld array is too large",
+                          r->name, r->lineno, sz[0], sz[1]);
+    return SLA_OK;
+}
+
+static sla_status read_dense(sla_ctx *ctx, mm_reader *r, sla_int *nrows, sla_int *ncols,
+                             double **data)
+{
+    mm_header h;
+    long long sz[2] = {0, 0};
+    dense_buf d = {0};
+    sla_status st = read_banner(ctx, r, &h);
+    if (!st) st = check_dense_header(ctx, r, &h);
+    if (!st) st = read_sizes(ctx, r, 2, sz);
+    if (!st) st = check_dense_sizes(ctx, r, sz);
+    if (!st) st = read_dense_values(ctx, r, &h, sz[0] * sz[1], &d);
+    if (!st && !d.data && !(d.data = sla__ctx_malloc(ctx, 1, sizeof(double), "empty array")))
+        st = SLA_ERR_NOMEM;
+    if (st) {
+        sla__free(&r->a, d.data);
+        return st;
+    }
+    *nrows = sz[0];
+    *ncols = sz[1];
+    *data = d.data;
+    return SLA_OK;
+}
+
+sla_status sla_mm_read_dense(sla_ctx *ctx, const char *path, sla_int *nrows, sla_int *ncols,
+                             double **data)
+{
+    if (!nrows || !ncols || !data)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_mm_read_dense: NULL output");
+    *nrows = *ncols = 0;
+    *data = NULL;
+    FILE *f = NULL;
+    sla_status st = open_file(ctx, path, "r", &f);
+    if (st) return st;
+    mm_reader r;
+    rd_init(&r, ctx, f, NULL, 0, path);
+    flockfile(f); /* rd_getc reads with getc_unlocked */
+    st = read_dense(ctx, &r, nrows, ncols, data);
+    funlockfile(f);
+    rd_free(&r);
+    fclose(f);
+    return st ? st : sla__ok(ctx, SLA_OK);
+}
+
+/* ---- writers ------------------------------------------------------------ */
+
+typedef struct mm_writer {
+    FILE *f;
+    const char *path;
+    bool failed;
+    int err; /* errno of the first failure */
+} mm_writer;
+
+static void wr_printf(mm_writer *w, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void wr_printf(mm_writer *w, const char *fmt, ...)
+{
+    if (w->failed) return;
+    va_list ap;
+    va_start(ap, fmt);
+    errno = 0;
+    if (vfprintf(w->f, fmt, ap) < 0) {
+        w->failed = true;
+        w->err = errno;
+    }
+    va_end(ap);
+}
+
+/* Close the file; report the first write or close failure. */
+static sla_status wr_close(sla_ctx *ctx, mm_writer *w)
+{
+    errno = 0;
+    if (fclose(w->f) != 0 && !w->failed) {
+        w->failed = true;
+        w->err = errno;
+    }
+    w->f = NULL;
+    if (!w->failed) return sla__ok(ctx, SLA_OK);
+    return sla__error(ctx, SLA_ERR_IO, "error writing %s: %s", w->path,
+                      w->err ? strerror(w->err) : "write failed");
+}
+
+/* Value k of the array being written (a matrix value array or caller's). */
+typedef struct coord_src {
+    const sla_matrix *A;
+    sla_int ib;
+    const double *vals; /* overrides A's values when not NULL */
+} coord_src;
+
+static double src_val(const coord_src *s, sla_int k)
+{
+    return s->vals ? s->vals[k] : sla__val(s->A, s->ib, k);
+}
+
+static sla_status check_src_finite(sla_ctx *ctx, const coord_src *s)
+{
+    for (sla_int k = 0; k < s->A->nnz; k++) {
+        double v = src_val(s, k);
+        if (!isfinite(v))
+            return sla__error(ctx, SLA_ERR_VALUE, "cannot write value %g at entry %lld: "
+                              "Matrix Market files hold finite values", v, (long long)k);
+    }
+    return SLA_OK;
+}
+
+static sla_status write_coordinate(sla_ctx *ctx, const char *path, const coord_src *s)
+{
+    const sla_matrix *A = s->A;
+    sla_status st = check_src_finite(ctx, s);
+    mm_writer w = {NULL, path, false, 0};
+    if (st || (st = open_file(ctx, path, "w", &w.f))) return st;
+    wr_printf(&w, "%%%%MatrixMarket matrix coordinate real general\n");
+    wr_printf(&w, "%lld %lld %lld\n", (long long)A->nrows, (long long)A->ncols,
+              (long long)A->nnz);
+    for (sla_int i = 0; i < A->nrows && !w.failed; i++)
+        for (sla_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+            wr_printf(&w, "%lld %lld %.17g\n", (long long)i + 1, (long long)A->colind[p] + 1,
+                      src_val(s, p));
+    return wr_close(ctx, &w);
+}
+
+sla_status sla_mm_write(sla_ctx *ctx, const char *path, const sla_matrix *A, sla_int ib)
+{
+    if (!A) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_mm_write: A is NULL");
+    if (ib < 0 || ib >= A->nbatch)
+        return sla__error(ctx, SLA_ERR_INDEX, "sla_mm_write: batch index %lld out of range "
+                          "[0, %lld)", (long long)ib, (long long)A->nbatch);
+    coord_src s = {A, ib, NULL};
+    return write_coordinate(ctx, path, &s);
+}
+
+sla_status sla_mm_write_pattern_values(sla_ctx *ctx, const char *path, const sla_matrix *A,
+                                       const double *vals)
+{
+    if (!A || (!vals && A->nnz > 0))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_mm_write_pattern_values: NULL argument");
+    coord_src s = {A, 0, vals};
+    return write_coordinate(ctx, path, &s);
+}
+
+sla_status sla_mm_write_dense(sla_ctx *ctx, const char *path, sla_int nrows, sla_int ncols,
+                              const double *data)
+{
+    if (nrows < 0 || ncols < 0)
+        return sla__error(ctx, SLA_ERR_DIMENSION, "sla_mm_write_dense: negative size %lld x %lld",
+                          (long long)nrows, (long long)ncols);
+    if (nrows > 0 && ncols > INT64_MAX / nrows)
+        return sla__error(ctx, SLA_ERR_TOO_LARGE, "sla_mm_write_dense: %lld x %lld overflows",
+                          (long long)nrows, (long long)ncols);
+    sla_int count = nrows * ncols;
+    if (!data && count > 0)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_mm_write_dense: data is NULL");
+    for (sla_int k = 0; k < count; k++)
+        if (!isfinite(data[k]))
+            return sla__error(ctx, SLA_ERR_VALUE, "sla_mm_write_dense: value %g at (%lld, %lld) "
+                              "is not finite", data[k], (long long)(k % nrows),
+                              (long long)(k / nrows));
+    mm_writer w = {NULL, path, false, 0};
+    sla_status st = open_file(ctx, path, "w", &w.f);
+    if (st) return st;
+    wr_printf(&w, "%%%%MatrixMarket matrix array real general\n");
+    wr_printf(&w, "%lld %lld\n", (long long)nrows, (long long)ncols);
+    for (sla_int k = 0; k < count && !w.failed; k++) wr_printf(&w, "%.17g\n", data[k]);
+    return wr_close(ctx, &w);
+}

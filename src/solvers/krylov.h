@@ -1,0 +1,121 @@
+/* Private: the operator and preconditioner interfaces the Krylov methods
+ * are written against, so the same CG runs on a local matrix, its
+ * transpose, and (later) a distributed or device matrix. */
+#ifndef SLA_KRYLOV_H
+#define SLA_KRYLOV_H
+
+#include "../core/internal.h"
+
+/* A square linear operator. apply_dot, when set, computes y = A x and
+ * returns the local x . y in one pass (the fused CG product). allreduce,
+ * when set, sums `count` local partial sums across processes in place. */
+typedef struct sla__op {
+    sla_int n;
+    int nt;
+    void *data;
+    void (*apply)(void *data, const double *x, double *y, int nt);
+    double (*apply_dot)(void *data, const double *x, double *y, int nt);
+    void (*allreduce)(void *comm, double *vals, int count);
+    void *comm;
+} sla__op;
+
+/* An operator over value array ib of A (transpose: A^T, through `work` of
+ * nt * n doubles for threaded scattering, or through AT when not NULL). */
+typedef struct sla__matop {
+    const sla_matrix *A;
+    const sla_matrix *AT; /* explicit transpose, optional */
+    sla_int ib;
+    bool transpose;
+    double *work;
+} sla__matop;
+
+void sla__matop_init(sla__op *op, sla__matop *m, int nt);
+
+/* Global sums through op->allreduce (no-op locally). */
+double sla__op_dot(const sla__op *op, const double *x, const double *y);
+void sla__op_sum(const sla__op *op, double *vals, int count);
+
+/* A preconditioner: z = M^-1 r, or z = M^-T r when transpose is set.
+ * apply == NULL means the identity. destroy frees `fact`. */
+typedef struct sla__pc sla__pc;
+struct sla__pc {
+    sla_precond_kind kind;
+    sla_int n;
+    sla_allocator alloc;
+    double *dinv;      /* Jacobi: 1 / a_ii */
+    void *fact;        /* SSOR / IC(0) / ILU(0) data, owned */
+    sla_user_precond user;
+    sla_status (*apply)(const sla__pc *pc, bool transpose, const double *r, double *z, int nt);
+    void (*destroy)(sla__pc *pc);
+};
+
+/* Set up a preconditioner of `kind` for value array ib of the square
+ * matrix A. Errors: SLA_ERR_SINGULAR (zero or missing diagonal, zero
+ * pivot), SLA_ERR_NOT_SPD (IC(0) breakdown), SLA_ERR_ARGUMENT, SLA_ERR_NOMEM,
+ * each with a message naming the row. *out is NULL on failure. */
+sla_status sla__pc_create(sla_ctx *ctx, sla_precond_kind kind, const sla_matrix *A, sla_int ib,
+                          const sla_solver_options *opts, sla__pc **out);
+sla_status sla__pc_apply(const sla__pc *pc, bool transpose, const double *r, double *z, int nt);
+void sla__pc_destroy(sla__pc **pc);
+
+/* The factorized preconditioners (precond_fact.c): fill pc->fact,
+ * pc->apply and pc->destroy. pc->alloc and pc->n are already set. */
+sla_status sla__ssor_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double omega, sla__pc *pc);
+sla_status sla__ic0_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *pc);
+sla_status sla__ilu0_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *pc);
+
+/* z = M^-1 r (M^-T r when transpose); the identity when M is NULL. */
+static inline sla_status sla__pc_run(const sla__op *A, const sla__pc *M, bool transpose,
+                                     const double *r, double *z)
+{
+    if (!M || !M->apply) {
+        sla__copy(A->n, r, z);
+        return SLA_OK;
+    }
+    return M->apply(M, transpose, r, z, A->nt);
+}
+
+/* Settings of one Krylov run. */
+typedef struct sla__kopts {
+    double rtol, atol;
+    sla_int maxiter;
+    int restart;
+    bool use_x0;
+    bool pc_transpose; /* apply M^-T (adjoint solves) */
+    sla_monitor_fn monitor;
+    void *monitor_user;
+    sla_int monitor_every;
+} sla__kopts;
+
+/* Each method solves A x = b with preconditioner M (may be NULL). They
+ * fill info->iterations, residual, residual_abs, rhs_norm, reason and
+ * converged, checking convergence on the true residual b - A x before
+ * reporting it. Return SLA_OK, SLA_NOT_CONVERGED, or an error
+ * (SLA_ERR_NOMEM, a preconditioner's error). */
+typedef sla_status (*sla__krylov_fn)(sla_ctx *ctx, const sla__op *A, const sla__pc *M,
+                                     const double *b, double *x, const sla__kopts *o,
+                                     sla_solve_info *info);
+
+/* Shared by the methods (krylov_common.c). */
+/* r = b - A x; returns ||r|| (global). */
+double sla__true_residual(const sla__op *A, const double *b, const double *x, double *r);
+/* Fill the report from the final true residual. */
+void sla__kinfo_finish(sla_solve_info *info, sla_int iterations, double res_abs, double bnorm,
+                       const sla__kopts *o, sla_reason reason_if_not_converged);
+/* Tolerance max(rtol ||b||, atol). */
+double sla__ktol(const sla__kopts *o, double bnorm);
+/* Call the monitor if due; true means stop. */
+bool sla__kmonitor(const sla__kopts *o, sla_int it, double rel);
+/* Record a preconditioner failure in ctx. */
+sla_status sla__kpc_error(sla_ctx *ctx, sla_status st, const char *method);
+
+sla_status sla__cg(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const double *b, double *x,
+                   const sla__kopts *o, sla_solve_info *info);
+sla_status sla__bicgstab(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const double *b,
+                         double *x, const sla__kopts *o, sla_solve_info *info);
+sla_status sla__gmres(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const double *b,
+                      double *x, const sla__kopts *o, sla_solve_info *info);
+sla_status sla__minres(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const double *b,
+                       double *x, const sla__kopts *o, sla_solve_info *info);
+
+#endif

@@ -1,0 +1,42 @@
+/* The matrix as a Krylov operator (A or A^T), and global reductions. */
+#include "krylov.h"
+
+static void mat_apply(void *data, const double *x, double *y, int nt)
+{
+    const sla__matop *m = data;
+    if (!m->transpose) sla__spmv(m->A, m->ib, x, y, nt);
+    else if (m->AT) sla__spmv(m->AT, m->ib, x, y, nt);
+    else sla__spmv_t(m->A, m->ib, x, y, nt, m->work);
+}
+
+static double mat_apply_dot(void *data, const double *x, double *y, int nt)
+{
+    const sla__matop *m = data;
+    if (!m->transpose) return sla__spmv_dot(m->A, m->ib, x, y, nt);
+    if (m->AT) return sla__spmv_dot(m->AT, m->ib, x, y, nt);
+    sla__spmv_t(m->A, m->ib, x, y, nt, m->work);
+    return sla__dot(m->A->ncols, x, y, nt);
+}
+
+void sla__matop_init(sla__op *op, sla__matop *m, int nt)
+{
+    op->n = m->A->nrows;
+    op->nt = nt;
+    op->data = m;
+    op->apply = mat_apply;
+    op->apply_dot = mat_apply_dot;
+    op->allreduce = NULL;
+    op->comm = NULL;
+}
+
+void sla__op_sum(const sla__op *op, double *vals, int count)
+{
+    if (op->allreduce) op->allreduce(op->comm, vals, count);
+}
+
+double sla__op_dot(const sla__op *op, const double *x, const double *y)
+{
+    double s = sla__dot(op->n, x, y, op->nt);
+    sla__op_sum(op, &s, 1);
+    return s;
+}

@@ -1,0 +1,193 @@
+/* Solver options: defaults, names, and the "key=value,..." string form. */
+#include "krylov.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sla_solver_options_default(sla_solver_options *o)
+{
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->method = SLA_METHOD_AUTO;
+    o->precond = SLA_PRECOND_NONE;
+    o->rtol = 1e-8;
+    o->atol = 0.0;
+    o->maxiter = 0;
+    o->restart = 30;
+    o->omega = 1.0;
+}
+
+static const char *const method_names[] = {"auto", "cg", "bicgstab", "gmres", "minres"};
+static const char *const precond_names[] = {"none", "jacobi", "ssor", "ic0", "ilu0", "user"};
+static const char *const keys[] = {"method", "precond", "rtol", "atol", "maxiter",
+                                   "restart", "omega", "use_x0"};
+#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
+
+const char *sla_method_name(sla_method m)
+{
+    return (m >= 0 && (int)m < COUNT(method_names)) ? method_names[m] : "unknown";
+}
+
+const char *sla_precond_name(sla_precond_kind p)
+{
+    return (p >= 0 && (int)p < COUNT(precond_names)) ? precond_names[p] : "unknown";
+}
+
+const char *sla_reason_name(sla_reason r)
+{
+    switch (r) {
+    case SLA_REASON_NONE: return "none";
+    case SLA_CONVERGED_RTOL: return "converged_rtol";
+    case SLA_CONVERGED_ATOL: return "converged_atol";
+    case SLA_DIVERGED_MAXITER: return "diverged_maxiter";
+    case SLA_DIVERGED_BREAKDOWN: return "diverged_breakdown";
+    case SLA_DIVERGED_NAN: return "diverged_nan";
+    case SLA_DIVERGED_INDEFINITE: return "diverged_indefinite";
+    case SLA_DIVERGED_USER: return "diverged_user";
+    }
+    return "unknown";
+}
+
+/* Edit distance between a[0..la) and b, for "did you mean". */
+static int edit_distance(const char *a, size_t la, const char *b)
+{
+    size_t lb = strlen(b);
+    int row[64];
+    if (la > 60 || lb > 60) return 99;
+    for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int sub = diag + (a[i - 1] != b[j - 1]);
+            int best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
+            row[j] = sub < best ? sub : best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+static const char *nearest(const char *s, size_t len, const char *const *names, int count)
+{
+    int best = 1 << 30;
+    const char *pick = names[0];
+    for (int i = 0; i < count; i++) {
+        int d = edit_distance(s, len, names[i]);
+        if (d < best) {
+            best = d;
+            pick = names[i];
+        }
+    }
+    return pick;
+}
+
+static int lookup(const char *s, size_t len, const char *const *names, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (strlen(names[i]) == len && strncmp(s, names[i], len) == 0) return i;
+    return -1;
+}
+
+static sla_status parse_double(sla_ctx *ctx, const char *key, const char *v, size_t len,
+                               double lo, double *out)
+{
+    char buf[64], *end;
+    if (len == 0 || len >= sizeof buf)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: bad number '%.*s'", key, (int)len, v);
+    memcpy(buf, v, len);
+    buf[len] = '\0';
+    errno = 0;
+    double d = strtod(buf, &end);
+    if (*end || errno || !isfinite(d) || d < lo)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: bad value '%s' (a number >= %g)", key,
+                          buf, lo);
+    *out = d;
+    return SLA_OK;
+}
+
+static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char *v, size_t vl,
+                             sla_solver_options *o)
+{
+    int key = lookup(k, kl, keys, COUNT(keys));
+    if (key < 0)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown option '%.*s' (did you mean '%s'?)",
+                          (int)kl, k, nearest(k, kl, keys, COUNT(keys)));
+    double d = 0.0;
+    sla_status st = SLA_OK;
+    switch (key) {
+    case 0: {
+        int m = lookup(v, vl, method_names, COUNT(method_names));
+        if (m < 0)
+            return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown method '%.*s' (did you mean '%s'?)",
+                              (int)vl, v, nearest(v, vl, method_names, COUNT(method_names)));
+        o->method = (sla_method)m;
+        return SLA_OK;
+    }
+    case 1: {
+        int p = lookup(v, vl, precond_names, COUNT(precond_names));
+        if (p < 0)
+            return sla__error(ctx, SLA_ERR_ARGUMENT,
+                              "unknown preconditioner '%.*s' (did you mean '%s'?)", (int)vl, v,
+                              nearest(v, vl, precond_names, COUNT(precond_names)));
+        o->precond = (sla_precond_kind)p;
+        return SLA_OK;
+    }
+    case 2: st = parse_double(ctx, "rtol", v, vl, 0.0, &o->rtol); break;
+    case 3: st = parse_double(ctx, "atol", v, vl, 0.0, &o->atol); break;
+    case 4:
+        if (!(st = parse_double(ctx, "maxiter", v, vl, 0.0, &d))) {
+            if (d != floor(d) || d > 9e18)
+                return sla__error(ctx, SLA_ERR_ARGUMENT, "option maxiter: not an integer");
+            o->maxiter = (sla_int)d;
+        }
+        break;
+    case 5:
+        if (!(st = parse_double(ctx, "restart", v, vl, 1.0, &d))) {
+            if (d != floor(d) || d > 100000)
+                return sla__error(ctx, SLA_ERR_ARGUMENT, "option restart: an integer in [1, 100000]");
+            o->restart = (int)d;
+        }
+        break;
+    case 6:
+        if (!(st = parse_double(ctx, "omega", v, vl, 0.0, &o->omega)) &&
+            !(o->omega > 0.0 && o->omega < 2.0))
+            return sla__error(ctx, SLA_ERR_ARGUMENT, "option omega: must lie in (0, 2)");
+        break;
+    case 7:
+        if (lookup(v, vl, (const char *const[]){"0", "false"}, 2) >= 0) o->use_x0 = false;
+        else if (lookup(v, vl, (const char *const[]){"1", "true"}, 2) >= 0) o->use_x0 = true;
+        else return sla__error(ctx, SLA_ERR_ARGUMENT, "option use_x0: true or false");
+        break;
+    }
+    return st;
+}
+
+sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str, sla_solver_options *o)
+{
+    if (!str || !o) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_options_parse: NULL argument");
+    sla_solver_options tmp = *o; /* all or nothing */
+    const char *s = str;
+    while (*s) {
+        while (*s == ' ' || *s == ',') s++;
+        if (!*s) break;
+        const char *end = s;
+        while (*end && *end != ',') end++;
+        const char *eq = memchr(s, '=', (size_t)(end - s));
+        if (!eq)
+            return sla__error(ctx, SLA_ERR_ARGUMENT, "option '%.*s' has no '=value'", (int)(end - s), s);
+        const char *ke = eq;
+        while (ke > s && ke[-1] == ' ') ke--;
+        const char *v = eq + 1, *ve = end;
+        while (v < ve && *v == ' ') v++;
+        while (ve > v && ve[-1] == ' ') ve--;
+        sla_status st = parse_pair(ctx, s, (size_t)(ke - s), v, (size_t)(ve - v), &tmp);
+        if (st) return st;
+        s = end;
+    }
+    *o = tmp;
+    return sla__ok(ctx, SLA_OK);
+}

@@ -1,0 +1,477 @@
+/* The solver object: method dispatch, per-value-array preconditioners,
+ * forward and transposed solves, the solve VJP, batches and lists. */
+#include "krylov.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+struct sla_solver {
+    sla_allocator alloc;
+    const sla_matrix *A;
+    sla_solver_options opts;
+    sla_method method;     /* after auto dispatch */
+    bool symmetric;        /* every value array exactly symmetric: A^T = A */
+    sla__pc **pc;          /* one per value array */
+    double setup_seconds;
+    char note[192];
+};
+
+static sla__krylov_fn method_fn(sla_method m)
+{
+    switch (m) {
+    case SLA_METHOD_CG: return sla__cg;
+    case SLA_METHOD_BICGSTAB: return sla__bicgstab;
+    case SLA_METHOD_GMRES: return sla__gmres;
+    case SLA_METHOD_MINRES: return sla__minres;
+    default: return NULL;
+    }
+}
+
+/* Structure checks and the auto choice: CG for symmetric matrices with a
+ * positive diagonal (a necessary condition for SPD), MINRES for other
+ * symmetric ones, GMRES otherwise. A CG run that meets indefiniteness
+ * falls back to MINRES at solve time, and the info says so. */
+static sla_status analyse(sla_ctx *ctx, sla_solver *S)
+{
+    const sla_matrix *A = S->A;
+    bool sym = true, pdiag = true;
+    for (sla_int b = 0; b < A->nbatch; b++) {
+        sla_matrix_props pr;
+        sla_status st = sla_matrix_properties(ctx, A, b, 0.0, &pr);
+        if (st) return st;
+        sym = sym && pr.symmetric && pr.structurally_symmetric;
+        pdiag = pdiag && pr.positive_diagonal;
+    }
+    S->symmetric = sym;
+    S->method = S->opts.method;
+    if (S->method == SLA_METHOD_AUTO) {
+        if (sym && pdiag) {
+            S->method = SLA_METHOD_CG;
+            snprintf(S->note, sizeof S->note, "auto: symmetric, positive diagonal -> cg");
+        } else if (sym) {
+            S->method = SLA_METHOD_MINRES;
+            snprintf(S->note, sizeof S->note, "auto: symmetric, diagonal not positive -> minres");
+        } else {
+            S->method = SLA_METHOD_GMRES;
+            snprintf(S->note, sizeof S->note, "auto: nonsymmetric -> gmres(%d)", S->opts.restart);
+        }
+    }
+    return SLA_OK;
+}
+
+static void free_pcs(sla_solver *S)
+{
+    if (!S->pc) return;
+    for (sla_int b = 0; b < S->A->nbatch; b++) sla__pc_destroy(&S->pc[b]);
+}
+
+static sla_status setup_pcs(sla_ctx *ctx, sla_solver *S)
+{
+    free_pcs(S);
+    for (sla_int b = 0; b < S->A->nbatch; b++) {
+        sla_status st = sla__pc_create(ctx, S->opts.precond, S->A, b, &S->opts, &S->pc[b]);
+        if (st) {
+            if (S->A->nbatch > 1)
+                sla__error(ctx, st, "%s (value array %lld)", sla_ctx_message(ctx), (long long)b);
+            return st;
+        }
+    }
+    return SLA_OK;
+}
+
+static sla_status check_options(sla_ctx *ctx, const sla_solver_options *o)
+{
+    if ((int)o->method < SLA_METHOD_AUTO || (int)o->method > SLA_METHOD_MINRES)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown method %d", (int)o->method);
+    if ((int)o->precond < SLA_PRECOND_NONE || (int)o->precond > SLA_PRECOND_USER)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown preconditioner %d", (int)o->precond);
+    if (!(o->rtol >= 0.0) || !(o->atol >= 0.0) || !isfinite(o->rtol) || !isfinite(o->atol))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "rtol and atol must be finite and >= 0 (got %g, %g)",
+                          o->rtol, o->atol);
+    if (o->maxiter < 0)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "maxiter must be >= 0 (got %lld)", (long long)o->maxiter);
+    if (o->restart < 0)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "restart must be >= 0 (got %d)", o->restart);
+    return SLA_OK;
+}
+
+sla_status sla_solver_create(sla_ctx *ctx, const sla_matrix *A, const sla_solver_options *opts,
+                             sla_solver **out)
+{
+    if (!out) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_create: out is NULL");
+    *out = NULL;
+    if (!A) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_create: A is NULL");
+    if (A->nrows != A->ncols)
+        return sla__error(ctx, SLA_ERR_DIMENSION, "cannot solve with a non-square %lld x %lld matrix",
+                          (long long)A->nrows, (long long)A->ncols);
+    sla_solver_options o;
+    if (opts) o = *opts;
+    else sla_solver_options_default(&o);
+    sla_status st = check_options(ctx, &o);
+    if (st) return st;
+    if ((st = sla_matrix_check_values(ctx, A, -1))) return st;
+
+    double t0 = sla__now();
+    sla_allocator a = sla__ctx_alloc(ctx);
+    sla_solver *S = sla__calloc(&a, 1, sizeof *S);
+    if (!S) return sla__error(ctx, SLA_ERR_NOMEM, "out of memory for a solver");
+    S->alloc = a;
+    S->A = A;
+    S->opts = o;
+    if (S->opts.maxiter == 0) S->opts.maxiter = A->nrows * 10 > 1000 ? A->nrows * 10 : 1000;
+    S->pc = sla__calloc(&a, (size_t)A->nbatch, sizeof *S->pc);
+    if (!S->pc) {
+        st = sla__error(ctx, SLA_ERR_NOMEM, "out of memory for %lld preconditioners", (long long)A->nbatch);
+        goto fail;
+    }
+    if ((st = analyse(ctx, S)) || (st = setup_pcs(ctx, S))) goto fail;
+    S->setup_seconds = sla__now() - t0;
+    *out = S;
+    return sla__ok(ctx, SLA_OK);
+fail:
+    sla_solver_destroy(&S);
+    return st;
+}
+
+sla_status sla_solver_refresh(sla_ctx *ctx, sla_solver *S)
+{
+    if (!S) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_refresh: S is NULL");
+    double t0 = sla__now();
+    sla_status st = sla_matrix_check_values(ctx, S->A, -1);
+    if (st) return st;
+    sla_method chosen = S->opts.method;
+    if ((st = analyse(ctx, S))) return st;
+    if (chosen != SLA_METHOD_AUTO) S->method = chosen;
+    if ((st = setup_pcs(ctx, S))) return st;
+    S->setup_seconds = sla__now() - t0;
+    return sla__ok(ctx, SLA_OK);
+}
+
+void sla_solver_destroy(sla_solver **S)
+{
+    if (!S || !*S) return;
+    sla_solver *s = *S;
+    sla_allocator a = s->alloc;
+    free_pcs(s);
+    sla__free(&a, s->pc);
+    sla__free(&a, s);
+    *S = NULL;
+}
+
+sla_method sla_solver_method(const sla_solver *S) { return S ? S->method : SLA_METHOD_AUTO; }
+double sla_solver_setup_seconds(const sla_solver *S) { return S ? S->setup_seconds : 0.0; }
+
+static void info_init(const sla_solver *S, sla_method m, sla_solve_info *info)
+{
+    memset(info, 0, sizeof *info);
+    snprintf(info->method, sizeof info->method, "%s", sla_method_name(m));
+    snprintf(info->precond, sizeof info->precond, "%s", sla_precond_name(S->opts.precond));
+    snprintf(info->backend, sizeof info->backend, "krylov");
+    snprintf(info->note, sizeof info->note, "%s", S->note);
+    info->setup_seconds = S->setup_seconds;
+}
+
+static sla_status check_vector(sla_ctx *ctx, sla_int n, const double *v, const char *what,
+                               sla_int col)
+{
+    for (sla_int i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return sla__error(ctx, SLA_ERR_VALUE, "%s entry %lld (column %lld) is %g, not finite",
+                              what, (long long)i, (long long)col, v[i]);
+    return SLA_OK;
+}
+
+/* One solve of A_ib x = b (or A_ib^T x = b) with nt threads. */
+static sla_status solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, bool transpose,
+                            const double *b, double *x, bool use_x0, sla_solve_info *info, int nt)
+{
+    const sla_matrix *A = S->A;
+    sla_int n = A->nrows;
+    info_init(S, S->method, info);
+    sla_status st = check_vector(ctx, n, b, "right-hand side", 0);
+    if (st) return st;
+    if (use_x0 && (st = check_vector(ctx, n, x, "initial guess", 0))) return st;
+    double t0 = sla__now();
+
+    bool tr = transpose && !S->symmetric;
+    sla__matop m = {.A = A, .AT = NULL, .ib = ib, .transpose = tr, .work = NULL};
+    sla_allocator al = sla__ctx_alloc(ctx);
+    if (tr && nt > 1) {
+        m.work = sla__malloc(&al, (size_t)nt * (size_t)n, sizeof(double));
+        if (!m.work) return sla__error(ctx, SLA_ERR_NOMEM, "out of memory for a transposed product");
+    }
+    sla__op op;
+    sla__matop_init(&op, &m, nt);
+    sla__kopts ko = {.rtol = S->opts.rtol, .atol = S->opts.atol, .maxiter = S->opts.maxiter,
+                     .restart = S->opts.restart, .use_x0 = use_x0, .pc_transpose = transpose,
+                     .monitor = S->opts.monitor, .monitor_user = S->opts.monitor_user,
+                     .monitor_every = S->opts.monitor_every};
+    st = method_fn(S->method)(ctx, &op, S->pc[ib], b, x, &ko, info);
+    if (st == SLA_NOT_CONVERGED && S->opts.method == SLA_METHOD_AUTO &&
+        S->method == SLA_METHOD_CG && info->reason == SLA_DIVERGED_INDEFINITE) {
+        sla_int its = info->iterations;
+        info_init(S, SLA_METHOD_MINRES, info);
+        snprintf(info->note, sizeof info->note,
+                 "auto: cg met an indefinite direction after %lld iterations; fell back to minres",
+                 (long long)its);
+        st = sla__minres(ctx, &op, S->pc[ib], b, x, &ko, info);
+        info->iterations += its;
+    }
+    sla__free(&al, m.work);
+    info->solve_seconds = sla__now() - t0;
+    if (st == SLA_NOT_CONVERGED)
+        sla__error(ctx, st, "%s did not converge: %s after %lld iterations, relative residual %.3e",
+                   info->method, sla_reason_name(info->reason), (long long)info->iterations,
+                   info->residual);
+    return st;
+}
+
+static sla_status check_call(sla_ctx *ctx, const sla_solver *S, sla_int ib, sla_int nrhs,
+                             const void *b, sla_int ldb, const void *x, sla_int ldx)
+{
+    if (!S) return sla__error(ctx, SLA_ERR_ARGUMENT, "solver is NULL");
+    sla_int n = S->A->nrows;
+    if (ib < 0 || ib >= S->A->nbatch)
+        return sla__error(ctx, SLA_ERR_INDEX, "value array %lld out of range [0, %lld)",
+                          (long long)ib, (long long)S->A->nbatch);
+    if (nrhs < 0) return sla__error(ctx, SLA_ERR_DIMENSION, "nrhs = %lld < 0", (long long)nrhs);
+    if (nrhs > 0 && n > 0 && (!b || !x))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "NULL right-hand side or solution");
+    if (ldb < n || ldx < n)
+        return sla__error(ctx, SLA_ERR_DIMENSION, "leading dimensions %lld, %lld < n = %lld",
+                          (long long)ldb, (long long)ldx, (long long)n);
+    return SLA_OK;
+}
+
+/* Columns one after another, each with the context's threads. */
+static sla_status solve_columns(sla_ctx *ctx, sla_solver *S, sla_int ib, bool transpose,
+                                sla_int nrhs, const double *b, sla_int ldb, double *x,
+                                sla_int ldx, sla_solve_info *info)
+{
+    sla_status st = check_call(ctx, S, ib, nrhs, b, ldb, x, ldx);
+    if (st) return st;
+    int nt = sla__threads(ctx);
+    sla_status worst = SLA_OK;
+    for (sla_int r = 0; r < nrhs; r++) {
+        sla_solve_info tmp;
+        sla_solve_info *inf = info ? &info[r] : &tmp;
+        st = solve_one(ctx, S, ib, transpose, b + r * ldb, x + r * ldx, S->opts.use_x0, inf, nt);
+        if (st < 0) return st;
+        if (st > 0) worst = st;
+    }
+    return worst == SLA_OK ? sla__ok(ctx, SLA_OK) : worst;
+}
+
+sla_status sla_solver_solve(sla_ctx *ctx, sla_solver *S, sla_int ib, sla_int nrhs, const double *b,
+                            sla_int ldb, double *x, sla_int ldx, sla_solve_info *info)
+{
+    return solve_columns(ctx, S, ib, false, nrhs, b, ldb, x, ldx, info);
+}
+
+sla_status sla_solver_solve_transpose(sla_ctx *ctx, sla_solver *S, sla_int ib, sla_int nrhs,
+                                      const double *b, sla_int ldb, double *x, sla_int ldx,
+                                      sla_solve_info *info)
+{
+    return solve_columns(ctx, S, ib, true, nrhs, b, ldb, x, ldx, info);
+}
+
+/* gA[k] -= lambda[row_k] x[col_k] */
+static void accumulate_grad(const sla_matrix *A, const double *lambda, const double *x, double *gA,
+                            int nt)
+{
+    const sla_int *rp = A->rowptr;
+    const int32_t *ci = A->colind;
+    sla_int n = A->nrows;
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+    for (sla_int i = 0; i < n; i++)
+        for (sla_int p = rp[i]; p < rp[i + 1]; p++) gA[p] -= lambda[i] * x[ci[p]];
+}
+
+/* VJP of one value array with nt threads: lambda = A^-T gx per column. */
+static sla_status vjp_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, sla_int nrhs,
+                          const double *x, sla_int ldx, const double *gx, sla_int ldgx, double *gb,
+                          sla_int ldgb, double *gA, sla_solve_info *info, int nt)
+{
+    const sla_matrix *A = S->A;
+    sla_int n = A->nrows;
+    sla_allocator al = sla__ctx_alloc(ctx);
+    double *lam_buf = NULL;
+    if (!gb && nrhs > 0) {
+        lam_buf = sla__malloc(&al, (size_t)n, sizeof(double));
+        if (!lam_buf) return sla__error(ctx, SLA_ERR_NOMEM, "out of memory for the adjoint vector");
+    }
+    if (gA) sla__zero(A->nnz, gA);
+    sla_status worst = SLA_OK;
+    for (sla_int r = 0; r < nrhs; r++) {
+        sla_solve_info tmp;
+        sla_solve_info *inf = info ? &info[r] : &tmp;
+        double *lam = gb ? gb + r * ldgb : lam_buf;
+        sla_status st = check_vector(ctx, n, x + r * ldx, "solution x", r);
+        if (!st) st = solve_one(ctx, S, ib, true, gx + r * ldgx, lam, false, inf, nt);
+        if (st < 0) {
+            sla__free(&al, lam_buf);
+            return st;
+        }
+        if (st > 0) worst = st;
+        if (gA) accumulate_grad(A, lam, x + r * ldx, gA, nt); /* dL/dA_k = -lambda_row x_col */
+    }
+    sla__free(&al, lam_buf);
+    return worst;
+}
+
+sla_status sla_solver_solve_vjp(sla_ctx *ctx, sla_solver *S, sla_int ib, sla_int nrhs,
+                                const double *x, sla_int ldx, const double *gx, sla_int ldgx,
+                                double *gb, sla_int ldgb, double *gA, sla_solve_info *info)
+{
+    sla_status st = check_call(ctx, S, ib, nrhs, gx, ldgx, x, ldx);
+    if (st) return st;
+    if (gb && ldgb < S->A->nrows)
+        return sla__error(ctx, SLA_ERR_DIMENSION, "leading dimension of gb %lld < n = %lld",
+                          (long long)ldgb, (long long)S->A->nrows);
+    st = vjp_one(ctx, S, ib, nrhs, x, ldx, gx, ldgx, gb, ldgb, gA, info, sla__threads(ctx));
+    return st == SLA_OK ? sla__ok(ctx, SLA_OK) : st;
+}
+
+/* ---- batches and lists: items in parallel, one thread each ---------- */
+
+/* Run items [0, count) through `item`, in parallel when there are at
+ * least as many items as threads, else one after another with all
+ * threads. Errors from workers go to private contexts; the first error
+ * (lowest index) is reported through ctx. */
+typedef sla_status (*item_fn)(sla_ctx *lctx, void *job, sla_int i, int nt);
+
+static sla_status run_items(sla_ctx *ctx, sla_int count, item_fn item, void *job)
+{
+    int nt = sla__threads(ctx);
+    bool outer = count >= nt && nt > 1;
+    sla_status first_err = SLA_OK, worst = SLA_OK;
+    sla_int err_index = count;
+    char msg[sizeof ctx->message] = "";
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (outer)
+    for (sla_int i = 0; i < count; i++) {
+        sla_ctx local;
+        memset(&local, 0, sizeof local);
+        local.alloc = sla__ctx_alloc(ctx);
+        sla_status st = item(&local, job, i, outer ? 1 : nt);
+#pragma omp critical(sla_run_items)
+        {
+            if (st < 0 && i < err_index) {
+                err_index = i;
+                first_err = st;
+                snprintf(msg, sizeof msg, "item %lld: %.480s", (long long)i, local.message);
+            }
+            if (st > 0) worst = st;
+        }
+    }
+    if (first_err) return sla__error(ctx, first_err, "%s", msg);
+    if (worst) return sla__error(ctx, worst, "some items did not converge (see their info)");
+    return sla__ok(ctx, SLA_OK);
+}
+
+typedef struct {
+    sla_solver *S;
+    sla_solver *const *list;
+    const double *b;
+    const double *const *bl;
+    double *x;
+    double *const *xl;
+    const double *xin;
+    const double *const *xinl;
+    const double *gx;
+    const double *const *gxl;
+    double *gb;
+    double *const *gbl;
+    double *gA;
+    double *const *gAl;
+    sla_solve_info *info;
+} batch_job;
+
+static sla_status batch_solve_item(sla_ctx *lctx, void *job, sla_int i, int nt)
+{
+    batch_job *J = job;
+    sla_int n = J->S->A->nrows;
+    sla_solve_info tmp;
+    return solve_one(lctx, J->S, i, false, J->b + i * n, J->x + i * n, J->S->opts.use_x0,
+                     J->info ? &J->info[i] : &tmp, nt);
+}
+
+static sla_status batch_vjp_item(sla_ctx *lctx, void *job, sla_int i, int nt)
+{
+    batch_job *J = job;
+    sla_int n = J->S->A->nrows, nnz = J->S->A->nnz;
+    return vjp_one(lctx, J->S, i, 1, J->xin + i * n, n, J->gx + i * n, n,
+                   J->gb ? J->gb + i * n : NULL, n, J->gA ? J->gA + i * nnz : NULL,
+                   J->info ? &J->info[i] : NULL, nt);
+}
+
+sla_status sla_solver_solve_batch(sla_ctx *ctx, sla_solver *S, const double *b, double *x,
+                                  sla_solve_info *info)
+{
+    if (!S || (S->A->nrows > 0 && (!b || !x)))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_solve_batch: NULL argument");
+    batch_job J = {.S = S, .b = b, .x = x, .info = info};
+    return run_items(ctx, S->A->nbatch, batch_solve_item, &J);
+}
+
+sla_status sla_solver_solve_batch_vjp(sla_ctx *ctx, sla_solver *S, const double *x,
+                                      const double *gx, double *gb, double *gA,
+                                      sla_solve_info *info)
+{
+    if (!S || (S->A->nrows > 0 && (!x || !gx)))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_solve_batch_vjp: NULL argument");
+    batch_job J = {.S = S, .xin = x, .gx = gx, .gb = gb, .gA = gA, .info = info};
+    return run_items(ctx, S->A->nbatch, batch_vjp_item, &J);
+}
+
+static sla_status list_solve_item(sla_ctx *lctx, void *job, sla_int i, int nt)
+{
+    batch_job *J = job;
+    sla_solver *S = J->list[i];
+    if (!S || !J->bl[i] || !J->xl[i])
+        return sla__error(lctx, SLA_ERR_ARGUMENT, "NULL solver, right-hand side or solution");
+    sla_solve_info tmp;
+    return solve_one(lctx, S, 0, false, J->bl[i], J->xl[i], S->opts.use_x0,
+                     J->info ? &J->info[i] : &tmp, nt);
+}
+
+static sla_status list_vjp_item(sla_ctx *lctx, void *job, sla_int i, int nt)
+{
+    batch_job *J = job;
+    sla_solver *S = J->list[i];
+    if (!S || !J->xinl[i] || !J->gxl[i])
+        return sla__error(lctx, SLA_ERR_ARGUMENT, "NULL solver, solution or cotangent");
+    sla_int n = S->A->nrows;
+    return vjp_one(lctx, S, 0, 1, J->xinl[i], n, J->gxl[i], n, J->gbl ? J->gbl[i] : NULL, n,
+                   J->gAl ? J->gAl[i] : NULL, J->info ? &J->info[i] : NULL, nt);
+}
+
+sla_status sla_solve_list(sla_ctx *ctx, sla_int count, sla_solver *const *solvers,
+                          const double *const *b, double *const *x, sla_solve_info *info)
+{
+    if (count < 0 || (count > 0 && (!solvers || !b || !x)))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solve_list: NULL argument or negative count");
+    batch_job J = {.list = solvers, .bl = b, .xl = x, .info = info};
+    return run_items(ctx, count, list_solve_item, &J);
+}
+
+sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count, sla_solver *const *solvers,
+                              const double *const *x, const double *const *gx,
+                              double *const *gb, double *const *gA, sla_solve_info *info)
+{
+    if (count < 0 || (count > 0 && (!solvers || !x || !gx)))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solve_list_vjp: NULL argument or negative count");
+    batch_job J = {.list = solvers, .xinl = x, .gxl = gx, .gbl = gb, .gAl = gA, .info = info};
+    return run_items(ctx, count, list_vjp_item, &J);
+}
+
+sla_status sla_solve(sla_ctx *ctx, const sla_matrix *A, const sla_solver_options *opts,
+                     const double *b, double *x, sla_solve_info *info)
+{
+    sla_solver *S = NULL;
+    sla_status st = sla_solver_create(ctx, A, opts, &S);
+    if (st) return st;
+    st = sla_solver_solve(ctx, S, 0, 1, b, A->nrows, x, A->nrows, info);
+    sla_solver_destroy(&S);
+    return st;
+}

@@ -1,0 +1,121 @@
+/* Minimal test helpers: checks that count failures, a seeded RNG, and a
+ * dense LAPACK reference. */
+#ifndef SLA_TEST_UTIL_H
+#define SLA_TEST_UTIL_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lapacke.h>
+
+#include "sla.h"
+
+static int tu_failures = 0;
+static int tu_checks = 0;
+
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        tu_checks++;                                                                     \
+        if (!(cond)) {                                                                   \
+            tu_failures++;                                                               \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);     \
+        }                                                                                \
+    } while (0)
+
+/* Check a status, printing the context message on failure. */
+#define CHECK_ST(ctx, call, expect)                                                      \
+    do {                                                                                 \
+        tu_checks++;                                                                     \
+        sla_status st_ = (call);                                                         \
+        if (st_ != (expect)) {                                                           \
+            tu_failures++;                                                               \
+            fprintf(stderr, "%s:%d: %s returned %s, expected %s: %s\n", __FILE__,        \
+                    __LINE__, #call, sla_status_name(st_), sla_status_name(expect),      \
+                    sla_ctx_message(ctx));                                               \
+        }                                                                                \
+    } while (0)
+
+#define CHECK_OK(ctx, call) CHECK_ST(ctx, call, SLA_OK)
+
+/* Status and a fragment of the message. */
+#define CHECK_ERR(ctx, call, expect, fragment)                                           \
+    do {                                                                                 \
+        CHECK_ST(ctx, call, expect);                                                     \
+        tu_checks++;                                                                     \
+        if (!strstr(sla_ctx_message(ctx), (fragment))) {                                 \
+            tu_failures++;                                                               \
+            fprintf(stderr, "%s:%d: message \"%s\" lacks \"%s\"\n", __FILE__, __LINE__,  \
+                    sla_ctx_message(ctx), (fragment));                                   \
+        }                                                                                \
+    } while (0)
+
+#define CHECK_CLOSE(a, b, tol)                                                           \
+    do {                                                                                 \
+        tu_checks++;                                                                     \
+        double a_ = (a), b_ = (b);                                                       \
+        if (!(fabs(a_ - b_) <= (tol) * fmax(1.0, fmax(fabs(a_), fabs(b_))))) {           \
+            tu_failures++;                                                               \
+            fprintf(stderr, "%s:%d: %s = %.17g vs %s = %.17g (tol %g)\n", __FILE__,      \
+                    __LINE__, #a, a_, #b, b_, (double)(tol));                            \
+        }                                                                                \
+    } while (0)
+
+static int tu_finish(const char *name)
+{
+    printf("%s: %d checks, %d failures\n", name, tu_checks, tu_failures);
+    return tu_failures ? 1 : 0;
+}
+
+/* xorshift64*: reproducible uniform numbers in [-1, 1). */
+static inline double tu_rand(unsigned long long *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    unsigned long long r = *s * 2685821657736338717ULL;
+    return (double)(r >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+static inline void tu_fill(double *x, long long n, unsigned long long seed)
+{
+    unsigned long long s = seed * 0x9E3779B97F4A7C15ULL + 1;
+    for (long long i = 0; i < n; i++) x[i] = tu_rand(&s);
+}
+
+/* Relative 2-norm difference ||a - b|| / max(||b||, tiny). */
+static inline double tu_reldiff(long long n, const double *a, const double *b)
+{
+    double d = 0.0, nb = 0.0;
+    for (long long i = 0; i < n; i++) {
+        d += (a[i] - b[i]) * (a[i] - b[i]);
+        nb += b[i] * b[i];
+    }
+    return sqrt(d) / fmax(sqrt(nb), 1e-300);
+}
+
+/* Dense reference solve x = A^-1 b (or A^-T b) with LAPACK dgesv. */
+static inline int tu_dense_solve(const sla_matrix *A, int transpose, const double *b, double *x)
+{
+    long long n = sla_matrix_nrows(A);
+    double *D = malloc((size_t)(n * n + 1) * sizeof *D);
+    lapack_int *ipiv = malloc((size_t)(n + 1) * sizeof *ipiv);
+    if (!D || !ipiv) { free(D); free(ipiv); return -1; }
+    sla_matrix_to_dense(NULL, A, 0, D, n);
+    if (transpose)
+        for (long long i = 0; i < n; i++)
+            for (long long j = i + 1; j < n; j++) {
+                double t = D[i * n + j];
+                D[i * n + j] = D[j * n + i];
+                D[j * n + i] = t;
+            }
+    memcpy(x, b, (size_t)n * sizeof *x);
+    int info = LAPACKE_dgesv(LAPACK_COL_MAJOR, (lapack_int)n, 1, D, (lapack_int)n, ipiv, x,
+                             (lapack_int)n);
+    free(D);
+    free(ipiv);
+    return info;
+}
+
+#endif

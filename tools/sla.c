@@ -1,0 +1,1275 @@
+/* sla — the command-line front end of the library.
+ *
+ *   sla solve A.mtx [options]     solve A x = b (and optionally its VJP)
+ *   sla gen KIND N -o A.mtx       write a generated test matrix
+ *   sla info A.mtx [--json]       structure of a matrix
+ *   sla demo                      solve + adjoint + finite-difference check
+ *
+ * Exit status: 0 success, 1 internal failure (out of memory, failed demo
+ * check), 2 bad input or unusable matrix, 3 a solve did not converge.
+ * The library never prints; this program does all the talking.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <sla.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { EXIT_OK = 0, EXIT_INTERNAL = 1, EXIT_BAD = 2, EXIT_NOCONV = 3 };
+
+#define PI 3.14159265358979323846
+
+/* ---- small helpers -------------------------------------------------- */
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void err(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("sla: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* Report a failed library call: the context's message (which names the
+ * file and line for I/O), else the status name. Returns the exit code. */
+static int lib_fail(sla_ctx *ctx, sla_status st, const char *what)
+{
+    const char *msg = sla_ctx_message(ctx);
+    if (msg && msg[0]) {
+        if (what && !strstr(msg, what))
+            err("%s: %s", what, msg);
+        else
+            err("%s", msg);
+    } else {
+        err("%s: %s", what ? what : "error", sla_status_name(st));
+    }
+    return st == SLA_ERR_NOMEM ? EXIT_INTERNAL : EXIT_BAD;
+}
+
+static void *xcalloc(size_t count, size_t size)
+{
+    if (count == 0) count = 1;
+    void *p = calloc(count, size);
+    if (!p) err("out of memory (%zu x %zu bytes)", count, size);
+    return p;
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    size_t *row = calloc(lb + 1, sizeof *row);
+    if (!row) return (size_t)-1;
+    for (size_t j = 0; j <= lb; j++) row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] == b[j - 1] ? 0 : 1);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    size_t d = row[lb];
+    free(row);
+    return d;
+}
+
+static const char *nearest(const char *word, const char *const *names, int count)
+{
+    const char *best = NULL;
+    size_t bestd = (size_t)-1;
+    for (int i = 0; i < count; i++) {
+        size_t d = edit_distance(word, names[i]);
+        if (d < bestd) {
+            bestd = d;
+            best = names[i];
+        }
+    }
+    return best;
+}
+
+static int parse_double(const char *opt, const char *s, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v) ||
+        isspace((unsigned char)s[0])) {
+        err("%s: '%s' is not a valid number", opt, s);
+        return EXIT_BAD;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_int(const char *opt, const char *s, long long lo, long long hi,
+                     long long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end != '\0' || errno == ERANGE || isspace((unsigned char)s[0])) {
+        err("%s: '%s' is not a valid integer", opt, s);
+        return EXIT_BAD;
+    }
+    if (v < lo || v > hi) {
+        err("%s: %lld is out of range [%lld, %lld]", opt, v, lo, hi);
+        return EXIT_BAD;
+    }
+    *out = v;
+    return 0;
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (*p < 0x20)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+/* A number as JSON (null when not finite). */
+static void json_number(FILE *f, const char *fmt, double v)
+{
+    if (isfinite(v))
+        fprintf(f, fmt, v);
+    else
+        fputs("null", f);
+}
+
+/* "SLA_CONVERGED_RTOL" -> "converged_rtol". */
+static void reason_string(sla_reason r, char *buf, size_t len)
+{
+    const char *name = sla_reason_name(r);
+    if (!name) name = "unknown";
+    if (strncmp(name, "SLA_", 4) == 0) name += 4;
+    if (strncmp(name, "REASON_", 7) == 0) name += 7;
+    size_t i = 0;
+    for (; name[i] && i + 1 < len; i++) buf[i] = (char)tolower((unsigned char)name[i]);
+    buf[i] = '\0';
+}
+
+/* ---- option parsing ------------------------------------------------- */
+
+typedef struct optdef {
+    const char *name;   /* "--rtol" */
+    const char *alias;  /* "-o" or NULL */
+    int has_arg;
+    const char *value;  /* filled by parse_args */
+    int seen;
+} optdef;
+
+static optdef *find_opt(optdef *defs, int ndefs, const char *name)
+{
+    for (int i = 0; i < ndefs; i++) {
+        if (strcmp(defs[i].name, name) == 0) return &defs[i];
+        if (defs[i].alias && strcmp(defs[i].alias, name) == 0) return &defs[i];
+    }
+    return NULL;
+}
+
+static const char *optval(optdef *defs, int ndefs, const char *name)
+{
+    optdef *d = find_opt(defs, ndefs, name);
+    return d && d->seen ? d->value : NULL;
+}
+
+static int optseen(optdef *defs, int ndefs, const char *name)
+{
+    optdef *d = find_opt(defs, ndefs, name);
+    return d ? d->seen : 0;
+}
+
+/* Parse argv[start..argc) against defs; positional arguments go to pos.
+ * Returns 0 or EXIT_BAD (message printed). */
+static int parse_args(const char *cmd, int argc, char **argv, int start, optdef *defs,
+                      int ndefs, const char **pos, int maxpos, int *npos)
+{
+    *npos = 0;
+    int only_pos = 0;
+    for (int i = start; i < argc; i++) {
+        const char *a = argv[i];
+        if (!only_pos && strcmp(a, "--") == 0) {
+            only_pos = 1;
+            continue;
+        }
+        if (only_pos || a[0] != '-' || a[1] == '\0') {
+            if (*npos >= maxpos) {
+                err("%s: unexpected argument '%s' (see 'sla %s --help')", cmd, a, cmd);
+                return EXIT_BAD;
+            }
+            pos[(*npos)++] = a;
+            continue;
+        }
+        char name[64];
+        const char *eq = strchr(a, '=');
+        size_t nl = eq ? (size_t)(eq - a) : strlen(a);
+        if (nl >= sizeof name) nl = sizeof name - 1;
+        memcpy(name, a, nl);
+        name[nl] = '\0';
+        optdef *d = find_opt(defs, ndefs, name);
+        if (!d) {
+            const char *names[64];
+            int nn = 0;
+            for (int k = 0; k < ndefs && nn < 64; k++) names[nn++] = defs[k].name;
+            const char *near = nearest(name, names, nn);
+            err("%s: unknown option '%s' (did you mean %s?)", cmd, name, near ? near : "--help");
+            return EXIT_BAD;
+        }
+        if (d->has_arg) {
+            if (eq) {
+                d->value = eq + 1;
+            } else {
+                if (i + 1 >= argc) {
+                    err("%s: option %s needs a value", cmd, d->name);
+                    return EXIT_BAD;
+                }
+                d->value = argv[++i];
+            }
+        } else if (eq) {
+            err("%s: option %s takes no value", cmd, d->name);
+            return EXIT_BAD;
+        }
+        d->seen = 1;
+    }
+    return 0;
+}
+
+/* ---- names ---------------------------------------------------------- */
+
+static const char *const method_names[] = {"auto", "cg", "bicgstab", "gmres", "minres"};
+static const sla_method method_values[] = {SLA_METHOD_AUTO, SLA_METHOD_CG, SLA_METHOD_BICGSTAB,
+                                           SLA_METHOD_GMRES, SLA_METHOD_MINRES};
+static const char *const precond_names[] = {"none", "jacobi", "ssor", "ic0", "ilu0"};
+static const sla_precond_kind precond_values[] = {SLA_PRECOND_NONE, SLA_PRECOND_JACOBI,
+                                                  SLA_PRECOND_SSOR, SLA_PRECOND_IC0,
+                                                  SLA_PRECOND_ILU0};
+
+static int lookup_name(const char *opt, const char *s, const char *const *names, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (strcmp(s, names[i]) == 0) return i;
+    err("%s: unknown value '%s' (did you mean %s?)", opt, s, nearest(s, names, count));
+    return -1;
+}
+
+/* ---- reading inputs ------------------------------------------------- */
+
+static int read_matrix(sla_ctx *ctx, const char *path, sla_matrix **A)
+{
+    sla_status st = sla_mm_read(ctx, path, SLA_F64, A);
+    if (st < 0) {
+        *A = NULL;
+        return lib_fail(ctx, st, path);
+    }
+    return 0;
+}
+
+/* Read an array file and copy it into a malloc'd buffer. */
+static int read_dense(sla_ctx *ctx, const char *path, sla_int *nr, sla_int *nc, double **out)
+{
+    double *data = NULL;
+    *out = NULL;
+    sla_status st = sla_mm_read_dense(ctx, path, nr, nc, &data);
+    if (st < 0) return lib_fail(ctx, st, path);
+    size_t count = (size_t)(*nr) * (size_t)(*nc);
+    double *copy = xcalloc(count, sizeof *copy);
+    if (!copy) {
+        sla_free(ctx, data);
+        return EXIT_INTERNAL;
+    }
+    if (count) memcpy(copy, data, count * sizeof *copy);
+    sla_free(ctx, data);
+    *out = copy;
+    return 0;
+}
+
+/* ---- sla solve ------------------------------------------------------ */
+
+typedef struct monitor_state {
+    const char *phase;
+    double t0, tlast;
+    sla_int lastit;
+} monitor_state;
+
+static int monitor_cb(void *user, sla_int it, double rel)
+{
+    monitor_state *m = user;
+    double t = now_seconds();
+    if (it < m->lastit) m->lastit = 0; /* a new column */
+    if (it - m->lastit >= 100 || t - m->tlast >= 0.5) {
+        fprintf(stderr, "sla: %s iteration %lld  residual %.3e  (%.2f s)\n", m->phase,
+                (long long)it, rel, t - m->t0);
+        m->tlast = t;
+        m->lastit = it;
+    }
+    return 0;
+}
+
+static void monitor_start(monitor_state *m, const char *phase)
+{
+    m->phase = phase;
+    m->t0 = m->tlast = now_seconds();
+    m->lastit = 0;
+}
+
+/* The worst of nrhs reports: the non-converged one with the largest
+ * residual, else the largest residual. Times are summed. */
+static sla_solve_info worst_info(const sla_solve_info *info, sla_int nrhs)
+{
+    sla_int w = 0;
+    for (sla_int j = 1; j < nrhs; j++) {
+        const sla_solve_info *a = &info[j], *b = &info[w];
+        if (a->converged != b->converged) {
+            if (!a->converged) w = j;
+        } else if (!(a->residual <= b->residual)) {
+            w = j;
+        }
+    }
+    sla_solve_info r = info[w];
+    double tsum = 0.0;
+    for (sla_int j = 0; j < nrhs; j++) tsum += info[j].solve_seconds;
+    r.solve_seconds = tsum;
+    return r;
+}
+
+static const char solve_help[] =
+    "usage: sla solve A.mtx [options]\n"
+    "\n"
+    "Solve A x = b with a preconditioned Krylov method (x0 = 0).\n"
+    "\n"
+    "  --rhs b.mtx        right-hand side(s), Matrix Market array (default b = A*1)\n"
+    "  --out x.mtx        write the solution (Matrix Market array)\n"
+    "  --method M         auto|cg|bicgstab|gmres|minres (default auto)\n"
+    "  --precond P        none|jacobi|ssor|ic0|ilu0 (default none)\n"
+    "  --rtol R           relative tolerance on ||b - Ax|| / ||b|| (default 1e-8)\n"
+    "  --atol A           absolute tolerance (default 0)\n"
+    "  --maxiter K        iteration limit (default 10 n, at least 1000)\n"
+    "  --restart M        GMRES restart length (default 30)\n"
+    "  --omega W          SSOR weight in (0, 2) (default 1)\n"
+    "  --threads T        number of threads (0 = OpenMP default)\n"
+    "  --adjoint w.mtx    also differentiate L = w . x (an adjoint solve)\n"
+    "  --grad-b gb.mtx    write dL/db (Matrix Market array; needs --adjoint)\n"
+    "  --grad-A gA.mtx    write dL/dA on A's pattern (coordinate; needs --adjoint)\n"
+    "  --json             print one JSON object with the report\n"
+    "  --verbose          print the residual while solving (stderr)\n"
+    "\n"
+    "Exit status: 0 converged, 2 bad input, 3 not converged.\n";
+
+static void print_info_json(FILE *f, const sla_solve_info *w)
+{
+    char reason[48];
+    reason_string(w->reason, reason, sizeof reason);
+    fprintf(f, "\"iterations\":%lld,\"residual\":", (long long)w->iterations);
+    json_number(f, "%.6e", w->residual);
+    fprintf(f, ",\"converged\":%s,\"reason\":", w->converged ? "true" : "false");
+    json_string(f, reason);
+}
+
+static int cmd_solve(int argc, char **argv)
+{
+    optdef defs[] = {
+        {"--rhs", NULL, 1, NULL, 0},     {"--out", "-o", 1, NULL, 0},
+        {"--method", NULL, 1, NULL, 0},  {"--precond", NULL, 1, NULL, 0},
+        {"--rtol", NULL, 1, NULL, 0},    {"--atol", NULL, 1, NULL, 0},
+        {"--maxiter", NULL, 1, NULL, 0}, {"--restart", NULL, 1, NULL, 0},
+        {"--omega", NULL, 1, NULL, 0},   {"--threads", NULL, 1, NULL, 0},
+        {"--adjoint", NULL, 1, NULL, 0}, {"--grad-b", NULL, 1, NULL, 0},
+        {"--grad-A", NULL, 1, NULL, 0},  {"--json", NULL, 0, NULL, 0},
+        {"--verbose", "-v", 0, NULL, 0}, {"--help", "-h", 0, NULL, 0},
+    };
+    const int nd = (int)(sizeof defs / sizeof defs[0]);
+    const char *pos[1];
+    int npos = 0;
+    int rc = parse_args("solve", argc, argv, 2, defs, nd, pos, 1, &npos);
+    if (rc) return rc;
+    if (optseen(defs, nd, "--help")) {
+        fputs(solve_help, stdout);
+        return EXIT_OK;
+    }
+    if (npos != 1) {
+        err("solve: expected a matrix file (see 'sla solve --help')");
+        return EXIT_BAD;
+    }
+    const char *apath = pos[0];
+    const int json = optseen(defs, nd, "--json");
+    const int verbose = optseen(defs, nd, "--verbose");
+    const char *rhs_path = optval(defs, nd, "--rhs");
+    const char *out_path = optval(defs, nd, "--out");
+    const char *adj_path = optval(defs, nd, "--adjoint");
+    const char *gb_path = optval(defs, nd, "--grad-b");
+    const char *ga_path = optval(defs, nd, "--grad-A");
+
+    /* Options first: a bad option is reported before any file is read. */
+    sla_solver_options opts;
+    sla_solver_options_default(&opts);
+    const char *s;
+    long long threads = 0;
+    if ((s = optval(defs, nd, "--method"))) {
+        int k = lookup_name("--method", s, method_names, 5);
+        if (k < 0) return EXIT_BAD;
+        opts.method = method_values[k];
+    }
+    if ((s = optval(defs, nd, "--precond"))) {
+        int k = lookup_name("--precond", s, precond_names, 5);
+        if (k < 0) return EXIT_BAD;
+        opts.precond = precond_values[k];
+    }
+    if ((s = optval(defs, nd, "--rtol"))) {
+        if (parse_double("--rtol", s, &opts.rtol)) return EXIT_BAD;
+        if (opts.rtol < 0) {
+            err("--rtol: must be >= 0 (got %s)", s);
+            return EXIT_BAD;
+        }
+    }
+    if ((s = optval(defs, nd, "--atol"))) {
+        if (parse_double("--atol", s, &opts.atol)) return EXIT_BAD;
+        if (opts.atol < 0) {
+            err("--atol: must be >= 0 (got %s)", s);
+            return EXIT_BAD;
+        }
+    }
+    if ((s = optval(defs, nd, "--maxiter"))) {
+        long long v;
+        if (parse_int("--maxiter", s, 1, LLONG_MAX, &v)) return EXIT_BAD;
+        opts.maxiter = (sla_int)v;
+    }
+    if ((s = optval(defs, nd, "--restart"))) {
+        long long v;
+        if (parse_int("--restart", s, 1, 100000, &v)) return EXIT_BAD;
+        opts.restart = (int)v;
+    }
+    if ((s = optval(defs, nd, "--omega"))) {
+        if (parse_double("--omega", s, &opts.omega)) return EXIT_BAD;
+        if (!(opts.omega > 0.0 && opts.omega < 2.0)) {
+            err("--omega: must be in (0, 2) (got %s)", s);
+            return EXIT_BAD;
+        }
+    }
+    if ((s = optval(defs, nd, "--threads"))) {
+        if (parse_int("--threads", s, 0, 4096, &threads)) return EXIT_BAD;
+    }
+    if ((gb_path || ga_path) && !adj_path) {
+        err("solve: %s needs --adjoint w.mtx", gb_path ? "--grad-b" : "--grad-A");
+        return EXIT_BAD;
+    }
+
+    sla_ctx *ctx = NULL;
+    sla_matrix *A = NULL;
+    sla_solver *S = NULL;
+    double *b = NULL, *x = NULL, *w = NULL, *gb = NULL, *gA = NULL;
+    sla_solve_info *info = NULL, *ainfo = NULL;
+    sla_status st;
+    monitor_state mon;
+    memset(&mon, 0, sizeof mon);
+
+    if (sla_ctx_create(&ctx) != SLA_OK) {
+        err("out of memory");
+        return EXIT_INTERNAL;
+    }
+    sla_ctx_set_threads(ctx, (int)threads);
+
+    double t_read = now_seconds();
+    rc = read_matrix(ctx, apath, &A);
+    if (rc) goto done;
+    t_read = now_seconds() - t_read;
+    const sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
+    if (sla_matrix_ncols(A) != n) {
+        err("%s: matrix is not square (%lld x %lld); solve needs a square matrix", apath,
+            (long long)n, (long long)sla_matrix_ncols(A));
+        rc = EXIT_BAD;
+        goto done;
+    }
+    if (n == 0) {
+        err("%s: matrix is empty (0 x 0)", apath);
+        rc = EXIT_BAD;
+        goto done;
+    }
+
+    /* Right-hand side(s). */
+    sla_int nrhs = 1;
+    if (rhs_path) {
+        sla_int nr = 0, nc = 0;
+        rc = read_dense(ctx, rhs_path, &nr, &nc, &b);
+        if (rc) goto done;
+        if (nr != n || nc < 1) {
+            err("%s: right-hand side is %lld x %lld but the matrix %s is %lld x %lld", rhs_path,
+                (long long)nr, (long long)nc, apath, (long long)n, (long long)n);
+            rc = EXIT_BAD;
+            goto done;
+        }
+        nrhs = nc;
+    } else {
+        double *ones = xcalloc((size_t)n, sizeof *ones);
+        b = xcalloc((size_t)n, sizeof *b);
+        if (!ones || !b) {
+            free(ones);
+            rc = EXIT_INTERNAL;
+            goto done;
+        }
+        for (sla_int i = 0; i < n; i++) ones[i] = 1.0;
+        st = sla_matvec(ctx, A, 0, 1, ones, n, b, n);
+        free(ones);
+        if (st < 0) {
+            rc = lib_fail(ctx, st, apath);
+            goto done;
+        }
+    }
+
+    /* Adjoint seed. */
+    if (adj_path) {
+        sla_int nr = 0, nc = 0;
+        double *wr = NULL;
+        rc = read_dense(ctx, adj_path, &nr, &nc, &wr);
+        if (rc) goto done;
+        if (nr != n || (nc != 1 && nc != nrhs)) {
+            err("%s: adjoint seed is %lld x %lld but the solution is %lld x %lld", adj_path,
+                (long long)nr, (long long)nc, (long long)n, (long long)nrhs);
+            free(wr);
+            rc = EXIT_BAD;
+            goto done;
+        }
+        if (nc == nrhs) {
+            w = wr;
+        } else { /* one column for every right-hand side */
+            w = xcalloc((size_t)n * (size_t)nrhs, sizeof *w);
+            if (!w) {
+                free(wr);
+                rc = EXIT_INTERNAL;
+                goto done;
+            }
+            for (sla_int j = 0; j < nrhs; j++) memcpy(w + j * n, wr, (size_t)n * sizeof *w);
+            free(wr);
+        }
+    }
+
+    if (verbose) {
+        monitor_start(&mon, "solve");
+        opts.monitor = monitor_cb;
+        opts.monitor_user = &mon;
+        opts.monitor_every = 1;
+        fprintf(stderr, "sla: read %s (%lld x %lld, nnz %lld) in %.3f s\n", apath,
+                (long long)n, (long long)n, (long long)nnz, t_read);
+    }
+
+    st = sla_solver_create(ctx, A, &opts, &S);
+    if (st < 0) {
+        rc = lib_fail(ctx, st, apath);
+        goto done;
+    }
+
+    x = xcalloc((size_t)n * (size_t)nrhs, sizeof *x);
+    info = xcalloc((size_t)nrhs, sizeof *info);
+    if (!x || !info) {
+        rc = EXIT_INTERNAL;
+        goto done;
+    }
+    if (verbose) monitor_start(&mon, "solve");
+    st = sla_solver_solve(ctx, S, 0, nrhs, b, n, x, n, info);
+    if (st < 0) {
+        rc = lib_fail(ctx, st, apath);
+        goto done;
+    }
+    sla_solve_info fw = worst_info(info, nrhs);
+    int ok = fw.converged;
+
+    if (out_path) {
+        st = sla_mm_write_dense(ctx, out_path, n, nrhs, x);
+        if (st < 0) {
+            rc = lib_fail(ctx, st, out_path);
+            goto done;
+        }
+    }
+
+    sla_solve_info aw;
+    memset(&aw, 0, sizeof aw);
+    double t_adj = 0.0;
+    if (adj_path) {
+        gb = xcalloc((size_t)n * (size_t)nrhs, sizeof *gb);
+        gA = xcalloc((size_t)nnz, sizeof *gA);
+        ainfo = xcalloc((size_t)nrhs, sizeof *ainfo);
+        if (!gb || !gA || !ainfo) {
+            rc = EXIT_INTERNAL;
+            goto done;
+        }
+        if (verbose) monitor_start(&mon, "adjoint");
+        t_adj = now_seconds();
+        st = sla_solver_solve_vjp(ctx, S, 0, nrhs, x, n, w, n, gb, n, gA, ainfo);
+        t_adj = now_seconds() - t_adj;
+        if (st < 0) {
+            rc = lib_fail(ctx, st, adj_path);
+            goto done;
+        }
+        aw = worst_info(ainfo, nrhs);
+        if (!aw.converged) ok = 0;
+        if (gb_path) {
+            st = sla_mm_write_dense(ctx, gb_path, n, nrhs, gb);
+            if (st < 0) {
+                rc = lib_fail(ctx, st, gb_path);
+                goto done;
+            }
+        }
+        if (ga_path) {
+            st = sla_mm_write_pattern_values(ctx, ga_path, A, gA);
+            if (st < 0) {
+                rc = lib_fail(ctx, st, ga_path);
+                goto done;
+            }
+        }
+    }
+
+    double setup = sla_solver_setup_seconds(S);
+    if (json) {
+        printf("{\"n\":%lld,\"nnz\":%lld,\"backend\":", (long long)n, (long long)nnz);
+        json_string(stdout, fw.backend[0] ? fw.backend : "krylov");
+        printf(",\"method\":");
+        json_string(stdout, fw.method);
+        printf(",\"precond\":");
+        json_string(stdout, fw.precond);
+        printf(",");
+        print_info_json(stdout, &fw);
+        printf(",\"setup_seconds\":");
+        json_number(stdout, "%.6g", setup);
+        printf(",\"solve_seconds\":");
+        json_number(stdout, "%.6g", fw.solve_seconds);
+        if (adj_path) {
+            printf(",\"adjoint\":{");
+            print_info_json(stdout, &aw);
+            printf(",\"seconds\":");
+            json_number(stdout, "%.6g", t_adj);
+            printf("}");
+        }
+        printf("}\n");
+    } else {
+        char reason[48];
+        reason_string(fw.reason, reason, sizeof reason);
+        printf("%s: n = %lld, nnz = %lld", apath, (long long)n, (long long)nnz);
+        if (nrhs > 1) printf(", %lld right-hand sides (worst shown)", (long long)nrhs);
+        printf("\n  method %s, precond %s, backend %s\n", fw.method, fw.precond,
+               fw.backend[0] ? fw.backend : "krylov");
+        printf("  iterations %lld, residual %.3e, %s\n", (long long)fw.iterations, fw.residual,
+               reason);
+        printf("  setup %.3f s, solve %.3f s\n", setup, fw.solve_seconds);
+        if (fw.note[0]) printf("  note: %s\n", fw.note);
+        if (adj_path) {
+            reason_string(aw.reason, reason, sizeof reason);
+            printf("adjoint (L = w . x): iterations %lld, residual %.3e, %s, %.3f s\n",
+                   (long long)aw.iterations, aw.residual, reason, t_adj);
+        }
+        if (out_path) printf("  wrote x to %s\n", out_path);
+        if (gb_path) printf("  wrote dL/db to %s\n", gb_path);
+        if (ga_path) printf("  wrote dL/dA to %s\n", ga_path);
+    }
+    fflush(stdout);
+    if (!ok) {
+        char reason[48];
+        const sla_solve_info *bad = fw.converged ? &aw : &fw;
+        reason_string(bad->reason, reason, sizeof reason);
+        err("%s did not converge: %s after %lld iterations (residual %.3e)",
+            fw.converged ? "adjoint solve" : "solve", reason, (long long)bad->iterations,
+            bad->residual);
+    }
+    rc = ok ? EXIT_OK : EXIT_NOCONV;
+
+done:
+    sla_solver_destroy(&S);
+    sla_matrix_destroy(&A);
+    free(b);
+    free(x);
+    free(w);
+    free(gb);
+    free(gA);
+    free(info);
+    free(ainfo);
+    sla_ctx_destroy(&ctx);
+    return rc;
+}
+
+/* ---- sla gen -------------------------------------------------------- */
+
+static const char gen_help[] =
+    "usage: sla gen KIND N -o A.mtx [options]\n"
+    "\n"
+    "Write a generated test matrix (N interior points per side, Dirichlet\n"
+    "boundaries, lexicographic numbering).\n"
+    "\n"
+    "  poisson1d N        3-point Laplacian, n = N\n"
+    "  poisson2d N        5-point Laplacian, n = N^2\n"
+    "  poisson3d N        7-point Laplacian, n = N^3\n"
+    "  diffusion2d N      -div(kappa grad u), kappa = 1 + 0.5 sin(2 pi x) sin(2 pi y)\n"
+    "                     at cell centres, or --kappa-const K\n"
+    "  convdiff2d N       -Laplace(u) + b . grad u, upwind, --bx B --by B (default 10, 10)\n"
+    "  aniso2d N          -(eps u_xx + u_yy), --eps E (default 0.01)\n"
+    "  random N           random sparse n = N, --per-row P (default 5),\n"
+    "                     --kind general|symmetric|spd (default spd), --seed S\n"
+    "\n"
+    "  -o, --out A.mtx    output file (required)\n"
+    "  -q, --quiet        do not print a summary\n";
+
+static int cmd_gen(int argc, char **argv)
+{
+    optdef defs[] = {
+        {"--out", "-o", 1, NULL, 0},     {"--eps", NULL, 1, NULL, 0},
+        {"--bx", NULL, 1, NULL, 0},      {"--by", NULL, 1, NULL, 0},
+        {"--seed", NULL, 1, NULL, 0},    {"--kappa-const", NULL, 1, NULL, 0},
+        {"--per-row", NULL, 1, NULL, 0}, {"--kind", NULL, 1, NULL, 0},
+        {"--quiet", "-q", 0, NULL, 0},   {"--help", "-h", 0, NULL, 0},
+    };
+    const int nd = (int)(sizeof defs / sizeof defs[0]);
+    const char *pos[2];
+    int npos = 0;
+    int rc = parse_args("gen", argc, argv, 2, defs, nd, pos, 2, &npos);
+    if (rc) return rc;
+    if (optseen(defs, nd, "--help")) {
+        fputs(gen_help, stdout);
+        return EXIT_OK;
+    }
+    static const char *const kinds[] = {"poisson1d",  "poisson2d",  "poisson3d", "diffusion2d",
+                                        "convdiff2d", "aniso2d",    "random"};
+    if (npos != 2) {
+        err("gen: expected KIND and N (see 'sla gen --help')");
+        return EXIT_BAD;
+    }
+    int kind = lookup_name("gen", pos[0], kinds, 7);
+    if (kind < 0) return EXIT_BAD;
+    long long N;
+    long long maxN = kind == 0 || kind == 6 ? 2000000000LL : kind == 2 ? 1290 : 46000;
+    if (parse_int("N", pos[1], 1, maxN, &N)) return EXIT_BAD;
+    const char *out = optval(defs, nd, "--out");
+    if (!out) {
+        err("gen: missing output file (-o A.mtx)");
+        return EXIT_BAD;
+    }
+    /* Kind-specific options. */
+    static const struct { const char *opt; int kind; } applies[] = {
+        {"--eps", 5},      {"--bx", 4},        {"--by", 4},   {"--kappa-const", 3},
+        {"--seed", 6},     {"--per-row", 6},   {"--kind", 6},
+    };
+    for (size_t i = 0; i < sizeof applies / sizeof applies[0]; i++) {
+        if (optseen(defs, nd, applies[i].opt) && applies[i].kind != kind) {
+            err("gen: %s applies to %s only", applies[i].opt, kinds[applies[i].kind]);
+            return EXIT_BAD;
+        }
+    }
+    double eps = 0.01, bx = 10.0, by = 10.0, kconst = 0.0;
+    long long seed = 1, per_row = 5;
+    int rkind = 2;
+    const char *s;
+    if ((s = optval(defs, nd, "--eps"))) {
+        if (parse_double("--eps", s, &eps)) return EXIT_BAD;
+        if (!(eps > 0)) {
+            err("--eps: must be > 0 (got %s)", s);
+            return EXIT_BAD;
+        }
+    }
+    if ((s = optval(defs, nd, "--bx")) && parse_double("--bx", s, &bx)) return EXIT_BAD;
+    if ((s = optval(defs, nd, "--by")) && parse_double("--by", s, &by)) return EXIT_BAD;
+    if ((s = optval(defs, nd, "--kappa-const"))) {
+        if (parse_double("--kappa-const", s, &kconst)) return EXIT_BAD;
+        if (!(kconst > 0)) {
+            err("--kappa-const: must be > 0 (got %s)", s);
+            return EXIT_BAD;
+        }
+    }
+    if ((s = optval(defs, nd, "--seed")) && parse_int("--seed", s, 0, LLONG_MAX, &seed))
+        return EXIT_BAD;
+    if ((s = optval(defs, nd, "--per-row")) && parse_int("--per-row", s, 0, N, &per_row))
+        return EXIT_BAD;
+    if ((s = optval(defs, nd, "--kind"))) {
+        static const char *const rk[] = {"general", "symmetric", "spd"};
+        rkind = lookup_name("--kind", s, rk, 3);
+        if (rkind < 0) return EXIT_BAD;
+    }
+
+    sla_ctx *ctx = NULL;
+    sla_matrix *A = NULL;
+    double *kappa = NULL;
+    sla_status st = SLA_OK;
+    if (sla_ctx_create(&ctx) != SLA_OK) {
+        err("out of memory");
+        return EXIT_INTERNAL;
+    }
+    double t = now_seconds();
+    switch (kind) {
+    case 0: case 1: case 2:
+        st = sla_gen_poisson(ctx, kind + 1, (sla_int)N, &A);
+        break;
+    case 3: {
+        sla_int nc = (sla_int)(N + 1);
+        kappa = xcalloc((size_t)nc * (size_t)nc, sizeof *kappa);
+        if (!kappa) {
+            rc = EXIT_INTERNAL;
+            goto done;
+        }
+        double h = 1.0 / (double)(N + 1);
+        for (sla_int bb = 0; bb < nc; bb++)
+            for (sla_int a = 0; a < nc; a++) {
+                double xc = (a + 0.5) * h, yc = (bb + 0.5) * h;
+                kappa[bb * nc + a] =
+                    kconst > 0 ? kconst : 1.0 + 0.5 * sin(2 * PI * xc) * sin(2 * PI * yc);
+            }
+        st = sla_gen_diffusion2d(ctx, (sla_int)N, kappa, &A);
+        break;
+    }
+    case 4:
+        st = sla_gen_convdiff2d(ctx, (sla_int)N, bx, by, &A);
+        break;
+    case 5:
+        st = sla_gen_aniso2d(ctx, (sla_int)N, eps, &A);
+        break;
+    case 6:
+        st = sla_gen_random(ctx, (sla_int)N, (sla_int)per_row, rkind, (uint64_t)seed, &A);
+        break;
+    }
+    if (st < 0) {
+        rc = lib_fail(ctx, st, pos[0]);
+        goto done;
+    }
+    st = sla_mm_write(ctx, out, A, 0);
+    if (st < 0) {
+        rc = lib_fail(ctx, st, out);
+        goto done;
+    }
+    t = now_seconds() - t;
+    if (!optseen(defs, nd, "--quiet"))
+        printf("wrote %s: %s N = %lld, n = %lld, nnz = %lld (%.3f s)\n", out, kinds[kind], N,
+               (long long)sla_matrix_nrows(A), (long long)sla_matrix_nnz(A), t);
+    rc = EXIT_OK;
+done:
+    free(kappa);
+    sla_matrix_destroy(&A);
+    sla_ctx_destroy(&ctx);
+    return rc;
+}
+
+/* ---- sla info ------------------------------------------------------- */
+
+static const char info_help[] =
+    "usage: sla info A.mtx [--json]\n"
+    "\n"
+    "Size and structure of a Matrix Market matrix: symmetry (relative\n"
+    "tolerance 1e-12), structural symmetry, positive diagonal, diagonal\n"
+    "dominance.\n";
+
+static int cmd_info(int argc, char **argv)
+{
+    optdef defs[] = {{"--json", NULL, 0, NULL, 0}, {"--help", "-h", 0, NULL, 0}};
+    const int nd = 2;
+    const char *pos[1];
+    int npos = 0;
+    int rc = parse_args("info", argc, argv, 2, defs, nd, pos, 1, &npos);
+    if (rc) return rc;
+    if (optseen(defs, nd, "--help")) {
+        fputs(info_help, stdout);
+        return EXIT_OK;
+    }
+    if (npos != 1) {
+        err("info: expected a matrix file (see 'sla info --help')");
+        return EXIT_BAD;
+    }
+    sla_ctx *ctx = NULL;
+    sla_matrix *A = NULL;
+    if (sla_ctx_create(&ctx) != SLA_OK) {
+        err("out of memory");
+        return EXIT_INTERNAL;
+    }
+    rc = read_matrix(ctx, pos[0], &A);
+    if (rc) goto done;
+    sla_matrix_props p;
+    sla_status st = sla_matrix_properties(ctx, A, 0, 1e-12, &p);
+    if (st < 0) {
+        rc = lib_fail(ctx, st, pos[0]);
+        goto done;
+    }
+    long long nr = (long long)sla_matrix_nrows(A), nc = (long long)sla_matrix_ncols(A),
+              nnz = (long long)sla_matrix_nnz(A);
+#define TF(v) ((v) ? "true" : "false")
+    if (optseen(defs, nd, "--json")) {
+        printf("{\"file\":");
+        json_string(stdout, pos[0]);
+        printf(",\"n\":%lld,\"ncols\":%lld,\"nnz\":%lld,\"square\":%s,\"symmetric\":%s,"
+               "\"structurally_symmetric\":%s,\"positive_diagonal\":%s,"
+               "\"diagonally_dominant\":%s,\"symmetry_error\":",
+               nr, nc, nnz, TF(p.square), TF(p.symmetric), TF(p.structurally_symmetric),
+               TF(p.positive_diagonal), TF(p.diagonally_dominant));
+        json_number(stdout, "%.6e", p.symmetry_error);
+        printf(",\"max_abs\":");
+        json_number(stdout, "%.17g", p.max_abs);
+        printf("}\n");
+    } else {
+#define YN(v) ((v) ? "yes" : "no")
+        printf("%s: %lld x %lld, nnz %lld (%.2f per row)\n", pos[0], nr, nc, nnz,
+               nr ? (double)nnz / (double)nr : 0.0);
+        if (p.square) {
+            printf("  symmetric              %s (relative error %.3e)\n", YN(p.symmetric),
+                   p.symmetry_error);
+            printf("  structurally symmetric %s\n", YN(p.structurally_symmetric));
+            printf("  positive diagonal      %s\n", YN(p.positive_diagonal));
+            printf("  diagonally dominant    %s\n", YN(p.diagonally_dominant));
+        } else {
+            printf("  not square\n");
+        }
+        printf("  max |a_ij|             %.6g\n", p.max_abs);
+#undef YN
+    }
+#undef TF
+    rc = EXIT_OK;
+done:
+    sla_matrix_destroy(&A);
+    sla_ctx_destroy(&ctx);
+    return rc;
+}
+
+/* ---- sla demo ------------------------------------------------------- */
+
+static const char demo_help[] =
+    "usage: sla demo [--n N] [--method M] [--precond P] [--rtol R] [--threads T]\n"
+    "\n"
+    "Solve the 2D Poisson problem (N x N interior grid, default N = 256) with\n"
+    "b = h^2 * ones, differentiate L = sum(x) with one adjoint solve, and check\n"
+    "dL/db and dL/dA at one entry each against central finite differences\n"
+    "(perturb, re-solve, compare). Defaults: method auto, precond ic0,\n"
+    "rtol 1e-12.\n";
+
+static double vsum(const double *v, sla_int n)
+{
+    double s = 0.0;
+    for (sla_int i = 0; i < n; i++) s += v[i];
+    return s;
+}
+
+static int demo_solve(sla_ctx *ctx, sla_solver *S, sla_int n, const double *b, double *x,
+                      double *L, const char *what)
+{
+    sla_solve_info inf;
+    sla_status st = sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &inf);
+    if (st < 0) return lib_fail(ctx, st, what);
+    if (!inf.converged) {
+        char r[48];
+        reason_string(inf.reason, r, sizeof r);
+        err("demo: %s did not converge (%s)", what, r);
+        return EXIT_NOCONV;
+    }
+    *L = vsum(x, n);
+    return 0;
+}
+
+static int cmd_demo(int argc, char **argv)
+{
+    optdef defs[] = {
+        {"--n", "-N", 1, NULL, 0},       {"--method", NULL, 1, NULL, 0},
+        {"--precond", NULL, 1, NULL, 0}, {"--rtol", NULL, 1, NULL, 0},
+        {"--threads", NULL, 1, NULL, 0}, {"--help", "-h", 0, NULL, 0},
+    };
+    const int nd = (int)(sizeof defs / sizeof defs[0]);
+    const char *pos[1];
+    int npos = 0;
+    int rc = parse_args("demo", argc, argv, 2, defs, nd, pos, 0, &npos);
+    if (rc) return rc;
+    if (optseen(defs, nd, "--help")) {
+        fputs(demo_help, stdout);
+        return EXIT_OK;
+    }
+    long long N = 256, threads = 0;
+    sla_solver_options opts;
+    sla_solver_options_default(&opts);
+    opts.method = SLA_METHOD_AUTO;
+    opts.precond = SLA_PRECOND_IC0;
+    opts.rtol = 1e-12;
+    int precond_given = 0;
+    const char *s;
+    if ((s = optval(defs, nd, "--n")) && parse_int("--n", s, 2, 4000, &N)) return EXIT_BAD;
+    if ((s = optval(defs, nd, "--threads")) && parse_int("--threads", s, 0, 4096, &threads))
+        return EXIT_BAD;
+    if ((s = optval(defs, nd, "--method"))) {
+        int k = lookup_name("--method", s, method_names, 5);
+        if (k < 0) return EXIT_BAD;
+        opts.method = method_values[k];
+    }
+    if ((s = optval(defs, nd, "--precond"))) {
+        int k = lookup_name("--precond", s, precond_names, 5);
+        if (k < 0) return EXIT_BAD;
+        opts.precond = precond_values[k];
+        precond_given = 1;
+    }
+    if ((s = optval(defs, nd, "--rtol"))) {
+        if (parse_double("--rtol", s, &opts.rtol)) return EXIT_BAD;
+        if (!(opts.rtol > 0)) {
+            err("--rtol: must be > 0 (got %s)", s);
+            return EXIT_BAD;
+        }
+    }
+
+    sla_ctx *ctx = NULL;
+    sla_matrix *A = NULL, *Ap = NULL;
+    sla_solver *S = NULL, *Sp = NULL;
+    double *b = NULL, *x = NULL, *gx = NULL, *gb = NULL, *gA = NULL, *bp = NULL, *xp = NULL,
+           *vals = NULL;
+    sla_int *colind = NULL;
+    sla_status st;
+    if (sla_ctx_create(&ctx) != SLA_OK) {
+        err("out of memory");
+        return EXIT_INTERNAL;
+    }
+    sla_ctx_set_threads(ctx, (int)threads);
+
+    double t = now_seconds();
+    st = sla_gen_poisson(ctx, 2, (sla_int)N, &A);
+    if (st < 0) {
+        rc = lib_fail(ctx, st, "poisson2d");
+        goto done;
+    }
+    t = now_seconds() - t;
+    const sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
+    const double h = 1.0 / (double)(N + 1);
+    printf("sla %s demo: 2D Poisson, 5-point stencil, N = %lld interior points per side\n",
+           sla_version(), N);
+    printf("  n = %lld unknowns, nnz = %lld, generated in %.3f s\n", (long long)n,
+           (long long)nnz, t);
+    printf("  b = h^2 * ones (h = 1/%lld), x0 = 0, rtol = %.0e, threads = %d\n", N + 1,
+           opts.rtol, sla_ctx_threads(ctx));
+
+    b = xcalloc((size_t)n, sizeof *b);
+    x = xcalloc((size_t)n, sizeof *x);
+    gx = xcalloc((size_t)n, sizeof *gx);
+    gb = xcalloc((size_t)n, sizeof *gb);
+    gA = xcalloc((size_t)nnz, sizeof *gA);
+    bp = xcalloc((size_t)n, sizeof *bp);
+    xp = xcalloc((size_t)n, sizeof *xp);
+    vals = xcalloc((size_t)nnz, sizeof *vals);
+    colind = xcalloc((size_t)nnz, sizeof *colind);
+    if (!b || !x || !gx || !gb || !gA || !bp || !xp || !vals || !colind) {
+        rc = EXIT_INTERNAL;
+        goto done;
+    }
+    for (sla_int i = 0; i < n; i++) {
+        b[i] = h * h;
+        gx[i] = 1.0;
+    }
+
+    st = sla_solver_create(ctx, A, &opts, &S);
+    if (st == SLA_ERR_NOT_SPD && !precond_given) {
+        printf("  note: ic0 failed (%s); falling back to jacobi\n", sla_ctx_message(ctx));
+        opts.precond = SLA_PRECOND_JACOBI;
+        st = sla_solver_create(ctx, A, &opts, &S);
+    }
+    if (st < 0) {
+        rc = lib_fail(ctx, st, "demo");
+        goto done;
+    }
+
+    /* Forward solve. */
+    sla_solve_info fi, ai;
+    char reason[48];
+    st = sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &fi);
+    if (st < 0) {
+        rc = lib_fail(ctx, st, "demo solve");
+        goto done;
+    }
+    reason_string(fi.reason, reason, sizeof reason);
+    const double L = vsum(x, n);
+    printf("\nforward solve  A x = b\n");
+    printf("  method %s, precond %s, backend %s\n", fi.method, fi.precond, fi.backend);
+    printf("  iterations %lld, residual %.3e (true, relative), reason %s\n",
+           (long long)fi.iterations, fi.residual, reason);
+    printf("  setup %.4f s, solve %.4f s\n", sla_solver_setup_seconds(S), fi.solve_seconds);
+    if (fi.note[0]) printf("  note: %s\n", fi.note);
+    printf("  L = sum(x) = %.12g, max x = %.6g (at the grid centre)\n", L,
+           x[(N / 2) * N + N / 2]);
+
+    /* Adjoint solve: gx = dL/dx = ones. */
+    t = now_seconds();
+    st = sla_solver_solve_vjp(ctx, S, 0, 1, x, n, gx, n, gb, n, gA, &ai);
+    t = now_seconds() - t;
+    if (st < 0) {
+        rc = lib_fail(ctx, st, "demo adjoint");
+        goto done;
+    }
+    reason_string(ai.reason, reason, sizeof reason);
+    printf("\nadjoint solve  A^T lambda = dL/dx = ones  (VJP of L = sum(x))\n");
+    printf("  iterations %lld, residual %.3e, reason %s, %.4f s (total VJP)\n",
+           (long long)ai.iterations, ai.residual, reason, t);
+    printf("  dL/db = lambda, dL/dA = -lambda x^T on the %lld stored entries\n",
+           (long long)nnz);
+    if (!fi.converged || !ai.converged) {
+        err("demo: %s solve did not converge", fi.converged ? "adjoint" : "forward");
+        rc = EXIT_NOCONV;
+        goto done;
+    }
+
+    /* Finite-difference spot checks at the grid centre. */
+    const sla_int i = (N / 2) * N + N / 2;
+    const sla_int *rowptr = sla_matrix_rowptr(A);
+    sla_matrix_get_colind(A, colind);
+    sla_int kd = -1;
+    for (sla_int p = rowptr[i]; p < rowptr[i + 1]; p++)
+        if (colind[p] == i) kd = p;
+    if (kd < 0) {
+        err("demo: row %lld has no diagonal entry", (long long)i);
+        rc = EXIT_INTERNAL;
+        goto done;
+    }
+    printf("\nfinite-difference check (central differences, each a fresh re-solve)\n");
+    double tfd = now_seconds();
+
+    /* dL/db_i: L is linear in b, so a step the size of b_i is safe. */
+    double Lp, Lm, db = h * h;
+    memcpy(bp, b, (size_t)n * sizeof *bp);
+    bp[i] = b[i] + db;
+    if ((rc = demo_solve(ctx, S, n, bp, xp, &Lp, "FD solve (b + db)"))) goto done;
+    bp[i] = b[i] - db;
+    if ((rc = demo_solve(ctx, S, n, bp, xp, &Lm, "FD solve (b - db)"))) goto done;
+    const double fd_b = (Lp - Lm) / (2 * db);
+    const double rel_b = fabs(fd_b - gb[i]) / fmax(fabs(gb[i]), 1e-300);
+
+    /* dL/dA_ii: perturbing a diagonal entry keeps A symmetric positive
+     * definite, so the same method and preconditioner apply. */
+    st = sla_matrix_copy(ctx, A, &Ap);
+    if (st < 0) {
+        rc = lib_fail(ctx, st, "demo");
+        goto done;
+    }
+    memcpy(vals, sla_matrix_values(A, 0), (size_t)nnz * sizeof *vals);
+    const double aii = vals[kd], da = 1e-4 * fabs(aii);
+    vals[kd] = aii + da;
+    st = sla_matrix_set_values(ctx, Ap, 0, vals);
+    if (st >= 0) st = sla_solver_create(ctx, Ap, &opts, &Sp);
+    if (st < 0) {
+        rc = lib_fail(ctx, st, "demo");
+        goto done;
+    }
+    if ((rc = demo_solve(ctx, Sp, n, b, xp, &Lp, "FD solve (A + dA)"))) goto done;
+    vals[kd] = aii - da;
+    st = sla_matrix_set_values(ctx, Ap, 0, vals);
+    if (st >= 0) st = sla_solver_refresh(ctx, Sp);
+    if (st < 0) {
+        rc = lib_fail(ctx, st, "demo");
+        goto done;
+    }
+    if ((rc = demo_solve(ctx, Sp, n, b, xp, &Lm, "FD solve (A - dA)"))) goto done;
+    const double fd_a = (Lp - Lm) / (2 * da);
+    const double rel_a = fabs(fd_a - gA[kd]) / fmax(fabs(gA[kd]), 1e-300);
+    tfd = now_seconds() - tfd;
+
+    /* The solves are accurate to about rtol * cond(A) ~ rtol * (N+1)^2. */
+    const double tol = fmax(1e-6, 1e3 * opts.rtol * (double)(N + 1) * (double)(N + 1));
+    printf("  dL/db[%lld]      adjoint %.10e  fd %.10e  rel. diff %.2e  (step %.1e)\n",
+           (long long)i, gb[i], fd_b, rel_b, db);
+    printf("  dL/dA[%lld,%lld]  adjoint %.10e  fd %.10e  rel. diff %.2e  (step %.1e)\n",
+           (long long)i, (long long)i, gA[kd], fd_a, rel_a, da);
+    printf("  4 re-solves in %.3f s; tolerance %.1e\n", tfd, tol);
+    if (rel_b <= tol && rel_a <= tol) {
+        printf("\nresult: OK (adjoint gradients match finite differences)\n");
+        rc = EXIT_OK;
+    } else {
+        printf("\nresult: FAILED (adjoint and finite differences disagree)\n");
+        err("demo: finite-difference check failed (rel. diff %.2e / %.2e > %.1e)", rel_b,
+            rel_a, tol);
+        rc = EXIT_INTERNAL;
+    }
+
+done:
+    fflush(stdout);
+    sla_solver_destroy(&Sp);
+    sla_solver_destroy(&S);
+    sla_matrix_destroy(&Ap);
+    sla_matrix_destroy(&A);
+    free(b);
+    free(x);
+    free(gx);
+    free(gb);
+    free(gA);
+    free(bp);
+    free(xp);
+    free(vals);
+    free(colind);
+    sla_ctx_destroy(&ctx);
+    return rc;
+}
+
+/* ---- main ----------------------------------------------------------- */
+
+static const char main_help[] =
+    "usage: sla <command> [options]\n"
+    "\n"
+    "Differentiable sparse linear algebra from the command line.\n"
+    "\n"
+    "commands:\n"
+    "  solve A.mtx        solve A x = b; --adjoint for the VJP (dL/db, dL/dA)\n"
+    "  gen KIND N -o F    write a test matrix (poisson1d/2d/3d, diffusion2d,\n"
+    "                     convdiff2d, aniso2d, random)\n"
+    "  info A.mtx         size and structure of a matrix\n"
+    "  demo               2D Poisson: solve, adjoint, finite-difference check\n"
+    "\n"
+    "  sla <command> --help   options of a command\n"
+    "  sla --version          library version\n"
+    "\n"
+    "Exit status: 0 success, 2 bad input, 3 not converged, 1 other failure.\n";
+
+int main(int argc, char **argv)
+{
+    static const char *const cmds[] = {"solve", "gen", "info", "demo", "help"};
+    if (argc < 2) {
+        fputs(main_help, stderr);
+        return EXIT_BAD;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        fputs(main_help, stdout);
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V") || !strcmp(cmd, "version")) {
+        printf("sla %s\n", sla_version());
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "solve")) return cmd_solve(argc, argv);
+    if (!strcmp(cmd, "gen")) return cmd_gen(argc, argv);
+    if (!strcmp(cmd, "info")) return cmd_info(argc, argv);
+    if (!strcmp(cmd, "demo")) return cmd_demo(argc, argv);
+    if (!strcmp(cmd, "help")) {
+        const char *topic = argc > 2 ? argv[2] : "";
+        if (!strcmp(topic, "solve")) fputs(solve_help, stdout);
+        else if (!strcmp(topic, "gen")) fputs(gen_help, stdout);
+        else if (!strcmp(topic, "info")) fputs(info_help, stdout);
+        else if (!strcmp(topic, "demo")) fputs(demo_help, stdout);
+        else fputs(main_help, stdout);
+        return EXIT_OK;
+    }
+    if (cmd[0] == '-')
+        err("unknown option '%s' (did you mean --help?)", cmd);
+    else
+        err("unknown command '%s' (did you mean %s?); see 'sla --help'", cmd,
+            nearest(cmd, cmds, 5));
+    return EXIT_BAD;
+}
