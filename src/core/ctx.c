@@ -95,10 +95,12 @@ sla_status sla__error(sla_ctx *ctx, sla_status st, const char *fmt, ...)
 {
     if (!ctx) return st;
     ctx->status = st;
+    char buf[sizeof ctx->message]; /* the arguments may include ctx->message itself */
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(ctx->message, sizeof ctx->message, fmt, ap);
+    vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    memcpy(ctx->message, buf, sizeof buf);
     return st;
 }
 

@@ -1,0 +1,295 @@
+#!/usr/bin/env bash
+# End-to-end tests of the command-line tool.
+#   bash test_cli.sh <path-to-sla> <test-data-dir>
+# Every check runs the real binary (under ASan in the sanitizer build, where
+# a leak or a memory error changes the exit status and fails the check).
+set -u
+
+SLA=${1:?usage: test_cli.sh <path-to-sla> <test-data-dir>}
+DATA=${2:?usage: test_cli.sh <path-to-sla> <test-data-dir>}
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sla-cli.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+fails=0
+checks=0
+OUT=$tmp/stdout
+ERR=$tmp/stderr
+rc=0
+
+fail() {
+    fails=$((fails + 1))
+    echo "FAIL: $*"
+    echo "  command: ${LAST_CMD:-}"
+    echo "  exit status: $rc"
+    sed 's/^/  stdout: /' "$OUT" 2>/dev/null | head -20
+    sed 's/^/  stderr: /' "$ERR" 2>/dev/null | head -20
+}
+ok() { checks=$((checks + 1)); }
+
+# run ARGS...: run sla, stdout/stderr to files, status in $rc.
+run() {
+    LAST_CMD="sla $*"
+    "$SLA" "$@" >"$OUT" 2>"$ERR"
+    rc=$?
+}
+
+# expect STATUS DESCRIPTION: check the last run's exit status.
+expect() {
+    if [ "$rc" -eq "$1" ]; then ok; else fail "$2: expected exit $1"; fi
+}
+
+# stdout_has / stderr_has REGEX DESCRIPTION (extended regex, case-insensitive)
+stdout_has() { if grep -Eqi -- "$1" "$OUT"; then ok; else fail "$2: stdout lacks /$1/"; fi; }
+stderr_has() { if grep -Eqi -- "$1" "$ERR"; then ok; else fail "$2: stderr lacks /$1/"; fi; }
+
+# jget KEY [FILE]: the value of "KEY": in a one-line JSON object (first hit,
+# quotes stripped). For the adjoint object, use jget_adj.
+jget() {
+    grep -o "\"$1\": *[^,}]*" "${2:-$OUT}" | head -n 1 | sed 's/^[^:]*: *//; s/"//g'
+}
+jget_adj() {
+    sed 's/.*"adjoint": *{//' "$OUT" | grep -o "\"$1\": *[^,}]*" | head -n 1 |
+        sed 's/^[^:]*: *//; s/"//g'
+}
+jeq() { # jeq KEY VALUE DESCRIPTION
+    local v
+    v=$(jget "$1")
+    if [ "$v" = "$2" ]; then ok; else fail "$3: \"$1\" is '$v', expected '$2'"; fi
+}
+one_json_object() { # exactly one line, an object
+    if [ "$(wc -l <"$OUT")" -eq 1 ] && grep -q '^{.*}$' "$OUT"; then ok; else
+        fail "$1: stdout is not exactly one JSON object"
+    fi
+}
+
+# mm_entries FILE: the number of data lines (not comments, not the size line).
+mm_entries() { grep -v '^%' "$1" | sed 1d | grep -c .; }
+# mm_size FILE: the size line.
+mm_size() { grep -v '^%' "$1" | head -n 1 | tr -s ' \t' ' ' | sed 's/^ //; s/ $//'; }
+
+# write_array FILE ROWS COLS VALUE-EXPR: an array Matrix Market file whose
+# entry (i, j) (1-based, column-major) is awk's VALUE-EXPR.
+write_array() {
+    awk -v r="$2" -v c="$3" "BEGIN {
+        print \"%%MatrixMarket matrix array real general\"
+        print r, c
+        for (j = 1; j <= c; j++) for (i = 1; i <= r; i++) printf \"%.17g\\n\", $4
+    }" >"$1"
+}
+
+A=$tmp/A.mtx
+C=$tmp/C.mtx
+
+# ---- help, version, command errors -------------------------------------
+run --version;            expect 0 "--version"; stdout_has '^sla [0-9]+\.[0-9]+\.[0-9]+' "--version"
+run --help;               expect 0 "--help"; stdout_has 'solve' "--help"
+for c in solve gen info demo; do
+    run "$c" --help;      expect 0 "$c --help"; stdout_has "usage: sla $c" "$c --help"
+done
+run;                      expect 2 "no command"
+run solv A.mtx;           expect 2 "unknown command"; stderr_has "did you mean solve" "unknown command"
+run --frobnicate;         expect 2 "unknown top-level option"
+
+# ---- gen + info ----------------------------------------------------------
+run gen poisson2d 8 -o "$A";  expect 0 "gen poisson2d 8"
+run info "$A" --json;         expect 0 "info --json"; one_json_object "info --json"
+jeq n 64 "info poisson2d 8"; jeq ncols 64 "info poisson2d 8"; jeq nnz 288 "info poisson2d 8"
+jeq symmetric true "info poisson2d 8"; jeq structurally_symmetric true "info poisson2d 8"
+jeq positive_diagonal true "info poisson2d 8"; jeq diagonally_dominant true "info poisson2d 8"
+run info "$A";                expect 0 "info (text)"; stdout_has 'nnz 288' "info (text)"
+
+check_gen() { # KIND N N_ROWS NNZ SYMMETRIC [extra args]
+    local kind=$1 N=$2 n=$3 nnz=$4 sym=$5
+    shift 5
+    run gen "$kind" "$N" -o "$tmp/g.mtx" "$@"; expect 0 "gen $kind $N $*"
+    run info "$tmp/g.mtx" --json;              expect 0 "info on gen $kind"
+    jeq n "$n" "gen $kind $N"; jeq symmetric "$sym" "gen $kind $N"
+    [ -z "$nnz" ] || jeq nnz "$nnz" "gen $kind $N"
+}
+check_gen poisson1d 10 10 28 true
+check_gen poisson3d 4 64 352 true
+check_gen diffusion2d 8 64 288 true
+check_gen convdiff2d 8 64 288 false
+check_gen convdiff2d 8 64 288 false --bx 50 --by -20
+check_gen aniso2d 8 64 288 true --eps 0.001
+check_gen random 50 50 '' true --seed 7 --kind spd
+# diffusion2d with kappa = 1 is poisson2d.
+run gen diffusion2d 8 -o "$tmp/d1.mtx" --kappa-const 1; expect 0 "gen diffusion2d --kappa-const"
+if cmp -s <(grep -v '^%' "$tmp/d1.mtx") <(grep -v '^%' "$A"); then ok; else
+    fail "diffusion2d with kappa = 1 differs from poisson2d"; fi
+run gen poisson2d 8;                 expect 2 "gen without -o"
+run gen poisson9d 8 -o "$tmp/g.mtx"; expect 2 "gen unknown kind"; stderr_has 'poisson[0-9]d' "gen unknown kind"
+run gen poisson2d 8x -o "$tmp/g.mtx"; expect 2 "gen bad N"
+run gen poisson2d 0 -o "$tmp/g.mtx";  expect 2 "gen N = 0"
+run gen aniso2d 8 -o "$tmp/g.mtx" --eps abc; expect 2 "gen bad --eps"; stderr_has 'abc' "gen bad --eps"
+run gen poisson2d 8 -o "$tmp/g.mtx" --eps 0.1; expect 2 "gen --eps on poisson2d"
+
+# ---- solve: defaults and JSON --------------------------------------------
+run solve "$A" --json;  expect 0 "solve --json"; one_json_object "solve --json"
+jeq n 64 "solve --json"; jeq nnz 288 "solve --json"; jeq converged true "solve --json"
+jeq reason converged_rtol "solve --json"; jeq method cg "solve --json (auto on SPD)"
+for k in backend precond iterations residual setup_seconds solve_seconds; do
+    if [ -n "$(jget $k)" ]; then ok; else fail "solve --json: no \"$k\""; fi
+done
+if grep -q '"adjoint"' "$OUT"; then fail "solve --json: adjoint object without --adjoint"; else ok; fi
+run solve "$A";         expect 0 "solve (text)"; stdout_has 'iterations [0-9]+' "solve (text)"
+stdout_has 'converged_rtol' "solve (text)"
+run solve "$A" --json --rtol=1e-12 --threads 2 --atol 0; expect 0 "--opt=value, --threads"
+jeq converged true "--rtol=1e-12"
+
+# Every method with suitable preconditioners.
+run gen poisson2d 12 -o "$A"; expect 0 "gen poisson2d 12"
+for mp in cg:none cg:jacobi cg:ic0 cg:ssor minres:none minres:jacobi minres:ic0 minres:ssor \
+          auto:ic0 gmres:ilu0 bicgstab:ilu0 gmres:jacobi bicgstab:none; do
+    m=${mp%%:*}; p=${mp##*:}
+    run solve "$A" --method "$m" --precond "$p" --json
+    expect 0 "poisson2d $m+$p"; jeq converged true "poisson2d $m+$p"; jeq precond "$p" "poisson2d $m+$p"
+    [ "$m" = auto ] || jeq method "$m" "poisson2d $m+$p"
+done
+run solve "$A" --method cg --precond ssor --omega 1.5 --json; expect 0 "ssor --omega 1.5"
+run gen convdiff2d 12 -o "$C"; expect 0 "gen convdiff2d 12"
+for mp in gmres:ilu0 bicgstab:ilu0 gmres:none bicgstab:jacobi auto:ilu0; do
+    m=${mp%%:*}; p=${mp##*:}
+    run solve "$C" --method "$m" --precond "$p" --json
+    expect 0 "convdiff2d $m+$p"; jeq converged true "convdiff2d $m+$p"
+done
+jeq method gmres "auto on a nonsymmetric matrix"
+run solve "$C" --method gmres --restart 5 --json; expect 0 "gmres --restart 5"
+
+# Not converged: exit 3, JSON still printed.
+run solve "$A" --maxiter 2 --json; expect 3 "--maxiter 2"; one_json_object "--maxiter 2"
+jeq converged false "--maxiter 2"; jeq reason diverged_maxiter "--maxiter 2"; jeq iterations 2 "--maxiter 2"
+run solve "$A" --maxiter 2;        expect 3 "--maxiter 2 (text)"; stderr_has 'converge' "--maxiter 2 (text)"
+
+# --verbose prints the residual while solving (cg, no preconditioner, > 100 iterations).
+run gen poisson2d 100 -o "$tmp/big.mtx"; expect 0 "gen poisson2d 100"
+run solve "$tmp/big.mtx" --method cg --verbose --rtol 1e-10; expect 0 "--verbose"
+stderr_has 'iteration [0-9]+ +residual' "--verbose"
+
+# ---- --out, --rhs --------------------------------------------------------
+run solve "$A" --out "$tmp/x.mtx" --rtol 1e-12; expect 0 "--out"
+[ "$(mm_size "$tmp/x.mtx")" = "144 1" ] && ok || fail "--out: size line '$(mm_size "$tmp/x.mtx")'"
+[ "$(mm_entries "$tmp/x.mtx")" = 144 ] && ok || fail "--out: $(mm_entries "$tmp/x.mtx") entries"
+# b = A * ones, so x = ones.
+if grep -v '^%' "$tmp/x.mtx" | sed 1d | awk '{ d = $1 - 1; if (d < 0) d = -d; if (d > 1e-8) bad++ } END { exit bad > 0 }'; then
+    ok; else fail "--out: x is not ones for b = A*1"; fi
+
+write_array "$tmp/b2.mtx" 144 2 'j == 1 ? 1 : i % 7'
+run solve "$A" --rhs "$tmp/b2.mtx" --out "$tmp/x2.mtx" --json; expect 0 "--rhs with 2 columns"
+[ "$(mm_size "$tmp/x2.mtx")" = "144 2" ] && ok || fail "--rhs 2 columns: x size '$(mm_size "$tmp/x2.mtx")'"
+
+# ---- --adjoint -----------------------------------------------------------
+write_array "$tmp/b.mtx" 144 1 '1 + (i % 5)'
+write_array "$tmp/w.mtx" 144 1 '(i % 3) - 0.5'
+run solve "$A" --rhs "$tmp/b.mtx" --out "$tmp/x.mtx" --rtol 1e-12 --adjoint "$tmp/w.mtx" \
+    --grad-b "$tmp/gb.mtx" --grad-A "$tmp/gA.mtx" --json
+expect 0 "--adjoint"; one_json_object "--adjoint"
+if grep -q '"adjoint": *{' "$OUT"; then ok; else fail "--adjoint: no adjoint object"; fi
+[ "$(jget_adj converged)" = true ] && ok || fail "--adjoint: adjoint not converged"
+for k in iterations residual seconds; do
+    [ -n "$(jget_adj $k)" ] && ok || fail "--adjoint: no adjoint \"$k\""
+done
+[ "$(mm_size "$tmp/gb.mtx")" = "144 1" ] && ok || fail "--grad-b: size '$(mm_size "$tmp/gb.mtx")'"
+[ "$(mm_entries "$tmp/gb.mtx")" = 144 ] && ok || fail "--grad-b: $(mm_entries "$tmp/gb.mtx") entries"
+[ "$(mm_size "$tmp/gA.mtx")" = "144 144 672" ] && ok || fail "--grad-A: size '$(mm_size "$tmp/gA.mtx")'"
+[ "$(mm_entries "$tmp/gA.mtx")" = 672 ] && ok || fail "--grad-A: $(mm_entries "$tmp/gA.mtx") entries"
+grep -qi '^%%MatrixMarket matrix coordinate' "$tmp/gA.mtx" && ok || fail "--grad-A: not coordinate"
+# w . x = (A^-T w) . b = gb . b  (L is linear in b).
+if awk 'FNR == 1 { f++ } /^%/ { next } { k[f]++ } k[f] > 1 { v[f, k[f] - 1] = $1 }
+        END { for (i = 1; i < k[1]; i++) { wx += v[1, i] * v[2, i]; gbb += v[3, i] * v[4, i] }
+              d = wx - gbb; if (d < 0) d = -d; s = wx < 0 ? -wx : wx
+              exit !(k[1] == 145 && d <= 1e-8 * s) }' \
+        "$tmp/w.mtx" "$tmp/x.mtx" "$tmp/gb.mtx" "$tmp/b.mtx"; then ok; else
+    fail "--adjoint: w.x != dL/db . b"; fi
+# dL/dA_ij = -gb_i x_j on every stored entry.
+if awk 'FNR == 1 { f++ } /^%/ { next } { k[f]++ }
+        f <= 2 && k[f] > 1 { v[f, k[f] - 1] = $1 }
+        f == 3 && k[f] > 1 { want = -v[2, $1] * v[1, $2]; d = $3 - want; if (d < 0) d = -d
+                             s = want < 0 ? -want : want; if (d > 1e-12 + 1e-9 * s) bad++; n3++ }
+        END { exit !(bad == 0 && n3 == 672) }' \
+        "$tmp/x.mtx" "$tmp/gb.mtx" "$tmp/gA.mtx"; then ok; else
+    fail "--adjoint: dL/dA != -gb x^T on the pattern"; fi
+# The gradients are optional individually.
+rm -f "$tmp/gb.mtx" "$tmp/gA.mtx"
+run solve "$A" --adjoint "$tmp/w.mtx" --grad-A "$tmp/gA.mtx"; expect 0 "--grad-A alone"
+[ -f "$tmp/gA.mtx" ] && [ ! -f "$tmp/gb.mtx" ] && ok || fail "--grad-A alone: wrong files"
+stdout_has 'adjoint' "--adjoint (text)"
+# The adjoint runs even when the forward solve stopped at maxiter.
+run solve "$A" --maxiter 2 --adjoint "$tmp/w.mtx" --json; expect 3 "--adjoint --maxiter 2"
+[ "$(jget_adj converged)" = false ] && ok || fail "--adjoint --maxiter 2: adjoint converged?"
+# Symmetric expansion: dL/dA covers the full stored pattern.
+run solve "$DATA/bcsstk01.mtx" --method cg --precond ic0 --adjoint <(write_array /dev/stdout 48 1 1) \
+    --grad-A "$tmp/gA1.mtx"; expect 0 "bcsstk01 --adjoint"
+[ "$(mm_entries "$tmp/gA1.mtx")" = 400 ] && ok || fail "bcsstk01 --grad-A: $(mm_entries "$tmp/gA1.mtx") entries, expected 400"
+
+# ---- bad input: exit 2 with a message ------------------------------------
+run solve "$tmp/nonexistent.mtx";  expect 2 "missing file"; stderr_has 'nonexistent\.mtx' "missing file"
+run info "$tmp/nonexistent.mtx";   expect 2 "info missing file"
+
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1.0\n2 x 3\n3 3 1\n' >"$tmp/broken.mtx"
+run solve "$tmp/broken.mtx";       expect 2 "malformed file"; stderr_has 'broken\.mtx' "malformed file"
+stderr_has ':4' "malformed file names the line"
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1.0\n2 2 1.0\n' >"$tmp/short.mtx"
+run solve "$tmp/short.mtx";        expect 2 "truncated file"; stderr_has 'short\.mtx' "truncated file"
+printf 'hello world\n' >"$tmp/garbage.mtx"
+run info "$tmp/garbage.mtx";       expect 2 "not a Matrix Market file"
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 nan\n2 2 1\n' >"$tmp/nan.mtx"
+run solve "$tmp/nan.mtx";          expect 2 "NaN in file"
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n3 2 1\n' >"$tmp/idx.mtx"
+run solve "$tmp/idx.mtx";          expect 2 "index out of range"; stderr_has 'idx\.mtx' "index out of range"
+printf '%%%%MatrixMarket matrix coordinate real general\n3 4 3\n1 1 1\n2 2 1\n3 4 1\n' >"$tmp/rect.mtx"
+run solve "$tmp/rect.mtx";         expect 2 "non-square matrix"; stderr_has 'square' "non-square matrix"
+run info "$tmp/rect.mtx" --json;   expect 0 "info on non-square"; jeq n 3 "info non-square"; jeq ncols 4 "info non-square"
+# Zero diagonal: unusable with Jacobi.
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 4\n1 2 1\n2 1 1\n2 2 4\n3 3 4\n' >"$tmp/zd.mtx"
+run solve "$tmp/zd.mtx" --precond jacobi; expect 2 "zero diagonal with jacobi"; stderr_has '.' "zero diagonal message"
+
+write_array "$tmp/b10.mtx" 10 1 1
+run solve "$A" --rhs "$tmp/b10.mtx";  expect 2 "rhs of wrong length"; stderr_has 'b10\.mtx' "rhs of wrong length"
+run solve "$A" --adjoint "$tmp/b10.mtx"; expect 2 "adjoint seed of wrong length"
+run solve "$A" --rhs "$tmp/broken.mtx"; expect 2 "malformed rhs"
+run solve "$A" --rtoll 1e-6;          expect 2 "unknown option"; stderr_has -- '--rtol' "unknown option names --rtol"
+run solve "$A" --precon ic0;          expect 2 "unknown option"; stderr_has -- '--precond' "unknown option names --precond"
+run solve "$A" --method cgg;          expect 2 "unknown method"; stderr_has 'cg' "unknown method"
+run solve "$A" --precond ilu;         expect 2 "unknown precond"; stderr_has 'ilu0' "unknown precond"
+run solve "$A" --rtol abc;            expect 2 "bad number"; stderr_has 'abc' "bad number"
+run solve "$A" --rtol 1e-8x;          expect 2 "number with trailing junk"
+run solve "$A" --rtol '';             expect 2 "empty number"
+run solve "$A" --rtol -1;             expect 2 "negative rtol"
+run solve "$A" --maxiter 10.5;        expect 2 "non-integer maxiter"
+run solve "$A" --maxiter -3;          expect 2 "negative maxiter"
+run solve "$A" --maxiter 99999999999999999999; expect 2 "overflowing maxiter"
+run solve "$A" --omega 2.5;           expect 2 "omega out of range"
+run solve "$A" --threads x;           expect 2 "bad --threads"
+run solve "$A" --rtol;                expect 2 "missing value"
+run solve "$A" --json=1;              expect 2 "flag with a value"
+run solve "$A" --grad-b "$tmp/gb.mtx"; expect 2 "--grad-b without --adjoint"
+run solve;                            expect 2 "solve without a matrix"
+run solve "$A" "$A";                  expect 2 "solve with two matrices"
+run solve "$A" --rtol abc --json;     expect 2 "bad number with --json"
+[ -s "$OUT" ] && fail "bad number with --json: stdout not empty" || ok
+
+# ---- real matrices -------------------------------------------------------
+run solve "$DATA/bcsstk01.mtx" --method cg --precond ic0 --json; expect 0 "bcsstk01 cg+ic0"
+jeq converged true "bcsstk01 cg+ic0"; jeq n 48 "bcsstk01"
+run info "$DATA/bcsstk01.mtx" --json; expect 0 "info bcsstk01"; jeq symmetric true "info bcsstk01"
+run solve "$DATA/cage5.mtx" --method gmres --precond ilu0 --json; expect 0 "cage5 gmres+ilu0"
+jeq converged true "cage5 gmres+ilu0"
+run solve "$DATA/cage5.mtx" --method bicgstab --precond ilu0 --json; expect 0 "cage5 bicgstab+ilu0"
+run info "$DATA/cage5.mtx" --json;    expect 0 "info cage5"; jeq symmetric false "info cage5"
+run solve "$DATA/qc324.mtx";          expect 2 "complex matrix"; stderr_has 'complex' "complex matrix"
+run info "$DATA/qc324.mtx";           expect 2 "info complex matrix"
+for f in "$DATA"/*.mtx; do
+    case $f in *qc324*) continue ;; esac
+    run info "$f" --json; expect 0 "info $(basename "$f")"; one_json_object "info $(basename "$f")"
+done
+
+# ---- demo ----------------------------------------------------------------
+run demo --n 24;   expect 0 "demo --n 24"; stdout_has 'result: OK' "demo"
+stdout_has 'dL/db' "demo"; stdout_has 'dL/dA' "demo"
+run demo --n abc;  expect 2 "demo bad --n"
+
+echo "test_cli: $checks checks passed, $fails failed"
+[ "$fails" -eq 0 ]

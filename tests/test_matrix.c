@@ -1,0 +1,237 @@
+/* Matrix construction, validation, queries and SpMV against dense references. */
+#include "test_util.h"
+
+static sla_ctx *ctx;
+
+static double val_at(const sla_matrix *A, sla_int ib, sla_int k)
+{
+    const void *v = sla_matrix_values(A, ib);
+    return sla_matrix_dtype(A) == SLA_F64 ? ((const double *)v)[k] : (double)((const float *)v)[k];
+}
+
+static void test_coo(void)
+{
+    /* 3x3 with duplicates, unsorted, and an empty row (row 1) */
+    sla_int r[] = {2, 0, 2, 0, 2, 0};
+    sla_int c[] = {1, 2, 1, 0, 0, 2};
+    double v[] = {1, 2, 3, 4, 5, 6, /* batch 2: */ 10, 20, 30, 40, 50, 60};
+    sla_int map[6];
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_matrix_from_coo(ctx, 3, 3, 6, r, c, SLA_F64, 2, v, map, &A));
+    if (!A) return;
+    CHECK(sla_matrix_nnz(A) == 4);
+    CHECK(sla_matrix_nbatch(A) == 2);
+    const sla_int *rp = sla_matrix_rowptr(A);
+    CHECK(rp[0] == 0 && rp[1] == 2 && rp[2] == 2 && rp[3] == 4);
+    sla_int ci[4];
+    sla_matrix_get_colind(A, ci);
+    CHECK(ci[0] == 0 && ci[1] == 2 && ci[2] == 0 && ci[3] == 1);
+    const double *a0 = sla_matrix_values(A, 0), *a1 = sla_matrix_values(A, 1);
+    CHECK(a0[0] == 4 && a0[1] == 8 && a0[2] == 5 && a0[3] == 4);
+    CHECK(a1[0] == 40 && a1[1] == 80 && a1[2] == 50 && a1[3] == 40);
+    CHECK(map[0] == 3 && map[1] == 1 && map[2] == 3 && map[3] == 0 && map[4] == 2 && map[5] == 1);
+    sla_int ri[4];
+    sla_matrix_get_rowind(A, ri);
+    CHECK(ri[0] == 0 && ri[1] == 0 && ri[2] == 2 && ri[3] == 2);
+    CHECK(sla_matrix_values(A, 2) == NULL);
+    sla_matrix_destroy(&A);
+    CHECK(A == NULL);
+    sla_matrix_destroy(&A); /* NULL is fine */
+
+    /* pattern only, float32 */
+    CHECK_OK(ctx, sla_matrix_from_coo(ctx, 3, 3, 6, r, c, SLA_F32, 1, NULL, NULL, &A));
+    if (A) {
+        const float *f = sla_matrix_values(A, 0);
+        CHECK(f[1] == 2.0f && f[0] == 1.0f);
+        sla_matrix_destroy(&A);
+    }
+    /* 0 x 0 */
+    CHECK_OK(ctx, sla_matrix_from_coo(ctx, 0, 0, 0, NULL, NULL, SLA_F64, 1, NULL, NULL, &A));
+    CHECK(A && sla_matrix_nnz(A) == 0);
+    sla_matrix_destroy(&A);
+}
+
+static void test_csr_errors(void)
+{
+    sla_matrix *A = (sla_matrix *)1;
+    sla_int rp[] = {0, 2, 3}, ci[] = {1, 0, 1};
+    double v[] = {1, 2, 3};
+    CHECK_ERR(ctx, sla_matrix_from_csr(ctx, 2, 2, rp, ci, SLA_F64, 1, v, SLA_COPY, &A),
+              SLA_ERR_INDEX, "not strictly increasing");
+    CHECK(A == NULL);
+    sla_int ci2[] = {0, 5, 1};
+    CHECK_ERR(ctx, sla_matrix_from_csr(ctx, 2, 2, rp, ci2, SLA_F64, 1, v, SLA_COPY, &A),
+              SLA_ERR_INDEX, "out of range");
+    sla_int rp2[] = {1, 2, 3};
+    CHECK_ERR(ctx, sla_matrix_from_csr(ctx, 2, 2, rp2, ci2, SLA_F64, 1, v, SLA_COPY, &A),
+              SLA_ERR_INDEX, "rowptr[0]");
+    sla_int rp3[] = {0, 2, 1};
+    sla_int ci3[] = {0, 1};
+    CHECK_ERR(ctx, sla_matrix_from_csr(ctx, 2, 2, rp3, ci3, SLA_F64, 1, v, SLA_COPY, &A),
+              SLA_ERR_INDEX, "decreases");
+    sla_int ci4[] = {0, 1, 1};
+    double vn[] = {1, NAN, 3};
+    CHECK_ERR(ctx, sla_matrix_from_csr(ctx, 2, 2, rp, ci4, SLA_F64, 1, vn, SLA_COPY, &A),
+              SLA_ERR_VALUE, "entry 1");
+    double vi[] = {1, 2, INFINITY};
+    CHECK_ERR(ctx, sla_matrix_from_csr(ctx, 2, 2, rp, ci4, SLA_F64, 1, vi, SLA_COPY, &A),
+              SLA_ERR_VALUE, "not finite");
+    sla_int rr[] = {0, 3}, cc[] = {0, 0};
+    CHECK_ERR(ctx, sla_matrix_from_coo(ctx, 2, 2, 2, rr, cc, SLA_F64, 1, NULL, NULL, &A),
+              SLA_ERR_INDEX, "entry 1");
+    sla_int neg[] = {-1, 0};
+    CHECK_ERR(ctx, sla_matrix_from_coo(ctx, 2, 2, 2, neg, cc, SLA_F64, 1, NULL, NULL, &A),
+              SLA_ERR_INDEX, "out of range");
+    CHECK_ERR(ctx, sla_matrix_from_coo(ctx, -1, 2, 0, NULL, NULL, SLA_F64, 1, NULL, NULL, &A),
+              SLA_ERR_DIMENSION, "negative");
+    CHECK_ERR(ctx, sla_matrix_from_coo(ctx, 2, 2, 0, NULL, NULL, SLA_F64, 0, NULL, NULL, &A),
+              SLA_ERR_DIMENSION, "nbatch");
+    CHECK_ERR(ctx, sla_matrix_from_coo(ctx, 3000000000LL, 2, 0, NULL, NULL, SLA_F64, 1, NULL,
+                                       NULL, &A),
+              SLA_ERR_TOO_LARGE, "32-bit");
+    CHECK_ERR(ctx, sla_matrix_from_coo(ctx, 2, 2, 2, NULL, cc, SLA_F64, 1, NULL, NULL, &A),
+              SLA_ERR_ARGUMENT, "NULL");
+    CHECK(A == NULL);
+}
+
+static void test_borrow_and_set(void)
+{
+    sla_int rp[] = {0, 2, 4}, ci[] = {0, 1, 0, 1};
+    double v[] = {4, 1, 1, 3};
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, 2, 2, rp, ci, SLA_F64, 1, v, SLA_BORROW, &A));
+    if (!A) return;
+    CHECK(sla_matrix_values(A, 0) == (const void *)v);
+    double x[] = {1, 1}, y[2];
+    v[0] = 10; /* the borrowed array is the matrix's */
+    CHECK_OK(ctx, sla_matvec(ctx, A, 0, 1, x, 2, y, 2));
+    CHECK(y[0] == 11 && y[1] == 4);
+    double w[] = {1, 2, 3, 4};
+    CHECK_OK(ctx, sla_matrix_set_values(ctx, A, 0, w));
+    CHECK(v[3] == 4);
+    double bad[] = {1, NAN, 3, 4};
+    CHECK_ERR(ctx, sla_matrix_set_values(ctx, A, 0, bad), SLA_ERR_VALUE, "entry 1");
+    CHECK_ERR(ctx, sla_matrix_set_values(ctx, A, 1, w), SLA_ERR_INDEX, "batch index");
+    v[2] = NAN;
+    CHECK_ERR(ctx, sla_matrix_check_values(ctx, A, 0), SLA_ERR_VALUE, "not finite");
+    sla_matrix_destroy(&A);
+}
+
+/* Dense references for A x, A^T x, multi-rhs, transposition, properties. */
+static void test_products(void)
+{
+    const sla_int n = 7, m = 5;
+    sla_int rows[40], cols[40];
+    double vals[80];
+    unsigned long long s = 42;
+    for (int k = 0; k < 40; k++) {
+        rows[k] = (sla_int)((tu_rand(&s) + 1) * 0.5 * n) % n;
+        cols[k] = (sla_int)((tu_rand(&s) + 1) * 0.5 * m) % m;
+    }
+    tu_fill(vals, 80, 7);
+    for (int dt = 0; dt < 2; dt++) {
+        sla_matrix *A = NULL;
+        float fv[80];
+        for (int k = 0; k < 80; k++) fv[k] = (float)vals[k];
+        CHECK_OK(ctx, sla_matrix_from_coo(ctx, n, m, 40, rows, cols, dt ? SLA_F32 : SLA_F64, 2,
+                                          dt ? (const void *)fv : (const void *)vals, NULL, &A));
+        if (!A) continue;
+        double D[35], x[2 * 7], y[2 * 7], ref[2 * 7];
+        for (sla_int ib = 0; ib < 2; ib++) {
+            CHECK_OK(ctx, sla_matrix_to_dense(ctx, A, ib, D, n));
+            /* dense sum of the COO entries */
+            double E[35] = {0};
+            for (int k = 0; k < 40; k++)
+                E[cols[k] * n + rows[k]] += dt ? (double)fv[ib * 40 + k] : vals[ib * 40 + k];
+            CHECK(tu_reldiff(35, D, E) < (dt ? 1e-6 : 1e-15));
+            tu_fill(x, 2 * m, 3 + ib);
+            CHECK_OK(ctx, sla_matvec(ctx, A, ib, 2, x, m, y, n));
+            for (int r = 0; r < 2; r++)
+                for (int i = 0; i < n; i++) {
+                    ref[r * n + i] = 0;
+                    for (int j = 0; j < m; j++) ref[r * n + i] += D[j * n + i] * x[r * m + j];
+                }
+            CHECK(tu_reldiff(2 * n, y, ref) < 1e-14);
+            tu_fill(x, 2 * n, 9 + ib);
+            for (int nt = 1; nt <= 2; nt++) {
+                sla_ctx_set_threads(ctx, nt);
+                CHECK_OK(ctx, sla_matvec_transpose(ctx, A, ib, 2, x, n, y, m));
+                for (int r = 0; r < 2; r++)
+                    for (int j = 0; j < m; j++) {
+                        ref[r * m + j] = 0;
+                        for (int i = 0; i < n; i++) ref[r * m + j] += D[j * n + i] * x[r * n + i];
+                    }
+                CHECK(tu_reldiff(2 * m, y, ref) < 1e-14);
+            }
+            sla_ctx_set_threads(ctx, 0);
+        }
+        /* transpose object */
+        sla_matrix *T = NULL;
+        sla_int perm[40];
+        CHECK_OK(ctx, sla_matrix_transpose(ctx, A, perm, &T));
+        if (T) {
+            CHECK(sla_matrix_nrows(T) == m && sla_matrix_ncols(T) == n);
+            double DT[35];
+            sla_matrix_to_dense(ctx, A, 1, D, n);
+            sla_matrix_to_dense(ctx, T, 1, DT, m);
+            int bad = 0;
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < m; j++) bad += D[j * n + i] != DT[i * m + j];
+            CHECK(bad == 0);
+            sla_int nz = sla_matrix_nnz(A);
+            int pbad = 0;
+            for (sla_int k = 0; k < nz; k++)
+                pbad += val_at(A, 1, k) != val_at(T, 1, perm[k]);
+            CHECK(pbad == 0);
+            sla_matrix_destroy(&T);
+        }
+        sla_matrix *C = NULL;
+        CHECK_OK(ctx, sla_matrix_copy(ctx, A, &C));
+        if (C) {
+            CHECK(sla_matrix_nnz(C) == sla_matrix_nnz(A));
+            sla_matrix_destroy(&C);
+        }
+        sla_matrix_destroy(&A);
+    }
+}
+
+static void test_properties(void)
+{
+    /* symmetric, positive diagonal, diagonally dominant tridiagonal */
+    sla_int r[] = {0, 0, 1, 1, 1, 2, 2}, c[] = {0, 1, 0, 1, 2, 1, 2};
+    double v[] = {2, -1, -1, 2, -1, -1, 2};
+    sla_matrix *A = NULL;
+    sla_matrix_props p;
+    CHECK_OK(ctx, sla_matrix_from_coo(ctx, 3, 3, 7, r, c, SLA_F64, 1, v, NULL, &A));
+    CHECK_OK(ctx, sla_matrix_properties(ctx, A, 0, 0.0, &p));
+    CHECK(p.square && p.symmetric && p.structurally_symmetric && p.positive_diagonal &&
+          p.diagonally_dominant);
+    sla_matrix_destroy(&A);
+    v[1] = -1.5; /* numerically nonsymmetric, structurally symmetric */
+    v[3] = -2;   /* negative diagonal */
+    CHECK_OK(ctx, sla_matrix_from_coo(ctx, 3, 3, 7, r, c, SLA_F64, 1, v, NULL, &A));
+    CHECK_OK(ctx, sla_matrix_properties(ctx, A, 0, 1e-12, &p));
+    CHECK(!p.symmetric && p.structurally_symmetric && !p.positive_diagonal);
+    CHECK_CLOSE(p.symmetry_error, 0.5 / 2.0, 1e-15);
+    CHECK_OK(ctx, sla_matrix_properties(ctx, A, 0, 0.3, &p));
+    CHECK(p.symmetric);
+    sla_matrix_destroy(&A);
+    /* structurally nonsymmetric, missing diagonal */
+    CHECK_OK(ctx, sla_matrix_from_coo(ctx, 3, 3, 2, (sla_int[]){0, 1}, (sla_int[]){2, 1}, SLA_F64, 1,
+                                      NULL, NULL, &A));
+    CHECK_OK(ctx, sla_matrix_properties(ctx, A, 0, 0.0, &p));
+    CHECK(!p.structurally_symmetric && !p.symmetric && !p.positive_diagonal);
+    sla_matrix_destroy(&A);
+}
+
+int main(void)
+{
+    sla_ctx_create(&ctx);
+    test_coo();
+    test_csr_errors();
+    test_borrow_and_set();
+    test_products();
+    test_properties();
+    sla_ctx_destroy(&ctx);
+    return tu_finish("test_matrix");
+}
