@@ -32,7 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAXV 16
 
@@ -41,6 +43,41 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Load from other processes while we measure: CPU seconds the whole
+ * machine spent busy (/proc/stat) minus what this process used (getrusage). */
+typedef struct {
+    double wall, busy, self;
+} load_mark;
+
+static load_mark load_now(void)
+{
+    load_mark m = {now(), 0.0, 0.0};
+    FILE *f = fopen("/proc/stat", "r");
+    if (f) {
+        unsigned long long v[8] = {0};
+        if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7]) == 8) /* user nice system idle iowait irq softirq steal */
+            m.busy = (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (double)sysconf(_SC_CLK_TCK);
+        fclose(f);
+    }
+    struct rusage ru;
+    if (!getrusage(RUSAGE_SELF, &ru))
+        m.self = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+                 (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+    return m;
+}
+
+/* Percent of the machine's CPUs that other processes (and the hypervisor's
+ * steal) used between a and b. Tick granularity: rough for short spans. */
+static double other_load_pct(load_mark a, load_mark b)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    double wall = b.wall - a.wall;
+    if (wall <= 0 || ncpu <= 0 || b.busy <= 0) return -1.0;
+    double other = (b.busy - a.busy) - (b.self - a.self);
+    return fmax(0.0, 100.0 * other / (wall * (double)ncpu));
 }
 
 static int parse_list(const char *s, long *out, int max)
@@ -154,7 +191,7 @@ static int ref_cg(const csr *A, const double *b, double *x, double rtol, long ma
 typedef struct {
     long N, n, nnz;
     int nt, reps, iterations, ref_iterations;
-    double median_s, min_s, residual, ref_median_s;
+    double median_s, min_s, residual, ref_median_s, other_pct;
 } result;
 
 static void usage(void)
@@ -252,6 +289,7 @@ int main(int argc, char **argv)
             R0->reps = rp;
             sla_ctx_set_threads(ctx, R0->nt);
             sla_solve_info info;
+            load_mark l0 = load_now();
             for (int r = 0; r < rp; r++) {
                 double t0 = now();
                 st = sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &info);
@@ -262,6 +300,7 @@ int main(int argc, char **argv)
                     return 1;
                 }
             }
+            R0->other_pct = other_load_pct(l0, load_now());
             R0->iterations = (int)info.iterations;
             R0->residual = info.residual;
             R0->median_s = median(times, rp);
@@ -274,8 +313,8 @@ int main(int argc, char **argv)
                 }
                 R0->ref_median_s = median(times, rp);
             }
-            fprintf(stderr, "  N=%ld threads=%d: %d iterations, %.4f s\n", N, R0->nt,
-                    R0->iterations, R0->median_s);
+            fprintf(stderr, "  N=%ld threads=%d: %d iterations, %.4f s (other load %.0f %%)\n",
+                    N, R0->nt, R0->iterations, R0->median_s, R0->other_pct);
         }
         sla_solver_destroy(&S);
         sla_matrix_destroy(&A);
@@ -306,8 +345,9 @@ int main(int argc, char **argv)
                threads[t] > 1 ? "s" : " ", triad_before[t], triad_after[t]);
     printf("\nCG, 2D Poisson, b = ones, x0 = 0, rtol 1e-8, no preconditioner "
            "(bytes/iteration = 96 n + 12 nnz)\n");
-    printf("%9s %7s %5s %4s %6s %10s %9s %10s %7s %10s%s\n", "n", "nnz", "N", "thr", "iters",
-           "time s", "ms/iter", "resid", "GB/s", "% triad", do_ref ? "  ref ms/it (% triad)" : "");
+    printf("%9s %7s %5s %4s %6s %10s %9s %10s %7s %9s %6s%s\n", "n", "nnz", "N", "thr", "iters",
+           "time s", "ms/iter", "resid", "GB/s", "% triad", "other",
+           do_ref ? "  ref ms/it (% triad)" : "");
     for (int i = 0; i < nres; i++) {
         result *R0 = &res[i];
         int t = 0;
@@ -316,9 +356,9 @@ int main(int argc, char **argv)
         double bytes = 96.0 * (double)R0->n + 12.0 * (double)R0->nnz;
         double per_it = R0->median_s / R0->iterations;
         double gbs = bytes / per_it / 1e9;
-        printf("%9ld %7ld %5ld %4d %6d %10.4f %9.4f %10.2e %7.1f %9.0f %%", R0->n, R0->nnz,
-               R0->N, R0->nt, R0->iterations, R0->median_s, 1e3 * per_it, R0->residual, gbs,
-               100.0 * gbs / triad);
+        printf("%9ld %7ld %5ld %4d %6d %10.4f %9.4f %10.2e %7.1f %7.0f %% %4.0f %%", R0->n,
+               R0->nnz, R0->N, R0->nt, R0->iterations, R0->median_s, 1e3 * per_it, R0->residual,
+               gbs, 100.0 * gbs / triad, R0->other_pct);
         if (do_ref) {
             double rp_it = R0->ref_median_s / R0->ref_iterations;
             printf("  %8.4f (%3.0f %%)", 1e3 * rp_it, 100.0 * bytes / rp_it / 1e9 / triad);
@@ -347,12 +387,12 @@ int main(int argc, char **argv)
             double bytes = 96.0 * (double)R0->n + 12.0 * (double)R0->nnz;
             double per_it = R0->median_s / R0->iterations;
             fprintf(f, "    {\"N\": %ld, \"n\": %ld, \"nnz\": %ld, \"threads\": %d, \"reps\": %d, "
-                       "\"iterations\": %d, \"median_s\": %.6f, \"s_per_iter\": %.6e, "
+                       "\"iterations\": %d, \"median_s\": %.6f, \"min_s\": %.6f, \"s_per_iter\": %.6e, "
                        "\"residual\": %.3e, \"bytes_per_iter\": %.0f, \"gbs\": %.3f, "
-                       "\"triad_gbs\": %.3f, \"pct_triad\": %.1f",
+                       "\"triad_gbs\": %.3f, \"pct_triad\": %.1f, \"other_load_pct\": %.1f",
                     R0->N, R0->n, R0->nnz, R0->nt, R0->reps, R0->iterations, R0->median_s,
-                    per_it, R0->residual, bytes, bytes / per_it / 1e9, triad,
-                    100.0 * bytes / per_it / 1e9 / triad);
+                    R0->min_s, per_it, R0->residual, bytes, bytes / per_it / 1e9, triad,
+                    100.0 * bytes / per_it / 1e9 / triad, R0->other_pct);
             if (do_ref) {
                 double rp_it = R0->ref_median_s / R0->ref_iterations;
                 fprintf(f, ", \"ref_iterations\": %d, \"ref_median_s\": %.6f, "

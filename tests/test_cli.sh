@@ -220,7 +220,8 @@ stdout_has 'adjoint' "--adjoint (text)"
 run solve "$A" --maxiter 2 --adjoint "$tmp/w.mtx" --json; expect 3 "--adjoint --maxiter 2"
 [ "$(jget_adj converged)" = false ] && ok || fail "--adjoint --maxiter 2: adjoint converged?"
 # Symmetric expansion: dL/dA covers the full stored pattern.
-run solve "$DATA/bcsstk01.mtx" --method cg --precond ic0 --adjoint <(write_array /dev/stdout 48 1 1) \
+write_array "$tmp/w48.mtx" 48 1 1
+run solve "$DATA/bcsstk01.mtx" --method cg --precond ic0 --adjoint "$tmp/w48.mtx" \
     --grad-A "$tmp/gA1.mtx"; expect 0 "bcsstk01 --adjoint"
 [ "$(mm_entries "$tmp/gA1.mtx")" = 400 ] && ok || fail "bcsstk01 --grad-A: $(mm_entries "$tmp/gA1.mtx") entries, expected 400"
 

@@ -38,6 +38,10 @@ for f in include/sla.h include/sla/base.h include/sla/matrix.h include/sla/io.h 
          include/sla/gen.h include/sla/ops.h include/sla/solver.h bin/sla; do
     [ -e "$prefix/$f" ] || fail "not installed: $f"
 done
+# The installed headers are the source tree's.
+for h in "$SRC"/include/sla.h "$SRC"/include/sla/*.h; do
+    cmp -s "$h" "$prefix/include/${h#"$SRC"/include/}" || fail "installed ${h#"$SRC"/} differs from the source"
+done
 libso=$(find "$prefix" -name 'libsla.so*' -type f | head -n 1)
 liba=$(find "$prefix" -name 'libsla.a' | head -n 1)
 pc=$(find "$prefix" -name 'sla.pc' | head -n 1)
@@ -148,6 +152,18 @@ if command -v pkg-config >/dev/null; then
         cat "$tmp/log"
     else
         echo "ok: pkg-config flags: $flags"
+        # The flags must point into the install prefix (not the configure-time
+        # CMAKE_INSTALL_PREFIX, where another sla may live).
+        for var in includedir libdir; do
+            dir=$(PKG_CONFIG_PATH="$pcdir" pkg-config --variable="$var" sla)
+            real=$( [ -d "$dir" ] && cd "$dir" && pwd -P)
+            if case "$real/" in "$(cd "$prefix" && pwd -P)"/*) true ;; *) false ;; esac; then
+                echo "ok: sla.pc $var = $dir"
+            else
+                fail "sla.pc $var = '$dir' is not inside the install prefix $prefix" \
+                    "(a prefix fixed at configure time? make sla.pc relocatable with \${pcfiledir})"
+            fi
+        done
         ver=$(PKG_CONFIG_PATH="$pcdir" pkg-config --modversion sla)
         tool=$("$prefix/bin/sla" --version 2>/dev/null | awk '{ print $2 }')
         [ "$ver" = "$tool" ] || fail "pkg-config version '$ver' != sla --version '$tool'"

@@ -127,8 +127,12 @@ static int parse_int(const char *opt, const char *s, long long lo, long long hi,
     char *end = NULL;
     errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (end == s || *end != '\0' || errno == ERANGE || isspace((unsigned char)s[0])) {
+    if (end == s || *end != '\0' || isspace((unsigned char)s[0])) {
         err("%s: '%s' is not a valid integer", opt, s);
+        return EXIT_BAD;
+    }
+    if (errno == ERANGE) {
+        err("%s: '%s' is out of range", opt, s);
         return EXIT_BAD;
     }
     if (v < lo || v > hi) {
@@ -280,7 +284,8 @@ static int lookup_name(const char *opt, const char *s, const char *const *names,
 {
     for (int i = 0; i < count; i++)
         if (strcmp(s, names[i]) == 0) return i;
-    err("%s: unknown value '%s' (did you mean %s?)", opt, s, nearest(s, names, count));
+    err("%s: unknown %s '%s' (did you mean %s?)", opt, opt[0] == '-' ? "value" : "kind", s,
+        nearest(s, names, count));
     return -1;
 }
 
@@ -1184,10 +1189,13 @@ static int cmd_demo(int argc, char **argv)
 
     /* The solves are accurate to about rtol * cond(A) ~ rtol * (N+1)^2. */
     const double tol = fmax(1e-6, 1e3 * opts.rtol * (double)(N + 1) * (double)(N + 1));
-    printf("  dL/db[%lld]      adjoint %.10e  fd %.10e  rel. diff %.2e  (step %.1e)\n",
-           (long long)i, gb[i], fd_b, rel_b, db);
-    printf("  dL/dA[%lld,%lld]  adjoint %.10e  fd %.10e  rel. diff %.2e  (step %.1e)\n",
-           (long long)i, (long long)i, gA[kd], fd_a, rel_a, da);
+    char lb[64], la[64];
+    snprintf(lb, sizeof lb, "dL/db[%lld]", (long long)i);
+    snprintf(la, sizeof la, "dL/dA[%lld,%lld]", (long long)i, (long long)i);
+    printf("  %-20s adjoint %+.10e  fd %+.10e  rel. diff %.2e  (step %.1e)\n", lb, gb[i], fd_b,
+           rel_b, db);
+    printf("  %-20s adjoint %+.10e  fd %+.10e  rel. diff %.2e  (step %.1e)\n", la, gA[kd], fd_a,
+           rel_a, da);
     printf("  4 re-solves in %.3f s; tolerance %.1e\n", tfd, tol);
     if (rel_b <= tol && rel_a <= tol) {
         printf("\nresult: OK (adjoint gradients match finite differences)\n");

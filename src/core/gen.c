@@ -187,12 +187,22 @@ static void edge_cells(sla_int N, sla_int i, sla_int j, int e, sla_int c[2])
     }
 }
 
-/* Entry of node p in slot s as sum_t coef[t] kappa[cell[t]]:
- * diagonal = sum of the 4 edge means, off-diagonal = -(edge mean).
- * Returns the number of terms. */
+/* Edge of each non-centre slot of the 5-point stencil (slot order S, W, C, E, N). */
+static const int slot_edge[5] = {0, 1, -1, 2, 3};
+
+/* Mean of kappa on the two cells beside edge e of node (i, j). */
+static double edge_coef(sla_int N, const double *kappa, sla_int i, sla_int j, int e)
+{
+    sla_int c[2];
+    edge_cells(N, i, j, e, c);
+    return 0.5 * (kappa[c[0]] + kappa[c[1]]);
+}
+
+/* Entry of node p in slot s as sum_t coef[t] kappa[cell[t]] (the Jacobian
+ * row of that value): diagonal = sum of the 4 edge means, off-diagonal =
+ * -(edge mean). Returns the number of terms. */
 static int diff_terms(sla_int N, sla_int p, int s, sla_int *cell, double *coef)
 {
-    static const int slot_edge[5] = {0, 1, -1, 2, 3};
     sla_int i = p % N + 1, j = p / N + 1;
     if (s != 2) {
         edge_cells(N, i, j, slot_edge[s], cell);
@@ -218,18 +228,23 @@ static sla_status check_kappa(sla_ctx *ctx, sla_int N, const double *kappa)
     return SLA_OK;
 }
 
-/* vals (CSR order) from kappa; the map is linear. */
+/* vals (CSR order) from kappa: a_pq = -k_e for the edge e between p and q,
+ * a_pp = k_S + k_W + k_E + k_N, summed in the order the off-diagonals are
+ * stored so that |a_pp| >= sum |a_pq| holds exactly in floating point. */
 static void diff_values(const grid *g, const double *kappa, double *vals)
 {
-    sla_int k = 0, off = 0, cell[8];
-    double coef[8];
+    sla_int k = 0, off = 0, N = g->N;
     for (sla_int p = 0; p < g->n; p++) {
+        sla_int i = p % N + 1, j = p / N + 1;
         for (int s = 0; s < 5; s++) {
             if (!grid_slot(g, p, s, &off)) continue;
-            int nt = diff_terms(g->N, p, s, cell, coef);
-            double v = 0.0;
-            for (int t = 0; t < nt; t++) v += coef[t] * kappa[cell[t]];
-            vals[k++] = v;
+            if (s != 2) {
+                vals[k++] = -edge_coef(N, kappa, i, j, slot_edge[s]);
+                continue;
+            }
+            double d = 0.0;
+            for (int e = 0; e < 4; e++) d += edge_coef(N, kappa, i, j, e);
+            vals[k++] = d;
         }
     }
 }

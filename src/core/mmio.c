@@ -133,8 +133,8 @@ static sla_status rd_content_line(sla_ctx *ctx, mm_reader *r, bool *got)
 
 /* ---- tokens and numbers ----------------------------------------------- */
 
-/* Next whitespace-separated token of *p (NUL-terminated in place is not
- * needed: callers parse up to *len bytes). Returns NULL when none is left. */
+/* Next whitespace-separated token of *p (not NUL-terminated: it ends after
+ * *len bytes, where strtoll/strtod stop too). NULL when none is left. */
 static const char *next_token(const char **p, size_t *len)
 {
     const char *s = *p;
@@ -214,7 +214,7 @@ static sla_status parse_format(sla_ctx *ctx, const mm_reader *r, const char *t, 
 static sla_status parse_field(sla_ctx *ctx, const mm_reader *r, const char *t, size_t n,
                               mm_header *h)
 {
-    if (token_is(t, n, "real") || token_is(t, n, "double")) h->field = MM_REAL;
+    if (token_is(t, n, "real")) h->field = MM_REAL;
     else if (token_is(t, n, "integer")) h->field = MM_INTEGER;
     else if (token_is(t, n, "pattern")) h->field = MM_PATTERN;
     else if (token_is(t, n, "complex"))
@@ -491,8 +491,7 @@ static sla_status check_coord_sizes(sla_ctx *ctx, const mm_reader *r, const mm_h
     return SLA_OK;
 }
 
-/* Values of dtype from the double buffer (float32 conversion in place is
- * avoided: a separate array keeps the code simple). */
+/* CSR matrix of dtype from the COO buffer (float32: converted copy). */
 static sla_status coo_build(sla_ctx *ctx, const coo_buf *c, const long long *sz,
                             sla_dtype dtype, sla_matrix **out)
 {
