@@ -13,6 +13,8 @@ count (from the callback) and the final true relative residual
 """
 import argparse
 import json
+import os
+import resource
 import statistics
 import sys
 import time
@@ -21,6 +23,28 @@ import numpy as np
 import scipy
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+
+
+def load_mark():
+    """(wall, busy CPU seconds of the machine, CPU seconds of this process)."""
+    busy = 0.0
+    try:
+        with open("/proc/stat") as f:
+            v = [int(t) for t in f.readline().split()[1:9]]
+        # user nice system idle iowait irq softirq steal
+        busy = (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        pass
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return time.perf_counter(), busy, ru.ru_utime + ru.ru_stime
+
+
+def other_load_pct(a, b):
+    """Percent of the machine's CPUs used by other processes between a and b."""
+    wall = b[0] - a[0]
+    if wall <= 0 or b[1] <= 0:
+        return -1.0
+    return max(0.0, 100.0 * ((b[1] - a[1]) - (b[2] - a[2])) / (wall * os.cpu_count()))
 
 
 def poisson2d(N):
@@ -44,6 +68,7 @@ def run(N, reps):
     n = A.shape[0]
     b = np.ones(n)
     times, its, x = [], 0, None
+    l0 = load_mark()
     for _ in range(reps):
         count = [0]
 
@@ -57,10 +82,12 @@ def run(N, reps):
         its = count[0]
         if info != 0:
             print(f"scipy cg N={N}: info={info}", file=sys.stderr)
+    other = other_load_pct(l0, load_mark())
     res = float(np.linalg.norm(b - A @ x) / np.linalg.norm(b))
     return {"solver": "scipy", "N": N, "n": n, "nnz": int(A.nnz), "reps": reps,
             "iterations": its, "median_s": statistics.median(times), "min_s": min(times),
-            "residual": res, "scipy": scipy.__version__, "numpy": np.__version__}
+            "residual": res, "other_load_pct": round(other, 1),
+            "scipy": scipy.__version__, "numpy": np.__version__}
 
 
 def main():
@@ -74,7 +101,7 @@ def main():
         r = run(N, reps[min(i, len(reps) - 1)])
         print(json.dumps(r), flush=True)
         print(f"  scipy N={N}: {r['iterations']} iterations, {r['median_s']:.4f} s, "
-              f"residual {r['residual']:.2e}", file=sys.stderr)
+              f"residual {r['residual']:.2e} (other load {r['other_load_pct']:.0f} %)", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -201,7 +201,8 @@ static void test_tridiagonal_exact(void)
             CHECK(pc.apply(&pc, tr, r, z, 1) == SLA_OK);
             CHECK(tu_dense_solve(A, tr, r, x) == 0);
             double d = tu_reldiff(n, z, x);
-            if (d > 1e-12) fprintf(stderr, "kind %d transpose %d: reldiff %g\n", cases[c].kind, tr, d);
+            if (d > 1e-12)
+                fprintf(stderr, "kind %d transpose %d: reldiff %g\n", cases[c].kind, tr, d);
             CHECK(d <= 1e-12);
         }
         pc_done(&pc);
@@ -277,7 +278,8 @@ static void check_transpose(sla_precond_kind kind, const sla_matrix *A, double o
     CHECK(pc.apply(&pc, true, s, ms, 1) == SLA_OK);
     double a = dotp(n, mr, s), b = dotp(n, r, ms);
     double rel = fabs(a - b) / (nrm(n, mr) * nrm(n, s));
-    if (rel > 1e-12) fprintf(stderr, "kind %d: <M^-1 r, s> %.17g vs <r, M^-T s> %.17g\n", kind, a, b);
+    if (rel > 1e-12)
+        fprintf(stderr, "kind %d: <M^-1 r, s> %.17g vs <r, M^-T s> %.17g\n", kind, a, b);
     CHECK(rel <= 1e-12);
     /* in place, both directions */
     CHECK(pc.apply(&pc, false, r, r, 1) == SLA_OK);

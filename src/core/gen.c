@@ -124,7 +124,7 @@ static sla_status stencil_matrix(sla_ctx *ctx, const char *what, int dim, sla_in
 {
     if (!out) return sla__error(ctx, SLA_ERR_ARGUMENT, "%s: out is NULL", what);
     *out = NULL;
-    grid g;
+    grid g = {0};
     sla_status st = grid_init(ctx, dim, N, &g);
     if (st || (st = check_stencil(ctx, what, 2 * dim + 1, w)) ||
         (st = grid_matrix(ctx, &g, out)))
@@ -269,7 +269,7 @@ sla_status sla_gen_diffusion2d(sla_ctx *ctx, sla_int N, const double *kappa, sla
 {
     if (!out) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_gen_diffusion2d: out is NULL");
     *out = NULL;
-    grid g;
+    grid g = {0};
     sla_status st = grid_init(ctx, 2, N, &g);
     if (st || (st = check_kappa(ctx, N, kappa)) || (st = grid_matrix(ctx, &g, out))) return st;
     diff_values(&g, kappa, (double *)(*out)->values);
@@ -279,7 +279,7 @@ sla_status sla_gen_diffusion2d(sla_ctx *ctx, sla_int N, const double *kappa, sla
 sla_status sla_gen_diffusion2d_values(sla_ctx *ctx, sla_int N, const double *kappa,
                                       double *vals)
 {
-    grid g;
+    grid g = {0};
     sla_status st = grid_init(ctx, 2, N, &g);
     if (st || (st = check_kappa(ctx, N, kappa))) return st;
     if (!vals) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_gen_diffusion2d_values: vals is NULL");
@@ -289,7 +289,7 @@ sla_status sla_gen_diffusion2d_values(sla_ctx *ctx, sla_int N, const double *kap
 
 sla_status sla_gen_diffusion2d_vjp(sla_ctx *ctx, sla_int N, const double *dvals, double *dkappa)
 {
-    grid g;
+    grid g = {0};
     sla_status st = grid_init(ctx, 2, N, &g);
     if (st) return st;
     if (!dvals || !dkappa)

@@ -57,6 +57,10 @@ void *sla__ctx_calloc(sla_ctx *ctx, size_t count, size_t size,
 
 /* ---- threads and time ------------------------------------------------ */
 
+/* Vectors shorter than this are processed by one thread: a parallel region
+ * costs a few microseconds, and far more when the machine is oversubscribed. */
+#define SLA_PAR_MIN 8192
+
 /* Thread count the kernels should use (>= 1). */
 int sla__threads(const sla_ctx *ctx);
 double sla__now(void);

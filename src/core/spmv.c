@@ -11,7 +11,7 @@ void sla__spmv(const sla_matrix *A, sla_int ib, const double *x, double *y, int 
     sla_int n = A->nrows;
     if (A->dtype == SLA_F64) {
         const double *v = (const double *)A->values + ib * A->nnz;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && n >= SLA_PAR_MIN)
         for (sla_int i = 0; i < n; i++) {
             double s = 0.0; /* y_i = sum_p a_ip x_{col p} */
             for (sla_int p = rp[i]; p < rp[i + 1]; p++) s += v[p] * x[ci[p]];
@@ -19,7 +19,7 @@ void sla__spmv(const sla_matrix *A, sla_int ib, const double *x, double *y, int 
         }
     } else {
         const float *v = (const float *)A->values + ib * A->nnz;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && n >= SLA_PAR_MIN)
         for (sla_int i = 0; i < n; i++) {
             double s = 0.0;
             for (sla_int p = rp[i]; p < rp[i + 1]; p++) s += (double)v[p] * x[ci[p]];
@@ -36,7 +36,7 @@ double sla__spmv_dot(const sla_matrix *A, sla_int ib, const double *x, double *y
     double dot = 0.0;
     if (A->dtype == SLA_F64) {
         const double *v = (const double *)A->values + ib * A->nnz;
-#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : dot) if (nt > 1)
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : dot) if (nt > 1 && n >= SLA_PAR_MIN)
         for (sla_int i = 0; i < n; i++) {
             double s = 0.0;
             for (sla_int p = rp[i]; p < rp[i + 1]; p++) s += v[p] * x[ci[p]];
@@ -45,7 +45,7 @@ double sla__spmv_dot(const sla_matrix *A, sla_int ib, const double *x, double *y
         }
     } else {
         const float *v = (const float *)A->values + ib * A->nnz;
-#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : dot) if (nt > 1)
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : dot) if (nt > 1 && n >= SLA_PAR_MIN)
         for (sla_int i = 0; i < n; i++) {
             double s = 0.0;
             for (sla_int p = rp[i]; p < rp[i + 1]; p++) s += (double)v[p] * x[ci[p]];
@@ -63,7 +63,7 @@ double sla__residual(const sla_matrix *A, sla_int ib, const double *x, const dou
     const int32_t *ci = A->colind;
     sla_int n = A->nrows;
     double rr = 0.0;
-#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : rr) if (nt > 1)
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : rr) if (nt > 1 && n >= SLA_PAR_MIN)
     for (sla_int i = 0; i < n; i++) {
         double s = 0.0;
         for (sla_int p = rp[i]; p < rp[i + 1]; p++) s += sla__val(A, ib, p) * x[ci[p]];
@@ -82,7 +82,7 @@ void sla__spmv_t(const sla_matrix *A, sla_int ib, const double *x, double *y, in
     const sla_int *rp = A->rowptr;
     const int32_t *ci = A->colind;
     sla_int n = A->nrows, m = A->ncols;
-    if (!work || nt <= 1) {
+    if (!work || nt <= 1 || n < SLA_PAR_MIN) {
         memset(y, 0, (size_t)m * sizeof *y);
         for (sla_int i = 0; i < n; i++)
             for (sla_int p = rp[i]; p < rp[i + 1]; p++) y[ci[p]] += sla__val(A, ib, p) * x[i];

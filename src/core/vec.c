@@ -7,7 +7,7 @@
 double sla__dot(sla_int n, const double *x, const double *y, int nt)
 {
     double s = 0.0;
-#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : s) if (nt > 1)
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : s) if (nt > 1 && n >= SLA_PAR_MIN)
     for (sla_int i = 0; i < n; i++) s += x[i] * y[i];
     return s;
 }
@@ -26,13 +26,13 @@ void sla__zero(sla_int n, double *x)
 
 void sla__axpy(sla_int n, double a, const double *x, double *y, int nt)
 {
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && n >= SLA_PAR_MIN)
     for (sla_int i = 0; i < n; i++) y[i] += a * x[i];
 }
 
 void sla__xpby(sla_int n, const double *x, double b, double *y, int nt)
 {
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && n >= SLA_PAR_MIN)
     for (sla_int i = 0; i < n; i++) y[i] = x[i] + b * y[i];
 }
 

@@ -49,7 +49,7 @@ sla_status sla__bicgstab(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const
         }
         double beta = (rho_new / rho) * (alpha / omega);
         rho = rho_new;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && n >= SLA_PAR_MIN)
         for (sla_int i = 0; i < n; i++) p[i] = r[i] + beta * (p[i] - omega * v[i]); /* p = r + beta (p - omega v) */
         if ((st = sla__pc_run(A, M, tr, p, ph))) goto pc_fail;
         A->apply(A->data, ph, v, nt); /* v = A M^-1 p */
@@ -60,7 +60,7 @@ sla_status sla__bicgstab(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const
         }
         alpha = rho / rhv;
         double ss = 0.0;
-#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : ss) if (nt > 1)
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : ss) if (nt > 1 && n >= SLA_PAR_MIN)
         for (sla_int i = 0; i < n; i++) {
             s[i] = r[i] - alpha * v[i]; /* s = r - alpha v */
             ss += s[i] * s[i];
@@ -77,7 +77,7 @@ sla_status sla__bicgstab(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const
             continue;
         }
         if ((st = sla__pc_run(A, M, tr, s, t))) goto pc_fail; /* t holds M^-1 s for now */
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && n >= SLA_PAR_MIN)
         for (sla_int i = 0; i < n; i++) x[i] += alpha * ph[i]; /* x += alpha M^-1 p */
         sla__copy(n, t, ph);                                     /* ph = M^-1 s */
         A->apply(A->data, ph, t, nt);                            /* t = A M^-1 s */
@@ -89,7 +89,7 @@ sla_status sla__bicgstab(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const
         }
         omega = ts[0] / ts[1];
         double rr = 0.0;
-#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : rr) if (nt > 1)
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : rr) if (nt > 1 && n >= SLA_PAR_MIN)
         for (sla_int i = 0; i < n; i++) {
             x[i] += omega * ph[i];          /* x += omega M^-1 s */
             r[i] = s[i] - omega * t[i];     /* r = s - omega t */

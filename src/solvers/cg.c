@@ -15,7 +15,7 @@ static double update_xr(sla_int n, double a, const double *p, const double *q, d
                         double *r, int nt)
 {
     double rr = 0.0;
-#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : rr) if (nt > 1)
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : rr) if (nt > 1 && n >= SLA_PAR_MIN)
     for (sla_int i = 0; i < n; i++) {
         x[i] += a * p[i];
         double ri = r[i] - a * q[i];
@@ -30,7 +30,7 @@ static void update_xr_jacobi(sla_int n, double a, const double *p, const double 
                              double *r, const double *dinv, double *z, int nt, double sums[2])
 {
     double rr = 0.0, rz = 0.0;
-#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : rr, rz) if (nt > 1)
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : rr, rz) if (nt > 1 && n >= SLA_PAR_MIN)
     for (sla_int i = 0; i < n; i++) {
         x[i] += a * p[i];
         double ri = r[i] - a * q[i];

@@ -10,7 +10,7 @@ double sla__true_residual(const sla__op *A, const double *b, const double *x, do
     sla_int n = A->n;
     double rr = 0.0;
     int nt = A->nt;
-#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : rr) if (nt > 1)
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : rr) if (nt > 1 && n >= SLA_PAR_MIN)
     for (sla_int i = 0; i < n; i++) {
         double ri = b[i] - r[i]; /* r = b - A x */
         r[i] = ri;

@@ -80,7 +80,7 @@ sla_status sla__minres(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const d
             w1 = w2;
             w2 = w;
             w = t;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && n >= SLA_PAR_MIN)
             for (sla_int i = 0; i < n; i++) {
                 w[i] = (v[i] - oldeps * w1[i] - delta * w2[i]) * denom; /* w = (v - eps w1 - delta w2) / gamma */
                 x[i] += phi * w[i];

@@ -10,7 +10,7 @@ static sla_status jacobi_apply(const sla__pc *pc, bool transpose, const double *
     (void)transpose; /* diagonal: M^T = M */
     const double *d = pc->dinv;
     sla_int n = pc->n;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && n >= SLA_PAR_MIN)
     for (sla_int i = 0; i < n; i++) z[i] = d[i] * r[i]; /* z = D^-1 r */
     return SLA_OK;
 }

@@ -151,7 +151,8 @@ static void upper_solve(const fact *f, double s, const double *dinv, double *x)
     const double *v = f->val;
     for (sla_int i = f->n - 1; i >= 0; i--) {
         double t = 0.0;
-        for (sla_int k = f->dpos[i] + 1; k < rp[i + 1]; k++) t += v[k] * x[ci[k]]; /* sum_j>i u_ij x_j */
+        /* t = sum_j>i u_ij x_j */
+        for (sla_int k = f->dpos[i] + 1; k < rp[i + 1]; k++) t += v[k] * x[ci[k]];
         double xi = x[i] - s * t;
         x[i] = dinv ? xi * dinv[i] : xi; /* x_i = (b_i - s sum) / d_i */
     }
@@ -183,7 +184,8 @@ static void upper_t_solve(const fact *f, double s, const double *dinv, double *x
         double xi = dinv ? x[i] * dinv[i] : x[i]; /* x_i final: all earlier columns applied */
         x[i] = xi;
         double sx = s * xi;
-        for (sla_int k = f->dpos[i] + 1; k < rp[i + 1]; k++) x[ci[k]] -= v[k] * sx; /* b_j -= s u_ij x_i */
+        /* b_j -= s u_ij x_i for j > i */
+        for (sla_int k = f->dpos[i] + 1; k < rp[i + 1]; k++) x[ci[k]] -= v[k] * sx;
     }
 }
 
@@ -357,8 +359,8 @@ static sla_status ic0_load_lower(sla_ctx *ctx, const sla_matrix *A, sla_int ib, 
         }
         f->own_rowptr[i + 1] = q;
         if (q == f->own_rowptr[i] || f->own_colind[q - 1] != i)
-            return sla__error(ctx, SLA_ERR_SINGULAR, "IC(0): zero diagonal at row %lld (not stored)",
-                              (long long)i);
+            return sla__error(ctx, SLA_ERR_SINGULAR,
+                              "IC(0): zero diagonal at row %lld (not stored)", (long long)i);
         f->dpos[i] = q - 1;
     }
     return SLA_OK;

@@ -283,7 +283,7 @@ static void accumulate_grad(const sla_matrix *A, const double *lambda, const dou
     const sla_int *rp = A->rowptr;
     const int32_t *ci = A->colind;
     sla_int n = A->nrows;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && n >= SLA_PAR_MIN)
     for (sla_int i = 0; i < n; i++)
         for (sla_int p = rp[i]; p < rp[i + 1]; p++) gA[p] -= lambda[i] * x[ci[p]];
 }
