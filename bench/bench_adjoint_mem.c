@@ -45,6 +45,23 @@ static double rss_now_mib(void)
     return ok ? (double)res * (double)sysconf(_SC_PAGESIZE) / 1048576.0 : -1.0;
 }
 
+/* VmHWM of /proc/self/status in MiB (the kernel's high-water mark; a
+ * cross-check of ru_maxrss), -1 if unknown. */
+static double hwm_mib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1.0;
+    char line[256];
+    double v = -1.0;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6)) {
+            v = atof(line + 6) / 1024.0;
+            break;
+        }
+    fclose(f);
+    return v;
+}
+
 /* Peak resident set in MiB (ru_maxrss is in KiB on Linux). */
 static double rss_peak_mib(void)
 {
@@ -87,8 +104,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "out of memory\n");
         return 1;
     }
-    for (long i = 0; i < n; i++) b[i] = gx[i] = 1.0, x[i] = gb[i] = 0.0;
-    memset(gA, 0, (size_t)nnz * sizeof *gA);
+    /* Touch every page (nonzero: malloc + zero fill could become calloc,
+     * whose fresh pages stay unmapped until the library writes them). */
+    for (long i = 0; i < n; i++) b[i] = gx[i] = 1.0, x[i] = gb[i] = -1.0;
+    for (long k = 0; k < nnz; k++) gA[k] = -1.0;
     double rss_vectors = rss_now_mib();
 
     sla_solver_options o;
@@ -121,7 +140,7 @@ int main(int argc, char **argv)
         return 1;
     }
     double rss_vjp = rss_now_mib();
-    double peak = rss_peak_mib();
+    double peak = rss_peak_mib(), hwm = hwm_mib();
 
     fprintf(stderr,
             "k=%ld n=%ld nnz=%ld threads=%d: RSS after matrix %.1f MiB, after vectors %.1f, "
@@ -135,12 +154,12 @@ int main(int argc, char **argv)
     printf("{\"k\": %ld, \"N\": %ld, \"n\": %ld, \"nnz\": %ld, \"threads\": %d, "
            "\"rss_start_mib\": %.1f, \"rss_after_matrix_mib\": %.1f, "
            "\"rss_after_vectors_mib\": %.1f, \"rss_after_solve_mib\": %.1f, "
-           "\"rss_after_vjp_mib\": %.1f, \"peak_rss_mib\": %.1f, "
+           "\"rss_after_vjp_mib\": %.1f, \"peak_rss_mib\": %.1f, \"vmhwm_mib\": %.1f, "
            "\"solve_status\": \"%s\", \"solve_iterations\": %lld, \"solve_residual\": %.3e, "
            "\"solve_s\": %.3f, \"vjp_status\": \"%s\", \"vjp_iterations\": %lld, "
            "\"vjp_residual\": %.3e, \"vjp_s\": %.3f}\n",
            K, N, n, nnz, sla_ctx_threads(ctx), rss_start, rss_matrix, rss_vectors, rss_solve,
-           rss_vjp, peak, sla_status_name(st_fwd), (long long)fwd.iterations, fwd.residual,
+           rss_vjp, peak, hwm, sla_status_name(st_fwd), (long long)fwd.iterations, fwd.residual,
            t_solve, sla_status_name(st), (long long)adj.iterations, adj.residual, t_vjp);
 
     sla_solver_destroy(&S);

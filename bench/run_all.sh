@@ -70,7 +70,7 @@ t_start=$(date +%s)
 ref_flag=""
 [ "${SLA_BENCH_REF:-0}" = 1 ] && ref_flag="--ref"
 
-cmd_cg="$build/bin/sla_bench_cg --sizes $sizes --reps $reps --threads $threads --json $out/cg.json $ref_flag"
+cmd_cg="$build/bin/sla_bench_cg --sizes $sizes --reps $reps --threads $threads --json $out/cg.json${ref_flag:+ $ref_flag}"
 cmd_scipy="$py $here/scipy_cg.py --sizes $sizes --reps $reps"
 cmd_adj="$build/bin/sla_bench_adjoint_mem K $adj_n 2   (K in: $ks; one process each)"
 
@@ -119,6 +119,9 @@ sizes = sorted({r["N"] for r in runs})
 by = {(r["N"], r["threads"]): r for r in runs}
 triad = {t["threads"]: t for t in cg["stream_triad"]}
 has_ref = any("ref_median_s" in r for r in runs)
+
+def nn(r):
+    return f"{r['n']} ({r['N']}^2)"
 
 def rel(p):
     return p.replace(E["RB_BUILD"], "$BUILD").replace(os.path.dirname(out) + "/", "bench/")
@@ -198,7 +201,7 @@ def sla_table(t):
         r = by.get((N, t))
         if not r:
             continue
-        line = (f"| {r['n']:.0e} | {r['nnz']} | {r['iterations']} | {r['median_s']:.4g} s | "
+        line = (f"| {nn(r)} | {r['nnz']} | {r['iterations']} | {r['median_s']:.4g} s | "
                 f"{1e3 * r['s_per_iter']:.4g} | {r['gbs']:.1f} | {r['pct_triad']:.0f} % | "
                 f"{r['residual']:.2e} | {r['reps']} | {r['other_load_pct']:.0f} % |")
         if has_ref:
@@ -217,7 +220,7 @@ w("|---|---|---|---|---|---|---|")
 for N in sizes:
     r = sp.get(N)
     if r:
-        w(f"| {r['n']:.0e} | {r['iterations']} | {r['median_s']:.4g} s | "
+        w(f"| {nn(r)} | {r['iterations']} | {r['median_s']:.4g} s | "
           f"{1e3 * r['median_s'] / r['iterations']:.4g} | {r['residual']:.2e} | {r['reps']} | "
           f"{r.get('other_load_pct', -1):.0f} % |")
 w("")
@@ -231,7 +234,7 @@ for N in sizes:
         for t in threads:
             r = by.get((N, t))
             cells.append(f"{sp[N]['median_s'] / r['median_s']:.2f}x" if r else "-")
-        w(f"| {sp[N]['n']:.0e} | " + " | ".join(cells) + " |")
+        w(f"| {nn(sp[N])} | " + " | ".join(cells) + " |")
 w("")
 
 w("## Goals")
@@ -243,12 +246,12 @@ r = by.get((Nbig, tbest))
 if r and tbest == 2:
     ok = r["pct_triad"] >= 85
     goals.append(f"- CG iteration at >= 85 % of the STREAM triad on 2 threads (n = "
-                 f"{r['n']:.0e}): {r['pct_triad']:.0f} % ({1e3 * r['s_per_iter']:.3g} ms/it, "
+                 f"{nn(r)}): {r['pct_triad']:.0f} % ({1e3 * r['s_per_iter']:.3g} ms/it, "
                  f"{r['gbs']:.1f} of {r['triad_gbs']:.1f} GB/s) -- **{'met' if ok else 'NOT met'}**")
 if r and Nbig in sp:
     ratio = sp[Nbig]["median_s"] / r["median_s"]
     ok = ratio >= 2.5
-    goals.append(f"- >= 2.5x faster than SciPy's CG at n = {r['n']:.0e} ({tbest} threads): "
+    goals.append(f"- >= 2.5x faster than SciPy's CG at n = {nn(r)} ({tbest} threads): "
                  f"{ratio:.2f}x ({r['median_s']:.3g} s vs {sp[Nbig]['median_s']:.3g} s) -- "
                  f"**{'met' if ok else 'NOT met'}**")
 if adj:
@@ -263,7 +266,7 @@ w("")
 
 if adj:
     a0 = adj[0]
-    w(f"## Adjoint memory (solve + VJP), 2D Poisson n = {a0['n']:.0e}, {a0['threads']} threads")
+    w(f"## Adjoint memory (solve + VJP), 2D Poisson n = {nn(a0)}, {a0['threads']} threads")
     w("")
     w("`sla_solver_solve` with unpreconditioned CG, rtol 0, maxiter k (it returns "
       "SLA_NOT_CONVERGED, as intended: exactly k iterations), then `sla_solver_solve_vjp` with "

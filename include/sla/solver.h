@@ -23,12 +23,26 @@ extern "C" {
 #endif
 
 typedef enum sla_method {
-    SLA_METHOD_AUTO = 0, /* CG if symmetric with positive diagonal, else GMRES */
+    SLA_METHOD_AUTO = 0, /* chosen from structure and the symbolic analysis; see README */
     SLA_METHOD_CG,
     SLA_METHOD_BICGSTAB,
     SLA_METHOD_GMRES,
-    SLA_METHOD_MINRES
+    SLA_METHOD_MINRES,
+    SLA_METHOD_CHOLESKY, /* CHOLMOD supernodal LL^T (SPD matrices) */
+    SLA_METHOD_LDLT,     /* CHOLMOD simplicial LDL^T (symmetric; no pivoting) */
+    SLA_METHOD_LU,       /* general sparse LU (UMFPACK) */
+    SLA_METHOD_UMFPACK,  /* UMFPACK multifrontal LU */
+    SLA_METHOD_KLU,      /* KLU left-looking LU for very sparse (circuit-like) matrices */
+    SLA_METHOD_SUPERLU   /* SuperLU supernodal LU (SciPy's spsolve engine) */
 } sla_method;
+
+/* Fill-reducing ordering for the direct methods. */
+typedef enum sla_ordering {
+    SLA_ORDER_AUTO = 0, /* the backend's choice, tuned per method (see README) */
+    SLA_ORDER_AMD,      /* approximate minimum degree (COLAMD for unsymmetric LU) */
+    SLA_ORDER_METIS,    /* nested dissection by METIS */
+    SLA_ORDER_NATURAL   /* no reordering */
+} sla_ordering;
 
 typedef enum sla_precond_kind {
     SLA_PRECOND_NONE = 0,
@@ -54,6 +68,10 @@ typedef enum sla_reason {
 const char *sla_reason_name(sla_reason r);
 const char *sla_method_name(sla_method m);
 const char *sla_precond_name(sla_precond_kind p);
+const char *sla_ordering_name(sla_ordering o);
+
+/* Whether a direct method's library was compiled into this build. */
+bool sla_method_available(sla_method m);
 
 /* A user preconditioner z = M^-1 r (and z = M^-T r for adjoint solves of
  * nonsymmetric systems; NULL apply_transpose means M is symmetric).
@@ -79,6 +97,9 @@ typedef struct sla_solver_options {
     int restart;              /* GMRES restart length; default 30 */
     bool use_x0;              /* x holds the initial guess (default: x0 = 0) */
     double omega;             /* SSOR weight in (0, 2); default 1 */
+    sla_ordering ordering;    /* direct methods; default auto */
+    double memory_limit;      /* bytes a direct factorization may use; default 0 =
+                                 half of the memory available at set-up */
     sla_user_precond user_precond;
     sla_monitor_fn monitor;
     void *monitor_user;
@@ -96,16 +117,18 @@ sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str,
 
 /* The report of one solve (forward or adjoint). */
 typedef struct sla_solve_info {
-    char method[16];          /* "cg", "bicgstab", "gmres", "minres" */
+    char method[16];          /* "cg", "bicgstab", "gmres", "minres", "cholesky", "ldlt", "lu", "klu", "superlu" */
     char precond[16];         /* "none", "jacobi", "ssor", "ic0", "ilu0", "user" */
-    char backend[16];         /* "krylov" */
+    char backend[16];         /* "krylov", "cholmod", "umfpack", "klu", "superlu" */
     sla_int iterations;
     double residual;          /* true ||b - A x|| / ||b|| (||b - A x|| if b = 0) */
     double residual_abs;      /* true ||b - A x|| */
     double rhs_norm;          /* ||b|| */
     sla_reason reason;
     bool converged;
-    double setup_seconds;     /* preconditioner and analysis, shared by all solves */
+    double setup_seconds;     /* analysis + preconditioner or factorization, shared by all solves */
+    double factor_nnz;        /* direct: entries in the factors (0 for Krylov) */
+    char ordering[16];        /* direct: the fill-reducing ordering used ("" for Krylov) */
     double solve_seconds;
     char note[192];           /* dispatch decisions and fallbacks, "" if none */
 } sla_solve_info;
@@ -122,8 +145,9 @@ sla_status sla_solver_create(sla_ctx *ctx, const sla_matrix *A,
                              const sla_solver_options *opts,
                              sla_solver **out);
 
-/* Recompute the value-dependent set-up (preconditioners) after the values
- * of A changed; the pattern analysis is kept. */
+/* Recompute the value-dependent set-up after the values of A changed:
+ * preconditioners, or numeric factorizations reusing the symbolic analysis
+ * (no new ordering). */
 sla_status sla_solver_refresh(sla_ctx *ctx, sla_solver *S);
 
 void sla_solver_destroy(sla_solver **S);
@@ -184,6 +208,12 @@ sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count,
                               const double *const *x,
                               const double *const *gx, double *const *gb,
                               double *const *gA, sla_solve_info *info);
+
+/* sign (+1, -1, or 0 when singular) and log|det A_ib| from the solver's
+ * factorization, never forming det itself. Krylov solvers have none:
+ * SLA_ERR_UNSUPPORTED. */
+sla_status sla_solver_logdet(sla_ctx *ctx, sla_solver *S, sla_int ib, double *sign,
+                             double *logabsdet);
 
 /* One-shot: create a solver, solve A_0 x = b, destroy it. */
 sla_status sla_solve(sla_ctx *ctx, const sla_matrix *A,

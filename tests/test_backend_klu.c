@@ -1,0 +1,2 @@
+/* being written */
+int main(void) { return 0; }
