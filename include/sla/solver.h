@@ -62,7 +62,9 @@ typedef enum sla_reason {
     SLA_DIVERGED_BREAKDOWN = -2,   /* a Krylov recurrence broke down */
     SLA_DIVERGED_NAN = -3,         /* NaN or Inf appeared */
     SLA_DIVERGED_INDEFINITE = -4,  /* CG/MINRES met an indefinite operator or preconditioner */
-    SLA_DIVERGED_USER = -5         /* the monitor callback asked to stop */
+    SLA_DIVERGED_USER = -5,        /* the monitor callback asked to stop */
+    SLA_DIVERGED_ACCURACY = -6     /* direct solve: residual above tolerance after
+                                      iterative refinement (ill-conditioned A) */
 } sla_reason;
 
 const char *sla_reason_name(sla_reason r);

@@ -19,10 +19,13 @@ void sla_solver_options_default(sla_solver_options *o)
     o->omega = 1.0;
 }
 
-static const char *const method_names[] = {"auto", "cg", "bicgstab", "gmres", "minres"};
+static const char *const method_names[] = {"auto", "cg", "bicgstab", "gmres", "minres",
+                                           "cholesky", "ldlt", "lu", "umfpack", "klu",
+                                           "superlu"};
+static const char *const ordering_names[] = {"auto", "amd", "metis", "natural"};
 static const char *const precond_names[] = {"none", "jacobi", "ssor", "ic0", "ilu0", "user"};
 static const char *const keys[] = {"method", "precond", "rtol", "atol", "maxiter",
-                                   "restart", "omega", "use_x0"};
+                                   "restart", "omega", "use_x0", "ordering", "memory_limit"};
 #define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 const char *sla_method_name(sla_method m)
@@ -33,6 +36,11 @@ const char *sla_method_name(sla_method m)
 const char *sla_precond_name(sla_precond_kind p)
 {
     return (p >= 0 && (int)p < COUNT(precond_names)) ? precond_names[p] : "unknown";
+}
+
+const char *sla_ordering_name(sla_ordering o)
+{
+    return (o >= 0 && (int)o < COUNT(ordering_names)) ? ordering_names[o] : "unknown";
 }
 
 const char *sla_reason_name(sla_reason r)
@@ -46,6 +54,7 @@ const char *sla_reason_name(sla_reason r)
     case SLA_DIVERGED_NAN: return "diverged_nan";
     case SLA_DIVERGED_INDEFINITE: return "diverged_indefinite";
     case SLA_DIVERGED_USER: return "diverged_user";
+    case SLA_DIVERGED_ACCURACY: return "diverged_accuracy";
     }
     return "unknown";
 }
@@ -162,6 +171,15 @@ static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char 
         else if (lookup(v, vl, (const char *const[]){"1", "true"}, 2) >= 0) o->use_x0 = true;
         else return sla__error(ctx, SLA_ERR_ARGUMENT, "option use_x0: true or false");
         break;
+    case 8: {
+        int q = lookup(v, vl, ordering_names, COUNT(ordering_names));
+        if (q < 0)
+            return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown ordering '%.*s' (did you mean '%s'?)",
+                              (int)vl, v, nearest(v, vl, ordering_names, COUNT(ordering_names)));
+        o->ordering = (sla_ordering)q;
+        return SLA_OK;
+    }
+    case 9: st = parse_double(ctx, "memory_limit", v, vl, 0.0, &o->memory_limit); break;
     }
     return st;
 }

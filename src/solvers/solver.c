@@ -1,10 +1,12 @@
 /* The solver object: method dispatch, per-value-array preconditioners,
  * forward and transposed solves, the solve VJP, batches and lists. */
+#include "direct.h"
 #include "krylov.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 struct sla_solver {
     sla_allocator alloc;
@@ -12,7 +14,12 @@ struct sla_solver {
     sla_solver_options opts;
     sla_method method;     /* after auto dispatch */
     bool symmetric;        /* every value array exactly symmetric: A^T = A */
-    sla__pc **pc;          /* one per value array */
+    bool pos_diag;         /* every value array has a positive diagonal */
+    sla__pc **pc;          /* Krylov: one preconditioner per value array */
+    const sla__direct_ops *dops; /* direct: the backend, NULL for Krylov */
+    void *sym;             /* direct: symbolic analysis, one per pattern */
+    void **num;            /* direct: one numeric factorization per value array */
+    sla__direct_stats dstats;
     double setup_seconds;
     char note[192];
 };
@@ -28,11 +35,200 @@ static sla__krylov_fn method_fn(sla_method m)
     }
 }
 
-/* Structure checks and the auto choice: CG for symmetric matrices with a
- * positive diagonal (a necessary condition for SPD), MINRES for other
- * symmetric ones, GMRES otherwise. A CG run that meets indefiniteness
- * falls back to MINRES at solve time, and the info says so. */
-static sla_status analyse(sla_ctx *ctx, sla_solver *S)
+static bool is_direct(sla_method m) { return m >= SLA_METHOD_CHOLESKY && m <= SLA_METHOD_SUPERLU; }
+
+static const sla__direct_ops *backend_for(sla_method m)
+{
+    switch (m) {
+    case SLA_METHOD_CHOLESKY:
+    case SLA_METHOD_LDLT: return sla__backend_cholmod();
+    case SLA_METHOD_LU:
+    case SLA_METHOD_UMFPACK: return sla__backend_umfpack();
+    case SLA_METHOD_KLU: return sla__backend_klu();
+    case SLA_METHOD_SUPERLU: return sla__backend_superlu();
+    default: return NULL;
+    }
+}
+
+bool sla_method_available(sla_method m) { return !is_direct(m) || backend_for(m) != NULL; }
+
+/* Bytes of memory available now (MemAvailable on Linux), or 0 if unknown. */
+static double available_memory(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    double kb = 0.0;
+    if (f) {
+        char line[256];
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1) break;
+        fclose(f);
+    }
+    if (kb > 0.0) return kb * 1024.0;
+    long pages = sysconf(_SC_AVPHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    return (pages > 0 && psize > 0) ? (double)pages * (double)psize : 0.0;
+}
+
+static double memory_limit(const sla_solver *S)
+{
+    if (S->opts.memory_limit > 0.0) return S->opts.memory_limit;
+    double avail = available_memory();
+    return avail > 0.0 ? 0.5 * avail : INFINITY;
+}
+
+static void free_direct(sla_solver *S)
+{
+    if (S->num && S->dops)
+        for (sla_int b = 0; b < S->A->nbatch; b++) {
+            if (S->num[b]) S->dops->free_num(S->num[b]);
+            S->num[b] = NULL;
+        }
+    if (S->sym && S->dops) S->dops->free_sym(S->sym);
+    S->sym = NULL;
+    S->dops = NULL;
+}
+
+/* Ordering + symbolic factorization with the backend of method m. */
+static sla_status direct_analyze(sla_ctx *ctx, sla_solver *S, sla_method m)
+{
+    const sla__direct_ops *d = backend_for(m);
+    if (!d)
+        return sla__error(ctx, SLA_ERR_UNAVAILABLE,
+                          "method %s is not available in this build: its library was not found "
+                          "when sla was configured (install libsuitesparse-dev / libsuperlu-dev "
+                          "and reconfigure)",
+                          sla_method_name(m));
+    if (!S->num) {
+        S->num = sla__calloc(&S->alloc, (size_t)S->A->nbatch, sizeof *S->num);
+        if (!S->num) return sla__error(ctx, SLA_ERR_NOMEM, "out of memory for factor handles");
+    }
+    sla__direct_opts o = {.ordering = S->opts.ordering, .ldlt = (m == SLA_METHOD_LDLT),
+                          .nthreads = sla__threads(ctx)};
+    memset(&S->dstats, 0, sizeof S->dstats);
+    sla_status st = d->analyze(ctx, S->A, &o, &S->sym, &S->dstats);
+    if (st) return st;
+    S->dops = d;
+    S->method = m;
+    return SLA_OK;
+}
+
+static bool direct_fits(const sla_solver *S)
+{
+    return S->dstats.bytes * (double)S->A->nbatch <= memory_limit(S);
+}
+
+/* One numeric factorization per value array, reusing the analysis. */
+static sla_status direct_factor_all(sla_ctx *ctx, sla_solver *S)
+{
+    for (sla_int b = 0; b < S->A->nbatch; b++) {
+        if (S->num[b]) S->dops->free_num(S->num[b]);
+        S->num[b] = NULL;
+        sla_status st = S->dops->factor(ctx, S->sym, S->A, b, &S->num[b]);
+        if (st) {
+            if (S->A->nbatch > 1)
+                sla__error(ctx, st, "%s (value array %lld)", sla_ctx_message(ctx), (long long)b);
+            return st;
+        }
+    }
+    return SLA_OK;
+}
+
+/* An explicitly requested direct method: refuse what does not fit. */
+static sla_status direct_setup(sla_ctx *ctx, sla_solver *S, sla_method m)
+{
+    sla_status st = direct_analyze(ctx, S, m);
+    if (st) return st;
+    if (!direct_fits(S))
+        return sla__error(ctx, SLA_ERR_NOMEM,
+                          "%s: the factorization needs about %.2f GB (%lld value arrays), more "
+                          "than the limit of %.2f GB; use an iterative method or raise "
+                          "memory_limit",
+                          sla_method_name(m), 1e-9 * S->dstats.bytes * (double)S->A->nbatch,
+                          (long long)S->A->nbatch, 1e-9 * memory_limit(S));
+    return direct_factor_all(ctx, S);
+}
+
+static void free_pcs(sla_solver *S);
+static sla_status setup_pcs(sla_ctx *ctx, sla_solver *S);
+
+/* The Krylov choice from structure: CG for symmetric matrices with a
+ * positive diagonal (necessary for SPD), MINRES for other symmetric ones,
+ * GMRES otherwise. CG falls back to MINRES at solve time if it meets an
+ * indefinite direction, and the info says so. */
+static sla_method krylov_choice(const sla_solver *S)
+{
+    if (S->symmetric && S->pos_diag) return SLA_METHOD_CG;
+    if (S->symmetric) return SLA_METHOD_MINRES;
+    return SLA_METHOD_GMRES;
+}
+
+/* Measured crossover (bench/RESULTS.md): a direct factorization is chosen
+ * while its predicted cost stays below what a Krylov solve would need. The
+ * Krylov estimate assumes sqrt(n) iterations of a bandwidth-bound SpMV. */
+#define SLA_AUTO_FLOP_RATE 5e9        /* supernodal/multifrontal flop/s on this class */
+#define SLA_AUTO_KRYLOV_BYTES_PER_S 1.5e10 /* effective bandwidth of a CG iteration */
+static bool direct_predicted_faster(const sla_solver *S)
+{
+    const sla_matrix *A = S->A;
+    double t_direct = S->dstats.flops / SLA_AUTO_FLOP_RATE;
+    double per_iter = (12.0 * (double)A->nnz + 80.0 * (double)A->nrows) / SLA_AUTO_KRYLOV_BYTES_PER_S;
+    double t_krylov = 2.0 * sqrt((double)A->nrows) * per_iter;
+    return t_direct <= t_krylov;
+}
+
+/* method=auto: a direct factorization when a backend is compiled in, the
+ * factors fit in memory and the symbolic analysis predicts it beats
+ * Krylov; SPD detection by a trial Cholesky that falls back to LU. */
+static sla_status auto_setup(sla_ctx *ctx, sla_solver *S)
+{
+    sla_method dm = (S->symmetric && S->pos_diag) ? SLA_METHOD_CHOLESKY : SLA_METHOD_LU;
+    const char *why = S->symmetric ? (S->pos_diag ? "symmetric, positive diagonal" : "symmetric, diagonal not positive")
+                                   : "nonsymmetric";
+    sla_status st = SLA_OK;
+    if (backend_for(dm)) {
+        st = direct_analyze(ctx, S, dm);
+        if (st == SLA_OK && direct_fits(S) && direct_predicted_faster(S)) {
+            st = direct_factor_all(ctx, S);
+            if (st == SLA_OK) {
+                snprintf(S->note, sizeof S->note, "auto: %s -> %s (%s, %.3g flops predicted)", why,
+                         sla_method_name(dm), S->dops->name, S->dstats.flops);
+                return SLA_OK;
+            }
+            if (st == SLA_ERR_NOT_SPD && dm == SLA_METHOD_CHOLESKY && backend_for(SLA_METHOD_LU)) {
+                char reason[160];
+                snprintf(reason, sizeof reason, "%s", sla_ctx_message(ctx));
+                free_direct(S);
+                st = direct_setup(ctx, S, SLA_METHOD_LU);
+                if (st == SLA_OK) {
+                    snprintf(S->note, sizeof S->note,
+                             "auto: trial cholesky failed (%.90s); fell back to lu (umfpack)", reason);
+                    return SLA_OK;
+                }
+            }
+            if (st == SLA_ERR_SINGULAR || st == SLA_ERR_NOMEM) return st;
+        }
+        char msg[160];
+        if (st == SLA_OK && !direct_fits(S))
+            snprintf(msg, sizeof msg, "%s factors would need %.2f GB", sla_method_name(dm),
+                     1e-9 * S->dstats.bytes * (double)S->A->nbatch);
+        else if (st == SLA_OK)
+            snprintf(msg, sizeof msg, "%s predicted slower (%.3g flops)", sla_method_name(dm),
+                     S->dstats.flops);
+        else
+            snprintf(msg, sizeof msg, "%s failed: %.100s", sla_method_name(dm), sla_ctx_message(ctx));
+        free_direct(S);
+        S->method = krylov_choice(S);
+        snprintf(S->note, sizeof S->note, "auto: %s; %.120s -> %s", why, msg, sla_method_name(S->method));
+    } else {
+        S->method = krylov_choice(S);
+        snprintf(S->note, sizeof S->note, "auto: %s -> %s (no direct backend in this build)", why,
+                 sla_method_name(S->method));
+    }
+    return setup_pcs(ctx, S);
+}
+
+/* Structure checks (exact symmetry: A^T = A lets transposed solves reuse A),
+ * then the method's set-up. */
+static sla_status setup(sla_ctx *ctx, sla_solver *S)
 {
     const sla_matrix *A = S->A;
     bool sym = true, pdiag = true;
@@ -44,20 +240,12 @@ static sla_status analyse(sla_ctx *ctx, sla_solver *S)
         pdiag = pdiag && pr.positive_diagonal;
     }
     S->symmetric = sym;
+    S->pos_diag = pdiag;
     S->method = S->opts.method;
-    if (S->method == SLA_METHOD_AUTO) {
-        if (sym && pdiag) {
-            S->method = SLA_METHOD_CG;
-            snprintf(S->note, sizeof S->note, "auto: symmetric, positive diagonal -> cg");
-        } else if (sym) {
-            S->method = SLA_METHOD_MINRES;
-            snprintf(S->note, sizeof S->note, "auto: symmetric, diagonal not positive -> minres");
-        } else {
-            S->method = SLA_METHOD_GMRES;
-            snprintf(S->note, sizeof S->note, "auto: nonsymmetric -> gmres(%d)", S->opts.restart);
-        }
-    }
-    return SLA_OK;
+    S->note[0] = '\0';
+    if (S->method == SLA_METHOD_AUTO) return auto_setup(ctx, S);
+    if (is_direct(S->method)) return direct_setup(ctx, S, S->method);
+    return setup_pcs(ctx, S);
 }
 
 static void free_pcs(sla_solver *S)
@@ -82,7 +270,7 @@ static sla_status setup_pcs(sla_ctx *ctx, sla_solver *S)
 
 static sla_status check_options(sla_ctx *ctx, const sla_solver_options *o)
 {
-    if ((int)o->method < SLA_METHOD_AUTO || (int)o->method > SLA_METHOD_MINRES)
+    if ((int)o->method < SLA_METHOD_AUTO || (int)o->method > SLA_METHOD_SUPERLU)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown method %d", (int)o->method);
     if ((int)o->precond < SLA_PRECOND_NONE || (int)o->precond > SLA_PRECOND_USER)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown preconditioner %d", (int)o->precond);
@@ -91,6 +279,10 @@ static sla_status check_options(sla_ctx *ctx, const sla_solver_options *o)
                           o->rtol, o->atol);
     if (o->maxiter < 0)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "maxiter must be >= 0 (got %lld)", (long long)o->maxiter);
+    if ((int)o->ordering < SLA_ORDER_AUTO || (int)o->ordering > SLA_ORDER_NATURAL)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown ordering %d", (int)o->ordering);
+    if (!(o->memory_limit >= 0.0))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "memory_limit must be >= 0");
     if (o->restart < 0)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "restart must be >= 0 (got %d)", o->restart);
     return SLA_OK;
@@ -125,7 +317,7 @@ sla_status sla_solver_create(sla_ctx *ctx, const sla_matrix *A, const sla_solver
         st = sla__error(ctx, SLA_ERR_NOMEM, "out of memory for %lld preconditioners", (long long)A->nbatch);
         goto fail;
     }
-    if ((st = analyse(ctx, S)) || (st = setup_pcs(ctx, S))) goto fail;
+    if ((st = setup(ctx, S))) goto fail;
     S->setup_seconds = sla__now() - t0;
     *out = S;
     return sla__ok(ctx, SLA_OK);
@@ -140,10 +332,9 @@ sla_status sla_solver_refresh(sla_ctx *ctx, sla_solver *S)
     double t0 = sla__now();
     sla_status st = sla_matrix_check_values(ctx, S->A, -1);
     if (st) return st;
-    sla_method chosen = S->opts.method;
-    if ((st = analyse(ctx, S))) return st;
-    if (chosen != SLA_METHOD_AUTO) S->method = chosen;
-    if ((st = setup_pcs(ctx, S))) return st;
+    if (S->dops) st = direct_factor_all(ctx, S); /* same ordering, new numbers */
+    else st = setup_pcs(ctx, S);
+    if (st) return st;
     S->setup_seconds = sla__now() - t0;
     return sla__ok(ctx, SLA_OK);
 }
@@ -154,6 +345,8 @@ void sla_solver_destroy(sla_solver **S)
     sla_solver *s = *S;
     sla_allocator a = s->alloc;
     free_pcs(s);
+    free_direct(s);
+    sla__free(&a, s->num);
     sla__free(&a, s->pc);
     sla__free(&a, s);
     *S = NULL;
@@ -167,8 +360,12 @@ static void info_init(const sla_solver *S, sla_method m, sla_solve_info *info)
     memset(info, 0, sizeof *info);
     snprintf(info->method, sizeof info->method, "%s", sla_method_name(m));
     snprintf(info->precond, sizeof info->precond, "%s", sla_precond_name(S->opts.precond));
-    snprintf(info->backend, sizeof info->backend, "krylov");
+    snprintf(info->backend, sizeof info->backend, "%s", S->dops ? S->dops->name : "krylov");
     snprintf(info->note, sizeof info->note, "%s", S->note);
+    if (S->dops) {
+        info->factor_nnz = S->dstats.factor_nnz;
+        snprintf(info->ordering, sizeof info->ordering, "%s", S->dstats.ordering);
+    }
     info->setup_seconds = S->setup_seconds;
 }
 
@@ -182,6 +379,45 @@ static sla_status check_vector(sla_ctx *ctx, sla_int n, const double *v, const c
     return SLA_OK;
 }
 
+/* A direct solve with the factor of value array ib, then the true
+ * residual; up to three steps of iterative refinement with the same factor
+ * when it misses the tolerance (each kept only if it helps). */
+static sla_status direct_solve(sla_ctx *ctx, const sla_solver *S, sla_int ib, bool transpose,
+                               const double *b, double *x, sla_solve_info *info, int nt)
+{
+    const sla_matrix *A = S->A;
+    sla_int n = A->nrows;
+    sla_allocator al = sla__ctx_alloc(ctx);
+    double *r = sla__malloc(&al, (size_t)n, 3 * sizeof(double));
+    if (!r) return sla__error(ctx, SLA_ERR_NOMEM, "out of memory for the residual check");
+    double *dx = r + n, *xs = r + 2 * n;
+    sla__matop m = {.A = A, .ib = ib, .transpose = transpose && !S->symmetric};
+    sla__op op;
+    sla__matop_init(&op, &m, nt);
+    sla__kopts ko = {.rtol = S->opts.rtol, .atol = S->opts.atol};
+    double bnorm = sla__nrm2(n, b, nt), tol = sla__ktol(&ko, bnorm);
+    sla_status st = S->dops->solve(ctx, S->sym, S->num[ib], transpose, 1, b, n, x, n);
+    double rn = st ? 0.0 : sla__true_residual(&op, b, x, r);
+    sla_int steps = 0;
+    while (!st && rn > tol && steps < 3) {
+        if ((st = S->dops->solve(ctx, S->sym, S->num[ib], transpose, 1, r, n, dx, n))) break;
+        sla__copy(n, x, xs);
+        sla__axpy(n, 1.0, dx, x, nt); /* x += A^-1 (b - A x) */
+        steps++;
+        double rn_new = sla__true_residual(&op, b, x, dx);
+        if (!(rn_new < rn)) { /* no progress: keep the better iterate */
+            sla__copy(n, xs, x);
+            break;
+        }
+        rn = rn_new;
+        sla__copy(n, dx, r);
+    }
+    sla__free(&al, r);
+    if (st) return st;
+    sla__kinfo_finish(info, steps, rn, bnorm, &ko, SLA_DIVERGED_ACCURACY);
+    return info->converged ? SLA_OK : SLA_NOT_CONVERGED;
+}
+
 /* One solve of A_ib x = b (or A_ib^T x = b) with nt threads. */
 static sla_status solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, bool transpose,
                             const double *b, double *x, bool use_x0, sla_solve_info *info, int nt)
@@ -193,6 +429,15 @@ static sla_status solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, bool 
     if (st) return st;
     if (use_x0 && (st = check_vector(ctx, n, x, "initial guess", 0))) return st;
     double t0 = sla__now();
+    if (S->dops) {
+        st = direct_solve(ctx, S, ib, transpose, b, x, info, nt);
+        info->solve_seconds = sla__now() - t0;
+        if (st == SLA_NOT_CONVERGED)
+            sla__error(ctx, st, "%s: residual %.3e above tolerance after %lld refinement steps "
+                       "(ill-conditioned matrix)", info->method, info->residual,
+                       (long long)info->iterations);
+        return st;
+    }
 
     bool tr = transpose && !S->symmetric;
     sla__matop m = {.A = A, .AT = NULL, .ib = ib, .transpose = tr, .work = NULL};
@@ -463,6 +708,23 @@ sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count, sla_solver *const *so
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solve_list_vjp: NULL argument or negative count");
     batch_job J = {.list = solvers, .xinl = x, .gxl = gx, .gbl = gb, .gAl = gA, .info = info};
     return run_items(ctx, count, list_vjp_item, &J);
+}
+
+sla_status sla_solver_logdet(sla_ctx *ctx, sla_solver *S, sla_int ib, double *sign,
+                             double *logabsdet)
+{
+    if (!S || !sign || !logabsdet)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_logdet: NULL argument");
+    if (ib < 0 || ib >= S->A->nbatch)
+        return sla__error(ctx, SLA_ERR_INDEX, "value array %lld out of range [0, %lld)",
+                          (long long)ib, (long long)S->A->nbatch);
+    if (!S->dops)
+        return sla__error(ctx, SLA_ERR_UNSUPPORTED,
+                          "logdet needs a direct factorization; this solver uses %s "
+                          "(create it with method=cholesky, ldlt or lu)",
+                          sla_method_name(S->method));
+    sla_status st = S->dops->logdet(ctx, S->sym, S->num[ib], sign, logabsdet);
+    return st ? st : sla__ok(ctx, SLA_OK);
 }
 
 sla_status sla_solve(sla_ctx *ctx, const sla_matrix *A, const sla_solver_options *opts,
