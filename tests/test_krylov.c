@@ -185,8 +185,10 @@ static void test_indefinite_and_auto(void)
     CHECK(st == SLA_NOT_CONVERGED || st == SLA_OK);
     if (st == SLA_NOT_CONVERGED) CHECK(!info.converged && info.reason < 0);
     if (st == SLA_OK) CHECK(info.residual <= 1e-10);
-    /* auto picks cg (symmetric, positive diagonal), meets indefiniteness, falls back visibly */
+    /* auto picks cg (symmetric, positive diagonal), meets indefiniteness, falls back visibly;
+     * a tiny memory limit keeps auto off the direct methods */
     o = opts(SLA_METHOD_AUTO, SLA_PRECOND_NONE);
+    o.memory_limit = 1000.0;
     CHECK_OK(ctx, sla_solve(ctx, A, &o, b, x, &info));
     CHECK(info.converged);
     if (strcmp(info.method, "cg") != 0) {

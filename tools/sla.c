@@ -272,9 +272,16 @@ static int parse_args(const char *cmd, int argc, char **argv, int start, optdef 
 
 /* ---- names ---------------------------------------------------------- */
 
-static const char *const method_names[] = {"auto", "cg", "bicgstab", "gmres", "minres"};
+static const char *const method_names[] = {"auto", "cg", "bicgstab", "gmres", "minres",
+                                           "cholesky", "ldlt", "lu", "umfpack", "klu", "superlu"};
 static const sla_method method_values[] = {SLA_METHOD_AUTO, SLA_METHOD_CG, SLA_METHOD_BICGSTAB,
-                                           SLA_METHOD_GMRES, SLA_METHOD_MINRES};
+                                           SLA_METHOD_GMRES, SLA_METHOD_MINRES,
+                                           SLA_METHOD_CHOLESKY, SLA_METHOD_LDLT, SLA_METHOD_LU,
+                                           SLA_METHOD_UMFPACK, SLA_METHOD_KLU, SLA_METHOD_SUPERLU};
+#define N_METHODS ((int)(sizeof method_names / sizeof method_names[0]))
+static const char *const ordering_names[] = {"auto", "amd", "metis", "natural"};
+static const sla_ordering ordering_values[] = {SLA_ORDER_AUTO, SLA_ORDER_AMD, SLA_ORDER_METIS,
+                                               SLA_ORDER_NATURAL};
 static const char *const precond_names[] = {"none", "jacobi", "ssor", "ic0", "ilu0"};
 static const sla_precond_kind precond_values[] = {SLA_PRECOND_NONE, SLA_PRECOND_JACOBI,
                                                   SLA_PRECOND_SSOR, SLA_PRECOND_IC0,
@@ -372,11 +379,14 @@ static sla_solve_info worst_info(const sla_solve_info *info, sla_int nrhs)
 static const char solve_help[] =
     "usage: sla solve A.mtx [options]\n"
     "\n"
-    "Solve A x = b with a preconditioned Krylov method (x0 = 0).\n"
+    "Solve A x = b with a direct factorization or a preconditioned Krylov method (x0 = 0).\n"
     "\n"
     "  --rhs b.mtx        right-hand side(s), Matrix Market array (default b = A*1)\n"
     "  --out x.mtx        write the solution (Matrix Market array)\n"
-    "  --method M         auto|cg|bicgstab|gmres|minres (default auto)\n"
+    "  --method M         auto|cg|bicgstab|gmres|minres|cholesky|ldlt|lu|umfpack|klu|superlu\n"
+    "                     (default auto: direct or Krylov from the structure and the\n"
+    "                     symbolic analysis; the JSON note says which and why)\n"
+    "  --ordering O       auto|amd|metis|natural, for the direct methods (default auto)\n"
     "  --precond P        none|jacobi|ssor|ic0|ilu0 (default none)\n"
     "  --rtol R           relative tolerance on ||b - Ax|| / ||b|| (default 1e-8)\n"
     "  --atol A           absolute tolerance (default 0)\n"
@@ -413,6 +423,7 @@ static int cmd_solve(int argc, char **argv)
         {"--adjoint", NULL, 1, NULL, 0}, {"--grad-b", NULL, 1, NULL, 0},
         {"--grad-A", NULL, 1, NULL, 0},  {"--json", NULL, 0, NULL, 0},
         {"--verbose", "-v", 0, NULL, 0}, {"--help", "-h", 0, NULL, 0},
+        {"--ordering", NULL, 1, NULL, 0},
     };
     const int nd = (int)(sizeof defs / sizeof defs[0]);
     const char *pos[1];
@@ -442,7 +453,7 @@ static int cmd_solve(int argc, char **argv)
     const char *s;
     long long threads = 0;
     if ((s = optval(defs, nd, "--method"))) {
-        int k = lookup_name("--method", s, method_names, 5);
+        int k = lookup_name("--method", s, method_names, N_METHODS);
         if (k < 0) return EXIT_BAD;
         opts.method = method_values[k];
     }
@@ -450,6 +461,11 @@ static int cmd_solve(int argc, char **argv)
         int k = lookup_name("--precond", s, precond_names, 5);
         if (k < 0) return EXIT_BAD;
         opts.precond = precond_values[k];
+    }
+    if ((s = optval(defs, nd, "--ordering"))) {
+        int k = lookup_name("--ordering", s, ordering_names, 4);
+        if (k < 0) return EXIT_BAD;
+        opts.ordering = ordering_values[k];
     }
     if ((s = optval(defs, nd, "--rtol"))) {
         if (parse_double("--rtol", s, &opts.rtol)) return EXIT_BAD;
@@ -662,6 +678,13 @@ static int cmd_solve(int argc, char **argv)
         json_string(stdout, fw.method);
         printf(",\"precond\":");
         json_string(stdout, fw.precond);
+        if (fw.ordering[0]) {
+            printf(",\"ordering\":");
+            json_string(stdout, fw.ordering);
+            printf(",\"factor_nnz\":%.0f", fw.factor_nnz);
+        }
+        printf(",\"note\":");
+        json_string(stdout, fw.note);
         printf(",");
         print_info_json(stdout, &fw);
         printf(",\"setup_seconds\":");
@@ -1018,7 +1041,7 @@ static int cmd_demo(int argc, char **argv)
     if ((s = optval(defs, nd, "--threads")) && parse_int("--threads", s, 0, 4096, &threads))
         return EXIT_BAD;
     if ((s = optval(defs, nd, "--method"))) {
-        int k = lookup_name("--method", s, method_names, 5);
+        int k = lookup_name("--method", s, method_names, N_METHODS);
         if (k < 0) return EXIT_BAD;
         opts.method = method_values[k];
     }
