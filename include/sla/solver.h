@@ -50,7 +50,8 @@ typedef enum sla_precond_kind {
     SLA_PRECOND_SSOR,   /* symmetric successive over-relaxation, weight omega */
     SLA_PRECOND_IC0,    /* incomplete Cholesky, zero fill (symmetric A) */
     SLA_PRECOND_ILU0,   /* incomplete LU, zero fill */
-    SLA_PRECOND_USER    /* the callbacks in options.user_precond */
+    SLA_PRECOND_USER,   /* the callbacks in options.user_precond */
+    SLA_PRECOND_AMG     /* algebraic multigrid: one hypre BoomerAMG cycle */
 } sla_precond_kind;
 
 /* Why an iterative solve stopped. Positive: converged; negative: not. */
@@ -90,6 +91,21 @@ typedef struct sla_user_precond {
 typedef int (*sla_monitor_fn)(void *user, sla_int iteration,
                               double rel_residual);
 
+/* BoomerAMG settings (hypre's numbering); defaults tuned on 2D/3D Poisson
+ * and anisotropic diffusion on this machine class (see README). */
+typedef struct sla_amg_options {
+    double strong_threshold;  /* strength of connection; default 0.25 */
+    int coarsen_type;         /* default 10 (HMIS) */
+    int interp_type;          /* default 6 (extended+i) */
+    int pmax;                 /* interpolation entries per row; default 4 */
+    int agg_levels;           /* levels of aggressive coarsening; default 1 */
+    int relax_type;           /* smoother; default 8 (l1 symmetric Gauss-Seidel) */
+    int cycle_type;           /* 1 V-cycle, 2 W-cycle; default 1 */
+    int max_levels;           /* default 25 */
+    int reuse;                /* refreshes that keep the hierarchy (values only
+                                 change): 0 rebuilds every time; default 0 */
+} sla_amg_options;
+
 typedef struct sla_solver_options {
     sla_method method;
     sla_precond_kind precond;
@@ -100,6 +116,7 @@ typedef struct sla_solver_options {
     bool use_x0;              /* x holds the initial guess (default: x0 = 0) */
     double omega;             /* SSOR weight in (0, 2); default 1 */
     sla_ordering ordering;    /* direct methods; default auto */
+    sla_amg_options amg;      /* precond = amg */
     double memory_limit;      /* bytes a direct factorization may use; default 0 =
                                  half of the memory available at set-up */
     sla_user_precond user_precond;

@@ -47,6 +47,9 @@ struct sla__pc {
     sla_user_precond user;
     sla_status (*apply)(const sla__pc *pc, bool transpose, const double *r, double *z, int nt);
     void (*destroy)(sla__pc *pc);
+    /* Optional: update for new values of the same pattern, reusing what can
+     * be reused (e.g. an AMG hierarchy); NULL means rebuild from scratch. */
+    sla_status (*refresh)(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, sla_int ib);
 };
 
 /* Set up a preconditioner of `kind` for value array ib of the square
@@ -63,6 +66,9 @@ void sla__pc_destroy(sla__pc **pc);
 sla_status sla__ssor_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double omega, sla__pc *pc);
 sla_status sla__ic0_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *pc);
 sla_status sla__ilu0_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *pc);
+/* BoomerAMG (precond_amg.c); SLA_ERR_UNAVAILABLE when hypre is not in the build. */
+sla_status sla__amg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_amg_options *o,
+                          sla__pc *pc);
 
 /* z = M^-1 r (M^-T r when transpose); the identity when M is NULL. */
 static inline sla_status sla__pc_run(const sla__op *A, const sla__pc *M, bool transpose,

@@ -256,9 +256,14 @@ static void free_pcs(sla_solver *S)
 
 static sla_status setup_pcs(sla_ctx *ctx, sla_solver *S)
 {
-    free_pcs(S);
     for (sla_int b = 0; b < S->A->nbatch; b++) {
-        sla_status st = sla__pc_create(ctx, S->opts.precond, S->A, b, &S->opts, &S->pc[b]);
+        sla_status st;
+        if (S->pc[b] && S->pc[b]->refresh) { /* reuse what the values do not change */
+            st = S->pc[b]->refresh(ctx, S->pc[b], S->A, b);
+        } else {
+            sla__pc_destroy(&S->pc[b]);
+            st = sla__pc_create(ctx, S->opts.precond, S->A, b, &S->opts, &S->pc[b]);
+        }
         if (st) {
             if (S->A->nbatch > 1)
                 sla__error(ctx, st, "%s (value array %lld)", sla_ctx_message(ctx), (long long)b);
