@@ -129,7 +129,8 @@ run gen poisson2d 8 -o "$tmp/g.mtx" --eps 0.1; expect 2 "gen --eps on poisson2d"
 # ---- solve: defaults and JSON --------------------------------------------
 run solve "$A" --json;  expect 0 "solve --json"; one_json_object "solve --json"
 jeq n 64 "solve --json"; jeq nnz 288 "solve --json"; jeq converged true "solve --json"
-jeq reason converged_rtol "solve --json"; jeq method cg "solve --json (auto on SPD)"
+jeq reason converged_rtol "solve --json"
+case "$(jget method)" in cholesky|cg) ok ;; *) fail "solve --json (auto on SPD): method $(jget method)" ;; esac
 for k in backend precond iterations residual setup_seconds solve_seconds; do
     if [ -n "$(jget $k)" ]; then ok; else fail "solve --json: no \"$k\""; fi
 done
@@ -158,10 +159,29 @@ done
 jeq method gmres "auto on a nonsymmetric matrix"
 run solve "$C" --method gmres --restart 5 --json; expect 0 "gmres --restart 5"
 
+# Direct methods: the JSON names the library; the adjoint reuses the factor.
+write_array "$tmp/wd.mtx" 144 1 '(i % 3) - 0.5'
+for mb in cholesky:cholmod ldlt:cholmod lu:umfpack umfpack:umfpack klu:klu superlu:superlu; do
+    m=${mb%%:*}; b=${mb##*:}
+    run solve "$A" --method "$m" --json --adjoint "$tmp/wd.mtx" --grad-A "$tmp/gA_$m.mtx"
+    expect 0 "poisson2d $m"; jeq backend "$b" "poisson2d $m"; jeq method "$m" "poisson2d $m"
+    jeq converged true "poisson2d $m"
+    [ "$(jget_adj converged)" = true ] && ok || fail "$m: adjoint not converged"
+done
+for m in lu klu superlu; do
+    run solve "$C" --method "$m" --json; expect 0 "convdiff2d $m"; jeq converged true "convdiff2d $m"
+done
+run solve "$C" --json; expect 0 "auto on convdiff2d"
+case "$(jget method)" in lu|gmres) ok ;; *) fail "auto on convdiff2d: method $(jget method)" ;; esac
+run solve "$A" --method cholesky --ordering metis --json; expect 0 "--ordering metis"
+jeq ordering metis "--ordering metis"
+run solve "$C" --method cholesky --json; expect 2 "cholesky on a nonsymmetric matrix"
+run solve "$A" --method cholesky --ordering amdd; expect 2 "bad --ordering"; stderr_has 'amd' "bad --ordering"
+
 # Not converged: exit 3, JSON still printed.
-run solve "$A" --maxiter 2 --json; expect 3 "--maxiter 2"; one_json_object "--maxiter 2"
+run solve "$A" --method cg --maxiter 2 --json; expect 3 "--maxiter 2"; one_json_object "--maxiter 2"
 jeq converged false "--maxiter 2"; jeq reason diverged_maxiter "--maxiter 2"; jeq iterations 2 "--maxiter 2"
-run solve "$A" --maxiter 2;        expect 3 "--maxiter 2 (text)"; stderr_has 'converge' "--maxiter 2 (text)"
+run solve "$A" --method cg --maxiter 2;        expect 3 "--maxiter 2 (text)"; stderr_has 'converge' "--maxiter 2 (text)"
 
 # --verbose prints the residual while solving (cg, no preconditioner, > 100 iterations).
 run gen poisson2d 100 -o "$tmp/big.mtx"; expect 0 "gen poisson2d 100"
@@ -217,7 +237,7 @@ run solve "$A" --adjoint "$tmp/w.mtx" --grad-A "$tmp/gA.mtx"; expect 0 "--grad-A
 [ -f "$tmp/gA.mtx" ] && [ ! -f "$tmp/gb.mtx" ] && ok || fail "--grad-A alone: wrong files"
 stdout_has 'adjoint' "--adjoint (text)"
 # The adjoint runs even when the forward solve stopped at maxiter.
-run solve "$A" --maxiter 2 --adjoint "$tmp/w.mtx" --json; expect 3 "--adjoint --maxiter 2"
+run solve "$A" --method cg --maxiter 2 --adjoint "$tmp/w.mtx" --json; expect 3 "--adjoint --maxiter 2"
 [ "$(jget_adj converged)" = false ] && ok || fail "--adjoint --maxiter 2: adjoint converged?"
 # Symmetric expansion: dL/dA covers the full stored pattern.
 write_array "$tmp/w48.mtx" 48 1 1

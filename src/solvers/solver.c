@@ -177,52 +177,49 @@ static bool direct_predicted_faster(const sla_solver *S)
 
 /* method=auto: a direct factorization when a backend is compiled in, the
  * factors fit in memory and the symbolic analysis predicts it beats
- * Krylov; SPD detection by a trial Cholesky that falls back to LU. */
+ * Krylov; SPD detection by a trial Cholesky that falls back to LU. A
+ * preconditioner in the options asks for a Krylov method. Errors (out of
+ * memory, a singular matrix) are reported, never swallowed by a fallback. */
 static sla_status auto_setup(sla_ctx *ctx, sla_solver *S)
 {
     sla_method dm = (S->symmetric && S->pos_diag) ? SLA_METHOD_CHOLESKY : SLA_METHOD_LU;
     const char *why = S->symmetric ? (S->pos_diag ? "symmetric, positive diagonal" : "symmetric, diagonal not positive")
                                    : "nonsymmetric";
-    sla_status st = SLA_OK;
-    if (backend_for(dm)) {
-        st = direct_analyze(ctx, S, dm);
-        if (st == SLA_OK && direct_fits(S) && direct_predicted_faster(S)) {
+    char msg[160] = "";
+    if (S->opts.precond != SLA_PRECOND_NONE) {
+        snprintf(msg, sizeof msg, "precond %s given", sla_precond_name(S->opts.precond));
+    } else if (!backend_for(dm)) {
+        snprintf(msg, sizeof msg, "no direct backend in this build");
+    } else {
+        sla_status st = direct_analyze(ctx, S, dm);
+        if (st) return st;
+        if (!direct_fits(S)) {
+            snprintf(msg, sizeof msg, "%s factors would need %.2f GB", sla_method_name(dm),
+                     1e-9 * S->dstats.bytes * (double)S->A->nbatch);
+        } else if (!direct_predicted_faster(S)) {
+            snprintf(msg, sizeof msg, "%s predicted slower (%.3g flops)", sla_method_name(dm),
+                     S->dstats.flops);
+        } else {
             st = direct_factor_all(ctx, S);
             if (st == SLA_OK) {
                 snprintf(S->note, sizeof S->note, "auto: %s -> %s (%s, %.3g flops predicted)", why,
                          sla_method_name(dm), S->dops->name, S->dstats.flops);
                 return SLA_OK;
             }
-            if (st == SLA_ERR_NOT_SPD && dm == SLA_METHOD_CHOLESKY && backend_for(SLA_METHOD_LU)) {
-                char reason[160];
-                snprintf(reason, sizeof reason, "%s", sla_ctx_message(ctx));
-                free_direct(S);
-                st = direct_setup(ctx, S, SLA_METHOD_LU);
-                if (st == SLA_OK) {
-                    snprintf(S->note, sizeof S->note,
-                             "auto: trial cholesky failed (%.90s); fell back to lu (umfpack)", reason);
-                    return SLA_OK;
-                }
-            }
-            if (st == SLA_ERR_SINGULAR || st == SLA_ERR_NOMEM) return st;
+            if (st != SLA_ERR_NOT_SPD || dm != SLA_METHOD_CHOLESKY || !backend_for(SLA_METHOD_LU))
+                return st;
+            char reason[160];
+            snprintf(reason, sizeof reason, "%s", sla_ctx_message(ctx));
+            free_direct(S);
+            if ((st = direct_setup(ctx, S, SLA_METHOD_LU))) return st;
+            snprintf(S->note, sizeof S->note,
+                     "auto: trial cholesky failed (%.100s); fell back to lu (umfpack)", reason);
+            return SLA_OK;
         }
-        char msg[160];
-        if (st == SLA_OK && !direct_fits(S))
-            snprintf(msg, sizeof msg, "%s factors would need %.2f GB", sla_method_name(dm),
-                     1e-9 * S->dstats.bytes * (double)S->A->nbatch);
-        else if (st == SLA_OK)
-            snprintf(msg, sizeof msg, "%s predicted slower (%.3g flops)", sla_method_name(dm),
-                     S->dstats.flops);
-        else
-            snprintf(msg, sizeof msg, "%s failed: %.100s", sla_method_name(dm), sla_ctx_message(ctx));
         free_direct(S);
-        S->method = krylov_choice(S);
-        snprintf(S->note, sizeof S->note, "auto: %s; %.120s -> %s", why, msg, sla_method_name(S->method));
-    } else {
-        S->method = krylov_choice(S);
-        snprintf(S->note, sizeof S->note, "auto: %s -> %s (no direct backend in this build)", why,
-                 sla_method_name(S->method));
     }
+    S->method = krylov_choice(S);
+    snprintf(S->note, sizeof S->note, "auto: %s; %.120s -> %s", why, msg, sla_method_name(S->method));
     return setup_pcs(ctx, S);
 }
 
