@@ -86,7 +86,7 @@ static void check_method(const sla_matrix *A, sla_method m, const char *backend,
     CHECK(strcmp(info[0].backend, backend) == 0);
     CHECK(strcmp(info[0].method, sla_method_name(m)) == 0);
     CHECK(info[0].converged && info[0].residual < 1e-12 && info[1].converged);
-    CHECK(info[0].factor_nnz >= nnz / 2 && info[0].ordering[0] != '\0');
+    CHECK((m == SLA_METHOD_SUPERLU || info[0].factor_nnz >= nnz / 2) && info[0].ordering[0] != 0);
     for (int r = 0; r < 2; r++) {
         tu_dense_solve(A, 0, b + r * n, ref);
         CHECK(tu_reldiff(n, x + r * n, ref) < 1e-10);

@@ -146,7 +146,8 @@ typedef struct sla_solve_info {
     sla_reason reason;
     bool converged;
     double setup_seconds;     /* analysis + preconditioner or factorization, shared by all solves */
-    double factor_nnz;        /* direct: entries in the factors (0 for Krylov) */
+    double factor_nnz;        /* direct: entries in the factors predicted by the analysis
+                                 (0 for Krylov, or when the backend cannot predict) */
     char ordering[16];        /* direct: the fill-reducing ordering used ("" for Krylov) */
     double solve_seconds;
     char note[192];           /* dispatch decisions and fallbacks, "" if none */

@@ -1,3 +1,403 @@
-/* placeholder: the cholmod backend is being written */
+/* CHOLMOD backend: supernodal LL^T (Cholesky) or simplicial LDL^T of a
+ * symmetric matrix, through the 64-bit-index interface (cholmod_l_*).
+ *
+ * sla's CSR of a symmetric A is also its CSC, so the matrix is handed to
+ * CHOLMOD as a cholmod_sparse view with stype = 1 (upper triangle of the
+ * CSC, i.e. the lower triangle of sla's CSR; exact for a symmetric A):
+ * p is A->rowptr itself, i an int64 copy of colind kept by the symbolic
+ * object, x the value array (double arrays are used in place, float ones
+ * are converted into a temporary copy at factor time).
+ *
+ * Ownership and threads: the symbolic object owns a cholmod_common and the
+ * symbolic factor. Each numeric object owns its own cholmod_common (started
+ * in factor), its copy of the symbolic factor (then factorized), and the
+ * solve workspace of cholmod_l_solve2, so solves on different numeric
+ * objects may run concurrently. CHOLMOD never prints (Common.print = 0, no
+ * error handler); its memory goes through SuiteSparse_config, which is
+ * process-global and left alone.
+ */
 #include "../solvers/direct.h"
+
+#ifdef SLA_HAVE_SUITESPARSE
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cholmod.h>
+
+_Static_assert(sizeof(SuiteSparse_long) == sizeof(sla_int),
+               "CHOLMOD's long index must be 64-bit like sla_int");
+
+typedef struct chol_sym {
+    sla_allocator alloc;
+    sla_int n, nnz;
+    bool ldlt;
+    SuiteSparse_long *colind; /* int64 copy of A->colind */
+    cholmod_common cm;
+    bool cm_started;
+    cholmod_factor *L;        /* symbolic factor (NULL when n == 0) */
+} chol_sym;
+
+typedef struct chol_num {
+    sla_allocator alloc;
+    sla_int n;
+    bool ldlt;
+    cholmod_common cm;
+    bool cm_started;
+    cholmod_factor *L;        /* numeric factor (NULL when n == 0) */
+    cholmod_dense *X, *Y, *E; /* cholmod_l_solve2 output and workspace */
+} chol_num;
+
+/* Settings shared by the analysis and the factorization commons. */
+static void chol_setup(cholmod_common *cm, bool ldlt)
+{
+    cm->print = 0;
+    cm->error_handler = NULL;
+    cm->try_catch = 0;
+    cm->useGPU = 0;
+    cm->supernodal = ldlt ? CHOLMOD_SIMPLICIAL : CHOLMOD_SUPERNODAL;
+    cm->final_asis = 1;
+    cm->final_ll = 0; /* simplicial stays LDL^T; supernodal is LL^T */
+    cm->quick_return_if_not_posdef = 1;
+}
+
+/* A CHOLMOD failure (negative Common.status) as an sla error. */
+static sla_status chol_fail(sla_ctx *ctx, const cholmod_common *cm, const char *what)
+{
+    switch (cm->status) {
+    case CHOLMOD_OUT_OF_MEMORY:
+        return sla__error(ctx, SLA_ERR_NOMEM, "cholmod %s: out of memory", what);
+    case CHOLMOD_TOO_LARGE:
+        return sla__error(ctx, SLA_ERR_TOO_LARGE, "cholmod %s: problem too large (integer overflow)",
+                          what);
+    case CHOLMOD_NOT_INSTALLED:
+        return sla__error(ctx, SLA_ERR_UNAVAILABLE, "cholmod %s: method not installed in this CHOLMOD",
+                          what);
+    case CHOLMOD_INVALID:
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod %s: invalid input", what);
+    default:
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod %s failed (status %d)", what, cm->status);
+    }
+}
+
+static const char *chol_ordering_name(int ord)
+{
+    switch (ord) {
+    case CHOLMOD_NATURAL: return "natural";
+    case CHOLMOD_GIVEN: return "given";
+    case CHOLMOD_AMD: return "amd";
+    case CHOLMOD_METIS: return "metis";
+    case CHOLMOD_NESDIS: return "nesdis";
+    case CHOLMOD_COLAMD: return "colamd";
+    case CHOLMOD_POSTORDERED: return "postordered";
+    default: return "unknown";
+    }
+}
+
+/* A cholmod_sparse view of A (symmetric, upper part of the CSC). */
+static void chol_view(cholmod_sparse *S, const chol_sym *s, const sla_matrix *A, double *x)
+{
+    memset(S, 0, sizeof *S);
+    S->nrow = (size_t)s->n;
+    S->ncol = (size_t)s->n;
+    S->nzmax = (size_t)s->nnz;
+    S->p = (void *)A->rowptr;
+    S->i = s->colind;
+    S->nz = NULL;
+    S->x = x;
+    S->z = NULL;
+    S->stype = 1;
+    S->itype = CHOLMOD_LONG;
+    S->xtype = x ? CHOLMOD_REAL : CHOLMOD_PATTERN;
+    S->dtype = CHOLMOD_DOUBLE;
+    S->sorted = 1;
+    S->packed = 1;
+}
+
+static void chol_free_sym(void *p)
+{
+    chol_sym *s = p;
+    if (!s) return;
+    if (s->cm_started) {
+        if (s->L) cholmod_l_free_factor(&s->L, &s->cm);
+        cholmod_l_finish(&s->cm);
+    }
+    sla_allocator a = s->alloc;
+    sla__free(&a, s->colind);
+    sla__free(&a, s);
+}
+
+static void chol_free_num(void *p)
+{
+    chol_num *f = p;
+    if (!f) return;
+    if (f->cm_started) {
+        if (f->X) cholmod_l_free_dense(&f->X, &f->cm);
+        if (f->Y) cholmod_l_free_dense(&f->Y, &f->cm);
+        if (f->E) cholmod_l_free_dense(&f->E, &f->cm);
+        if (f->L) cholmod_l_free_factor(&f->L, &f->cm);
+        cholmod_l_finish(&f->cm);
+    }
+    sla_allocator a = f->alloc;
+    sla__free(&a, f);
+}
+
+static sla_status chol_analyze(sla_ctx *ctx, const sla_matrix *A, const sla__direct_opts *o,
+                               void **symp, sla__direct_stats *stats)
+{
+    if (symp) *symp = NULL;
+    if (!A || !o || !symp) return sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod analyze: NULL argument");
+    if (A->nrows != A->ncols)
+        return sla__error(ctx, SLA_ERR_DIMENSION, "cholmod analyze: matrix is %lld x %lld, not square",
+                          (long long)A->nrows, (long long)A->ncols);
+
+    int ord;
+    switch (o->ordering) {
+    case SLA_ORDER_AUTO:
+    case SLA_ORDER_AMD: ord = CHOLMOD_AMD; break;
+    case SLA_ORDER_METIS: ord = CHOLMOD_METIS; break;
+    case SLA_ORDER_NATURAL: ord = CHOLMOD_NATURAL; break;
+    default:
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod analyze: unknown ordering %d", (int)o->ordering);
+    }
+
+    sla_status st = SLA_OK;
+    chol_sym *s = sla__ctx_calloc(ctx, 1, sizeof *s, "cholmod symbolic object");
+    if (!s) return SLA_ERR_NOMEM;
+    s->alloc = sla__ctx_alloc(ctx);
+    s->n = A->nrows;
+    s->nnz = A->nnz;
+    s->ldlt = o->ldlt;
+    s->colind = sla__ctx_malloc(ctx, (size_t)A->nnz, sizeof *s->colind, "cholmod column indices");
+    if (!s->colind) { st = SLA_ERR_NOMEM; goto done; }
+    for (sla_int k = 0; k < A->nnz; k++) s->colind[k] = A->colind[k];
+
+    const char *ordname = chol_ordering_name(ord);
+    double lnz = 0.0, fl = 0.0, bytes = 0.0;
+    if (s->n > 0) {
+        if (!cholmod_l_start(&s->cm)) {
+            st = sla__error(ctx, SLA_ERR_NOMEM, "cholmod analyze: cholmod_l_start failed");
+            goto done;
+        }
+        s->cm_started = true;
+        chol_setup(&s->cm, s->ldlt);
+        s->cm.nmethods = 1;
+        s->cm.method[0].ordering = ord;
+        /* natural means no reordering at all: CHOLMOD would otherwise
+         * postorder the elimination tree ("postordered") */
+        s->cm.postorder = ord != CHOLMOD_NATURAL;
+
+        cholmod_sparse S;
+        chol_view(&S, s, A, NULL);
+        s->L = cholmod_l_analyze(&S, &s->cm);
+        if (!s->L || s->cm.status < 0) { st = chol_fail(ctx, &s->cm, "analyze"); goto done; }
+
+        const cholmod_factor *L = s->L;
+        ordname = chol_ordering_name(L->ordering);
+        lnz = s->cm.lnz;
+        fl = s->cm.fl;
+        double nd = (double)s->n;
+        if (L->is_super) {
+            /* values, integer pattern, super/pi/px, Perm and ColCount */
+            bytes = (double)L->xsize * sizeof(double) + (double)L->ssize * sizeof(SuiteSparse_long) +
+                    3.0 * ((double)L->nsuper + 1.0) * sizeof(SuiteSparse_long) +
+                    2.0 * nd * sizeof(SuiteSparse_long);
+        } else {
+            /* values and row indices, then p, nz, next, prev, Perm, ColCount */
+            bytes = lnz * (sizeof(double) + sizeof(SuiteSparse_long)) + 6.0 * (nd + 2.0) * sizeof(SuiteSparse_long);
+        }
+    }
+    if (stats) {
+        stats->factor_nnz = lnz;
+        stats->flops = fl;
+        stats->bytes = bytes;
+        snprintf(stats->ordering, sizeof stats->ordering, "%s", ordname);
+    }
+
+done:
+    if (st != SLA_OK) {
+        chol_free_sym(s);
+        return st;
+    }
+    *symp = s;
+    return SLA_OK;
+}
+
+static sla_status chol_factor(sla_ctx *ctx, void *symv, const sla_matrix *A, sla_int ib, void **nump)
+{
+    if (nump) *nump = NULL;
+    chol_sym *s = symv;
+    if (!s || !A || !nump) return sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod factor: NULL argument");
+    if (A->nrows != s->n || A->ncols != s->n || A->nnz != s->nnz)
+        return sla__error(ctx, SLA_ERR_ARGUMENT,
+                          "cholmod factor: matrix (%lld x %lld, %lld entries) does not match the analysis "
+                          "(%lld x %lld, %lld entries)",
+                          (long long)A->nrows, (long long)A->ncols, (long long)A->nnz, (long long)s->n,
+                          (long long)s->n, (long long)s->nnz);
+    if (ib < 0 || ib >= A->nbatch)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod factor: value array %lld out of range [0, %lld)",
+                          (long long)ib, (long long)A->nbatch);
+
+    sla_status st = SLA_OK;
+    double *xcopy = NULL;
+    chol_num *f = sla__ctx_calloc(ctx, 1, sizeof *f, "cholmod numeric object");
+    if (!f) return SLA_ERR_NOMEM;
+    f->alloc = sla__ctx_alloc(ctx);
+    f->n = s->n;
+    f->ldlt = s->ldlt;
+    if (s->n == 0) goto done;
+
+    if (!cholmod_l_start(&f->cm)) {
+        st = sla__error(ctx, SLA_ERR_NOMEM, "cholmod factor: cholmod_l_start failed");
+        goto done;
+    }
+    f->cm_started = true;
+    chol_setup(&f->cm, s->ldlt);
+
+    /* CHOLMOD only reads A: double values are used in place. */
+    double *x;
+    if (A->dtype == SLA_F64) {
+        x = (double *)A->values + (size_t)ib * (size_t)A->nnz;
+    } else {
+        xcopy = sla__ctx_malloc(ctx, (size_t)A->nnz, sizeof *xcopy, "cholmod values");
+        if (!xcopy) { st = SLA_ERR_NOMEM; goto done; }
+        const float *v = (const float *)A->values + (size_t)ib * (size_t)A->nnz;
+        for (sla_int k = 0; k < A->nnz; k++) xcopy[k] = (double)v[k];
+        x = xcopy;
+    }
+
+    f->L = cholmod_l_copy_factor(s->L, &f->cm);
+    if (!f->L) { st = chol_fail(ctx, &f->cm, "factor (copy of the symbolic factor)"); goto done; }
+
+    cholmod_sparse S;
+    chol_view(&S, s, A, x);
+    int ok = cholmod_l_factorize(&S, f->L, &f->cm);
+    if (!ok || f->cm.status < 0) { st = chol_fail(ctx, &f->cm, "factor"); goto done; }
+    if (f->cm.status == CHOLMOD_NOT_POSDEF || f->L->minor < f->L->n) {
+        long long k = (long long)f->L->minor;
+        /* minor is a column of the permuted matrix: name the original one */
+        if (f->L->Perm && f->L->minor < f->L->n) k = (long long)((const SuiteSparse_long *)f->L->Perm)[k];
+        if (s->ldlt)
+            st = sla__error(ctx, SLA_ERR_SINGULAR, "ldlt: zero pivot at column %lld", k);
+        else
+            st = sla__error(ctx, SLA_ERR_NOT_SPD,
+                            "cholesky: matrix not positive definite (pivot at column %lld)", k);
+        goto done;
+    }
+
+done:
+    if (xcopy) sla__free(&f->alloc, xcopy);
+    if (st != SLA_OK) {
+        chol_free_num(f);
+        return st;
+    }
+    *nump = f;
+    return SLA_OK;
+}
+
+static sla_status chol_solve(sla_ctx *ctx, void *symv, void *numv, bool transpose, sla_int nrhs,
+                             const double *b, sla_int ldb, double *x, sla_int ldx)
+{
+    (void)symv;
+    (void)transpose; /* A is symmetric: A^-T b = A^-1 b */
+    chol_num *f = numv;
+    if (!f) return sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod solve: NULL factor");
+    if (nrhs < 0) return sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod solve: nrhs = %lld < 0", (long long)nrhs);
+    if (nrhs == 0 || f->n == 0) return SLA_OK;
+    if (!b || !x) return sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod solve: NULL vector");
+    if (ldb < f->n || ldx < f->n)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod solve: leading dimensions %lld, %lld < n = %lld",
+                          (long long)ldb, (long long)ldx, (long long)f->n);
+
+    cholmod_dense B;
+    memset(&B, 0, sizeof B);
+    B.nrow = (size_t)f->n;
+    B.ncol = (size_t)nrhs;
+    B.d = (size_t)ldb;
+    B.nzmax = (size_t)ldb * (size_t)nrhs;
+    B.x = (void *)b;
+    B.z = NULL;
+    B.xtype = CHOLMOD_REAL;
+    B.dtype = CHOLMOD_DOUBLE;
+
+    if (!cholmod_l_solve2(CHOLMOD_A, f->L, &B, NULL, &f->X, NULL, &f->Y, &f->E, &f->cm) ||
+        f->cm.status < 0 || !f->X)
+        return chol_fail(ctx, &f->cm, "solve");
+
+    const double *X = f->X->x;
+    size_t dX = f->X->d;
+    bool finite = true;
+    for (sla_int j = 0; j < nrhs; j++) {
+        const double *src = X + (size_t)j * dX;
+        double *dst = x + (size_t)j * (size_t)ldx;
+        memcpy(dst, src, (size_t)f->n * sizeof *dst);
+        if (finite && !sla__all_finite(f->n, dst)) finite = false;
+    }
+    if (!finite)
+        return sla__error(ctx, SLA_ERR_SINGULAR,
+                          "%s solve: solution is not finite (singular or severely ill-conditioned matrix)",
+                          f->ldlt ? "ldlt" : "cholesky");
+    return SLA_OK;
+}
+
+static sla_status chol_logdet(sla_ctx *ctx, void *symv, void *numv, double *sign, double *logabsdet)
+{
+    (void)symv;
+    chol_num *f = numv;
+    if (!f || !sign || !logabsdet) return sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod logdet: NULL argument");
+    double sg = 1.0, la = 0.0;
+    const cholmod_factor *L = f->L;
+    if (f->n > 0 && L) {
+        const double *Lx = L->x;
+        if (L->is_super) {
+            /* supernodal LL^T: each supernode is a dense column-major block of
+             * nsrow rows; the diagonal of column j is at row j of the block */
+            const SuiteSparse_long *super = L->super, *pi = L->pi, *px = L->px;
+            double sum = 0.0;
+            for (size_t sn = 0; sn < L->nsuper; sn++) {
+                SuiteSparse_long ncols = super[sn + 1] - super[sn];
+                SuiteSparse_long nsrow = pi[sn + 1] - pi[sn];
+                const double *blk = Lx + px[sn];
+                for (SuiteSparse_long j = 0; j < ncols; j++) sum += log(blk[j * nsrow + j]);
+            }
+            la = 2.0 * sum;
+        } else {
+            /* simplicial: the first entry of column j is L_jj (LL^T) or D_jj (LDL^T) */
+            const SuiteSparse_long *Lp = L->p;
+            double sum = 0.0;
+            for (size_t j = 0; j < L->n; j++) {
+                double d = Lx[Lp[j]];
+                if (L->is_ll) {
+                    sum += log(d);
+                } else {
+                    if (d == 0.0) { sg = 0.0; sum = -INFINITY; break; }
+                    if (d < 0.0) sg = -sg;
+                    sum += log(fabs(d));
+                }
+            }
+            la = L->is_ll ? 2.0 * sum : sum;
+        }
+    }
+    *sign = sg;
+    *logabsdet = la;
+    return SLA_OK;
+}
+
+static const sla__direct_ops chol_ops = {
+    .name = "cholmod",
+    .analyze = chol_analyze,
+    .factor = chol_factor,
+    .solve = chol_solve,
+    .logdet = chol_logdet,
+    .free_num = chol_free_num,
+    .free_sym = chol_free_sym,
+};
+
+const sla__direct_ops *sla__backend_cholmod(void) { return &chol_ops; }
+
+#else /* !SLA_HAVE_SUITESPARSE */
+
 const sla__direct_ops *sla__backend_cholmod(void) { return NULL; }
+
+#endif

@@ -1,3 +1,407 @@
-/* placeholder: the klu backend is being written */
+/* KLU backend: left-looking sparse LU with a BTF pre-ordering, for very
+ * sparse (circuit-like) matrices (klu_l_*, 64-bit indices).
+ *
+ * sla's CSR arrays of A are the CSC arrays of M = A^T, and KLU factors M:
+ *     P R^-1 M Q = L U + F
+ * (R = diag(Rs) row scaling, F the off-diagonal blocks of the BTF form, L
+ * unit lower). Solving A x = b is M^T x = b (klu_l_tsolve); A^T x = b is
+ * M x = b (klu_l_solve). det(A) = det(M) = sign(P) sign(Q) prod(Rs) prod(Udiag).
+ *
+ * Orderings: auto and amd use AMD on each BTF block; natural uses no BTF
+ * and no reordering (klu_l_analyze_given with identity P and Q); metis is
+ * not something KLU offers and is refused with SLA_ERR_UNSUPPORTED.
+ *
+ * KLU reports only exactly zero pivots; factor also refuses pivots at the
+ * level of rounding noise (see pivot_tolerance), and analyze refuses
+ * structurally singular patterns.
+ *
+ * Each numeric object has its own klu_l_common (KLU writes its status
+ * there). klu_l_solve also uses the numeric object's workspace, so solves
+ * with one numeric object are serialized by a lock; solves with different
+ * numeric objects (the value arrays of a batch) run concurrently.
+ */
 #include "../solvers/direct.h"
-const sla__direct_ops *sla__backend_klu(void) { return NULL; }
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <btf.h>
+#include <klu.h>
+
+typedef SuiteSparse_long ss_int;
+
+typedef struct klu_sym {
+    sla_allocator alloc;
+    sla_int n, nnz;
+    ss_int *Ap, *Ai;        /* CSC of M = A^T: A's rowptr and colind */
+    klu_l_symbolic *symbolic; /* NULL when n == 0 */
+    klu_l_common common;
+} klu_sym;
+
+typedef struct klu_num {
+    sla_allocator alloc;
+    klu_l_numeric *numeric;   /* NULL when n == 0 */
+    klu_l_common common;
+#ifdef _OPENMP
+    omp_lock_t lock;          /* klu_l_solve writes numeric->Work and common */
+#endif
+} klu_num;
+
+static void klu_free_sym(void *p)
+{
+    klu_sym *S = p;
+    if (!S) return;
+    sla_allocator a = S->alloc;
+    if (S->symbolic) klu_l_free_symbolic(&S->symbolic, &S->common);
+    sla__free(&a, S->Ap);
+    sla__free(&a, S->Ai);
+    sla__free(&a, S);
+}
+
+static void klu_free_num(void *p)
+{
+    klu_num *N = p;
+    if (!N) return;
+    sla_allocator a = N->alloc;
+    if (N->numeric) klu_l_free_numeric(&N->numeric, &N->common);
+#ifdef _OPENMP
+    omp_destroy_lock(&N->lock);
+#endif
+    sla__free(&a, N);
+}
+
+/* Empty rows/columns always; a maximum transversal (btf_l_maxtrans) of M
+ * when full is set (without BTF; with it, klu_l_analyze computes the
+ * structural rank). SLA_ERR_SINGULAR naming a row or column of A. */
+static sla_status structure_check(sla_ctx *ctx, ss_int n, ss_int *Ap, ss_int *Ai, bool full)
+{
+    sla_status st = SLA_OK;
+    sla_allocator a = sla__ctx_alloc(ctx);
+    ss_int *match = NULL, *work = NULL;
+    for (ss_int j = 0; j < n; j++)
+        if (Ap[j] == Ap[j + 1]) {
+            st = sla__error(ctx, SLA_ERR_SINGULAR,
+                            "klu: matrix is structurally singular: row %lld is empty",
+                            (long long)j);
+            goto done;
+        }
+    /* work: entries per column of A (row of M), then maxtrans workspace */
+    work = sla__ctx_calloc(ctx, (full ? 5 : 1) * (size_t)n, sizeof *work, "structure check");
+    if (full) match = sla__ctx_malloc(ctx, (size_t)n, sizeof *match, "maximum transversal");
+    if (!work || (full && !match)) {
+        st = SLA_ERR_NOMEM;
+        goto done;
+    }
+    for (ss_int k = 0; k < Ap[n]; k++) work[Ai[k]]++;
+    for (ss_int i = 0; i < n; i++)
+        if (work[i] == 0) {
+            st = sla__error(ctx, SLA_ERR_SINGULAR,
+                            "klu: matrix is structurally singular: column %lld is empty",
+                            (long long)i);
+            goto done;
+        }
+    if (full) {
+        double wk = 0.0;
+        ss_int rank = btf_l_maxtrans(n, n, Ap, Ai, 0.0, &wk, match, work);
+        if (rank < n)
+            st = sla__error(ctx, SLA_ERR_SINGULAR,
+                            "klu: matrix is structurally singular: structural rank %lld < %lld "
+                            "(no permutation gives a zero-free diagonal)",
+                            (long long)rank, (long long)n);
+    }
+done:
+    sla__free(&a, match);
+    sla__free(&a, work);
+    return st;
+}
+
+static sla_status klu_status_error(sla_ctx *ctx, const char *call, ss_int status)
+{
+    switch (status) {
+    case KLU_OUT_OF_MEMORY: return sla__error(ctx, SLA_ERR_NOMEM, "klu: out of memory in %s", call);
+    case KLU_TOO_LARGE:
+        return sla__error(ctx, SLA_ERR_TOO_LARGE, "klu: integer overflow in %s", call);
+    default:
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "klu: %s failed with KLU status %lld", call,
+                          (long long)status);
+    }
+}
+
+static sla_status klu_analyze_(sla_ctx *ctx, const sla_matrix *A, const sla__direct_opts *o,
+                               void **sym, sla__direct_stats *stats)
+{
+    sla_status st = SLA_OK;
+    sla_ordering ord = o ? o->ordering : SLA_ORDER_AUTO;
+    *sym = NULL;
+    if (ord == SLA_ORDER_METIS)
+        return sla__error(ctx, SLA_ERR_UNSUPPORTED,
+                          "klu: ordering metis is not available with KLU (it orders with AMD "
+                          "after a BTF pre-ordering); use ordering amd, natural or auto, or "
+                          "method umfpack for metis");
+    if (ord != SLA_ORDER_AUTO && ord != SLA_ORDER_AMD && ord != SLA_ORDER_NATURAL)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "klu: unknown ordering %d", (int)ord);
+
+    klu_sym *S = sla__ctx_calloc(ctx, 1, sizeof *S, "klu symbolic object");
+    if (!S) return SLA_ERR_NOMEM;
+    S->alloc = sla__ctx_alloc(ctx);
+    S->n = A->nrows;
+    S->nnz = A->nnz;
+    S->Ap = sla__ctx_malloc(ctx, (size_t)S->n + 1, sizeof *S->Ap, "klu column pointers");
+    S->Ai = sla__ctx_malloc(ctx, (size_t)S->nnz, sizeof *S->Ai, "klu row indices");
+    if (!S->Ap || !S->Ai) {
+        st = SLA_ERR_NOMEM;
+        goto done;
+    }
+    for (sla_int i = 0; i <= S->n; i++) S->Ap[i] = (ss_int)A->rowptr[i];
+    for (sla_int k = 0; k < S->nnz; k++) S->Ai[k] = (ss_int)A->colind[k];
+    klu_l_defaults(&S->common);
+    bool natural = (ord == SLA_ORDER_NATURAL);
+    if (stats) {
+        memset(stats, 0, sizeof *stats);
+        snprintf(stats->ordering, sizeof stats->ordering, "%s", natural ? "natural" : "amd");
+    }
+    if (S->n == 0) goto done;
+
+    st = structure_check(ctx, (ss_int)S->n, S->Ap, S->Ai, natural);
+    if (st) goto done;
+    if (natural) {
+        S->common.btf = 0;
+        S->symbolic = klu_l_analyze_given((ss_int)S->n, S->Ap, S->Ai, NULL, NULL, &S->common);
+    } else {
+        S->common.ordering = 0; /* AMD */
+        S->symbolic = klu_l_analyze((ss_int)S->n, S->Ap, S->Ai, &S->common);
+    }
+    if (!S->symbolic) {
+        st = klu_status_error(ctx, "symbolic analysis", S->common.status);
+        goto done;
+    }
+    if (S->symbolic->do_btf && S->symbolic->structural_rank >= 0 &&
+        S->symbolic->structural_rank < S->symbolic->n) {
+        st = sla__error(ctx, SLA_ERR_SINGULAR,
+                        "klu: matrix is structurally singular: structural rank %lld < %lld "
+                        "(no permutation gives a zero-free diagonal)",
+                        (long long)S->symbolic->structural_rank, (long long)S->n);
+        goto done;
+    }
+    if (stats) {
+        const klu_l_symbolic *K = S->symbolic;
+        /* KLU predicts fill and flops only for its AMD ordering (exact when
+         * it pivots on the diagonal); with the natural ordering they stay
+         * unknown (0). Memory: a value and a row index per entry of L, U and
+         * the off-diagonal blocks, and about a dozen n-vectors. */
+        if (K->lnz >= 0 && K->unz >= 0) {
+            double lunz = K->lnz + K->unz;
+            stats->factor_nnz = lunz;
+            stats->flops = K->est_flops > 0 ? K->est_flops : 0.0;
+            stats->bytes = (lunz + (double)K->nzoff) * (sizeof(double) + sizeof(ss_int)) +
+                           12.0 * (double)S->n * sizeof(double);
+        }
+    }
+
+done:
+    if (st) klu_free_sym(S);
+    else *sym = S;
+    return st;
+}
+
+/* A pivot below n * eps times the largest entry of its column (of the
+ * row-scaled M: invariant under row and column scaling of A) is rounding
+ * noise: exactly singular matrices (equal rows, a pure Neumann Laplacian)
+ * leave pivots of about sqrt(n) eps to n eps / 10 instead of zeros, while
+ * the pivots of nonsingular matrices, even with cond 1e11, stay far above
+ * (partial pivoting keeps them near the column scale). A flagged matrix is
+ * within a relative change of about n eps / (pivot tolerance) in one row
+ * of an exactly singular one. */
+static double pivot_tolerance(sla_int n) { return fmax((double)n, 8.0) * DBL_EPSILON; }
+
+/* Smallest |U(k,k)| relative to the largest entry of its column of the
+ * row-scaled M (divided by Rs as KLU does; invariant under column
+ * scaling). *kmin receives the row of A (column of M) where it occurs. */
+static sla_status min_rel_pivot(sla_ctx *ctx, const klu_sym *S, const klu_l_numeric *K,
+                                const double *ax, double *rmin, ss_int *kmin)
+{
+    sla_allocator a = sla__ctx_alloc(ctx);
+    ss_int n = (ss_int)S->n;
+    const ss_int *Q = S->symbolic->Q;
+    const double *ud = K->Udiag, *Rs = K->Rs;
+    double *cmax = sla__ctx_calloc(ctx, (size_t)n, sizeof *cmax, "klu pivot check");
+    *rmin = INFINITY;
+    *kmin = 0;
+    if (!cmax) return SLA_ERR_NOMEM;
+    for (ss_int j = 0; j < n; j++)
+        for (ss_int k = S->Ap[j]; k < S->Ap[j + 1]; k++) {
+            double v = Rs ? fabs(ax[k]) / Rs[S->Ai[k]] : fabs(ax[k]);
+            if (v > cmax[j]) cmax[j] = v;
+        }
+    for (ss_int k = 0; k < n; k++) {
+        double r = cmax[Q[k]] > 0.0 ? fabs(ud[k]) / cmax[Q[k]] : 0.0;
+        if (r < *rmin) {
+            *rmin = r;
+            *kmin = Q[k];
+        }
+    }
+    sla__free(&a, cmax);
+    return SLA_OK;
+}
+
+static sla_status klu_factor_(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_int ib, void **num)
+{
+    klu_sym *S = sym;
+    sla_status st = SLA_OK;
+    sla_allocator a = sla__ctx_alloc(ctx);
+    double *tmp = NULL;
+    *num = NULL;
+    klu_num *N = sla__ctx_calloc(ctx, 1, sizeof *N, "klu numeric object");
+    if (!N) return SLA_ERR_NOMEM;
+    N->alloc = a;
+    N->common = S->common;
+#ifdef _OPENMP
+    omp_init_lock(&N->lock);
+#endif
+    if (S->n == 0) goto done;
+
+    /* KLU reads Ax only during the factorization (it copies what it keeps). */
+    double *ax;
+    if (A->dtype == SLA_F64) {
+        ax = (double *)A->values + ib * A->nnz;
+    } else {
+        tmp = sla__ctx_malloc(ctx, (size_t)A->nnz, sizeof *tmp, "klu values");
+        if (!tmp) {
+            st = SLA_ERR_NOMEM;
+            goto done;
+        }
+        for (sla_int k = 0; k < A->nnz; k++) tmp[k] = sla__val(A, ib, k);
+        ax = tmp;
+    }
+    N->numeric = klu_l_factor(S->Ap, S->Ai, ax, S->symbolic, &N->common);
+    if (!N->numeric || N->common.status != KLU_OK) {
+        if (N->common.status == KLU_SINGULAR)
+            /* column singular_col of M is row singular_col of A */
+            st = sla__error(ctx, SLA_ERR_SINGULAR,
+                            "klu: matrix is singular: zero pivot at row %lld (linearly "
+                            "dependent on the rows eliminated before it)",
+                            (long long)N->common.singular_col);
+        else
+            st = klu_status_error(ctx, "numeric factorization", N->common.status);
+    }
+    if (!st) {
+        /* Only exactly zero pivots are reported by KLU; a pivot at the
+         * level of rounding noise is as singular. See pivot_tolerance. */
+        double r = 0.0;
+        ss_int kr = 0;
+        st = min_rel_pivot(ctx, S, N->numeric, ax, &r, &kr);
+        if (!st && r <= pivot_tolerance(S->n))
+            st = sla__error(ctx, SLA_ERR_SINGULAR,
+                            "klu: matrix is singular to working precision: the pivot of row "
+                            "%lld is %.2g times the largest entry of that row (columns scaled), "
+                            "below n*eps = %.2g",
+                            (long long)kr, r, pivot_tolerance(S->n));
+    }
+
+done:
+    sla__free(&a, tmp);
+    if (st) klu_free_num(N);
+    else *num = N;
+    return st;
+}
+
+static bool all_finite(sla_int n, const double *x)
+{
+    for (sla_int i = 0; i < n; i++)
+        if (!isfinite(x[i])) return false;
+    return true;
+}
+
+static sla_status klu_solve_(sla_ctx *ctx, void *sym, void *num, bool transpose, sla_int nrhs,
+                             const double *b, sla_int ldb, double *x, sla_int ldx)
+{
+    klu_sym *S = sym;
+    klu_num *N = num;
+    sla_status st = SLA_OK;
+    if (S->n == 0 || nrhs <= 0) return SLA_OK;
+    for (sla_int j = 0; j < nrhs; j++) memcpy(x + j * ldx, b + j * ldb, (size_t)S->n * sizeof *x);
+    ss_int ok;
+#ifdef _OPENMP
+    omp_set_lock(&N->lock);
+#endif
+    /* A x = b is M^T x = b: tsolve; A^T x = b is M x = b: solve. In place, ldim = ldx. */
+    if (transpose) ok = klu_l_solve(S->symbolic, N->numeric, (ss_int)ldx, (ss_int)nrhs, x, &N->common);
+    else ok = klu_l_tsolve(S->symbolic, N->numeric, (ss_int)ldx, (ss_int)nrhs, x, &N->common);
+    ss_int status = N->common.status;
+#ifdef _OPENMP
+    omp_unset_lock(&N->lock);
+#endif
+    if (!ok) return klu_status_error(ctx, "solve", status);
+    for (sla_int j = 0; j < nrhs; j++)
+        if (!all_finite(S->n, x + j * ldx)) {
+            if (!all_finite(S->n, b + j * ldb))
+                st = sla__error(ctx, SLA_ERR_VALUE, "klu: right-hand side %lld contains NaN or Inf",
+                                (long long)j);
+            else
+                st = sla__error(ctx, SLA_ERR_SINGULAR,
+                                "klu: solution %lld is not finite (matrix numerically singular)",
+                                (long long)j);
+            break;
+        }
+    return st;
+}
+
+/* +1 or -1: the parity of permutation p (n entries) from its cycles. */
+static double perm_sign(ss_int n, const ss_int *p, unsigned char *seen)
+{
+    memset(seen, 0, (size_t)n);
+    ss_int cycles = 0;
+    for (ss_int i = 0; i < n; i++) {
+        if (seen[i]) continue;
+        cycles++;
+        for (ss_int j = i; !seen[j]; j = p[j]) seen[j] = 1;
+    }
+    return ((n - cycles) % 2) ? -1.0 : 1.0;
+}
+
+static sla_status klu_logdet_(sla_ctx *ctx, void *sym, void *num, double *sign, double *logabsdet)
+{
+    klu_sym *S = sym;
+    klu_num *N = num;
+    *sign = 1.0;
+    *logabsdet = 0.0;
+    if (S->n == 0) return SLA_OK;
+    ss_int n = (ss_int)S->n;
+    const klu_l_numeric *K = N->numeric;
+    const double *ud = K->Udiag;
+    double s = 1.0, l = 0.0;
+    for (ss_int i = 0; i < n; i++) {
+        if (ud[i] == 0.0) {
+            *sign = 0.0;
+            *logabsdet = -INFINITY;
+            return SLA_OK;
+        }
+        if (ud[i] < 0.0) s = -s;
+        l += log(fabs(ud[i]));
+    }
+    /* rows of M were divided by Rs: det(M) = det(scaled) * prod(Rs) */
+    if (K->Rs)
+        for (ss_int i = 0; i < n; i++) l += log(K->Rs[i]);
+    sla_allocator a = sla__ctx_alloc(ctx);
+    unsigned char *seen = sla__ctx_malloc(ctx, (size_t)n, 1, "permutation parity");
+    if (!seen) return SLA_ERR_NOMEM;
+    s *= perm_sign(n, K->Pnum, seen) * perm_sign(n, S->symbolic->Q, seen);
+    sla__free(&a, seen);
+    *sign = s;
+    *logabsdet = l;
+    return SLA_OK;
+}
+
+static const sla__direct_ops klu_ops = {
+    .name = "klu",
+    .analyze = klu_analyze_,
+    .factor = klu_factor_,
+    .solve = klu_solve_,
+    .logdet = klu_logdet_,
+    .free_num = klu_free_num,
+    .free_sym = klu_free_sym,
+};
+
+const sla__direct_ops *sla__backend_klu(void) { return &klu_ops; }
