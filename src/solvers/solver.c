@@ -116,20 +116,25 @@ static bool direct_fits(const sla_solver *S)
     return S->dstats.bytes * (double)S->A->nbatch <= memory_limit(S);
 }
 
-/* One numeric factorization per value array, reusing the analysis. */
+typedef sla_status (*item_fn)(sla_ctx *lctx, void *job, sla_int i, int nt);
+static sla_status run_items(sla_ctx *ctx, sla_int count, item_fn item, void *job);
+
+static sla_status factor_item(sla_ctx *lctx, void *job, sla_int b, int nt)
+{
+    (void)nt;
+    sla_solver *S = job;
+    if (S->num[b]) S->dops->free_num(S->num[b]);
+    S->num[b] = NULL;
+    return S->dops->factor(lctx, S->sym, S->A, b, &S->num[b]);
+}
+
+/* One numeric factorization per value array, reusing the analysis; a
+ * batch is factored in parallel (each factor is independent, the analysis
+ * is only read). */
 static sla_status direct_factor_all(sla_ctx *ctx, sla_solver *S)
 {
-    for (sla_int b = 0; b < S->A->nbatch; b++) {
-        if (S->num[b]) S->dops->free_num(S->num[b]);
-        S->num[b] = NULL;
-        sla_status st = S->dops->factor(ctx, S->sym, S->A, b, &S->num[b]);
-        if (st) {
-            if (S->A->nbatch > 1)
-                sla__error(ctx, st, "%s (value array %lld)", sla_ctx_message(ctx), (long long)b);
-            return st;
-        }
-    }
-    return SLA_OK;
+    if (S->A->nbatch == 1) return factor_item(ctx, S, 0, sla__threads(ctx));
+    return run_items(ctx, S->A->nbatch, factor_item, S);
 }
 
 /* An explicitly requested direct method: refuse what does not fit. */
@@ -586,8 +591,6 @@ sla_status sla_solver_solve_vjp(sla_ctx *ctx, sla_solver *S, sla_int ib, sla_int
  * least as many items as threads, else one after another with all
  * threads. Errors from workers go to private contexts; the first error
  * (lowest index) is reported through ctx. */
-typedef sla_status (*item_fn)(sla_ctx *lctx, void *job, sla_int i, int nt);
-
 static sla_status run_items(sla_ctx *ctx, sla_int count, item_fn item, void *job)
 {
     int nt = sla__threads(ctx);
