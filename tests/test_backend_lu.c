@@ -1,16 +1,23 @@
-/* The KLU direct backend through the private sla__direct_ops table:
- * plain and transposed solves (several right-hand sides, ld > n) and
- * log-determinants against LAPACK on generated and real matrices, every
- * ordering, one analysis for a batch of value arrays, refactorization,
- * structural and numerical singularity, float32, n = 0, concurrent solves
- * and allocation failure at every allocation.
+/* The LU direct backends (UMFPACK and KLU) through the private
+ * sla__direct_ops table: plain and transposed solves (several right-hand
+ * sides, ld > n) and log-determinants against LAPACK on generated and real
+ * matrices, every ordering, one analysis for a batch of value arrays,
+ * refactorization, structural and numerical singularity, float32, n = 0,
+ * concurrent solves and allocation failure at every allocation.
  *
- * test_backend_umfpack.c is this file with the four definitions below
- * changed; keep the two in step. KLU refuses the metis ordering. */
+ * Compiled twice (tests/CMakeLists.txt): SLA_TEST_KLU selects KLU, which
+ * refuses the metis ordering and does no iterative refinement. */
+#ifdef SLA_TEST_KLU
 #define BACKEND_NAME "klu"
 #define BACKEND_OPS() sla__backend_klu()
 #define BACKWARD_TOL 1e-12 /* no refinement, diagonal-preferring pivoting */
 #define BACKEND_HAS_METIS 0
+#else
+#define BACKEND_NAME "umfpack"
+#define BACKEND_OPS() sla__backend_umfpack()
+#define BACKWARD_TOL 1e-14 /* with iterative refinement */
+#define BACKEND_HAS_METIS 1
+#endif
 
 #include "test_util.h"
 
