@@ -13,13 +13,16 @@
  *
  * Prints a human summary on stderr and one JSON line on stdout. RSS values
  * are in MiB: "after_matrix" is the resident size once the matrix exists,
- * "after_vectors" once b, x, gx, gb, gA are allocated and touched, "peak"
+ * "after_vectors" once b, x, gx, gb, gA are allocated and touched,
+ * "after_create" once the solver is set up (with the peak so far), "peak"
  * is getrusage's ru_maxrss after the VJP (the high-water mark of the whole
- * process).
+ * process). Blocks of 1 MiB or more are mmapped (mallopt, see main), so
+ * freed work arrays leave the resident set.
  */
 #include <sla/gen.h>
 #include <sla/solver.h>
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +86,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "K and N must be positive, THREADS >= 0\n");
         return 2;
     }
+    /* Blocks of 1 MiB and more come from mmap and go back to the system
+     * when freed, so the RSS follows what the library holds rather than
+     * the heap's history. Re-enabling mmap matters: a library that sla can
+     * link (libsuperlu_dist, through HYPRE) calls mallopt(M_MMAP_MAX, 0)
+     * when loaded, which sends every allocation to the brk heap. */
+    mallopt(M_MMAP_MAX, 65536);
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
     double rss_start = rss_now_mib();
 
     sla_ctx *ctx = NULL;
@@ -122,6 +132,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "sla_solver_create: %s: %s\n", sla_status_name(st), sla_ctx_message(ctx));
         return 1;
     }
+    double rss_create = rss_now_mib(), peak_create = rss_peak_mib();
     sla_solve_info fwd, adj;
     double t0 = now();
     st = sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &fwd);
@@ -144,21 +155,25 @@ int main(int argc, char **argv)
 
     fprintf(stderr,
             "k=%ld n=%ld nnz=%ld threads=%d: RSS after matrix %.1f MiB, after vectors %.1f, "
-            "after solve %.1f, after VJP %.1f; peak %.1f MiB (solve+VJP increment over the "
+            "after solver create %.1f (peak so far %.1f), after solve %.1f, after VJP %.1f; "
+            "peak %.1f MiB (solve+VJP increment over the "
             "vectors %.1f MiB)\n"
             "  solve: %s, %lld iterations, residual %.2e, %.2f s; "
             "VJP: %s, %lld iterations, residual %.2e, %.2f s\n",
-            K, n, nnz, sla_ctx_threads(ctx), rss_matrix, rss_vectors, rss_solve, rss_vjp, peak,
+            K, n, nnz, sla_ctx_threads(ctx), rss_matrix, rss_vectors, rss_create, peak_create,
+            rss_solve, rss_vjp, peak,
             peak - rss_vectors, sla_status_name(st_fwd), (long long)fwd.iterations, fwd.residual,
             t_solve, sla_status_name(st), (long long)adj.iterations, adj.residual, t_vjp);
     printf("{\"k\": %ld, \"N\": %ld, \"n\": %ld, \"nnz\": %ld, \"threads\": %d, "
            "\"rss_start_mib\": %.1f, \"rss_after_matrix_mib\": %.1f, "
-           "\"rss_after_vectors_mib\": %.1f, \"rss_after_solve_mib\": %.1f, "
+           "\"rss_after_vectors_mib\": %.1f, \"rss_after_create_mib\": %.1f, "
+           "\"peak_after_create_mib\": %.1f, \"rss_after_solve_mib\": %.1f, "
            "\"rss_after_vjp_mib\": %.1f, \"peak_rss_mib\": %.1f, \"vmhwm_mib\": %.1f, "
            "\"solve_status\": \"%s\", \"solve_iterations\": %lld, \"solve_residual\": %.3e, "
            "\"solve_s\": %.3f, \"vjp_status\": \"%s\", \"vjp_iterations\": %lld, "
            "\"vjp_residual\": %.3e, \"vjp_s\": %.3f}\n",
-           K, N, n, nnz, sla_ctx_threads(ctx), rss_start, rss_matrix, rss_vectors, rss_solve,
+           K, N, n, nnz, sla_ctx_threads(ctx), rss_start, rss_matrix, rss_vectors, rss_create,
+           peak_create, rss_solve,
            rss_vjp, peak, hwm, sla_status_name(st_fwd), (long long)fwd.iterations, fwd.residual,
            t_solve, sla_status_name(st), (long long)adj.iterations, adj.residual, t_vjp);
 

@@ -11,11 +11,14 @@
 # Settings (environment):
 #   SLA_BENCH_SIZES   grid sides N, n = N^2          (default 100,316,1000)
 #   SLA_BENCH_REPS    repetitions per size, median   (default 5,5,3)
+#   SLA_BENCH_SCIPY_REPS  the same for SciPy         (default 5,5,2: 25 s a run at 1e6)
 #   SLA_BENCH_THREADS thread counts for sla          (default 1,2)
 #   SLA_BENCH_KS      iteration counts, adjoint memory (default "100 1000 5000")
 #   SLA_BENCH_ADJ_N   grid side for the adjoint memory runs (default 1000)
 #   SLA_BENCH_REF=1   also time a plain hand-written CG (the floor; slower run)
-#   SLA_BENCH_WAIT    seconds to wait for other processes to go quiet (default 60)
+#   SLA_BENCH_RETRIES measure a configuration again when other processes took
+#                     more than 15 % of the machine meanwhile (default 1)
+#   SLA_BENCH_WAIT    seconds to wait for other processes to go quiet (default 30)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -27,10 +30,12 @@ py=/usr/bin/python3
 
 sizes=${SLA_BENCH_SIZES:-100,316,1000}
 reps=${SLA_BENCH_REPS:-5,5,3}
+scipy_reps=${SLA_BENCH_SCIPY_REPS:-5,5,2}
 threads=${SLA_BENCH_THREADS:-1,2}
 ks=${SLA_BENCH_KS:-100 1000 5000}
 adj_n=${SLA_BENCH_ADJ_N:-1000}
-wait_s=${SLA_BENCH_WAIT:-60}
+wait_s=${SLA_BENCH_WAIT:-30}
+retries=${SLA_BENCH_RETRIES:-1}
 
 for b in sla_bench_cg sla_bench_adjoint_mem; do
   if [ ! -x "$build/bin/$b" ]; then
@@ -47,7 +52,7 @@ mkdir -p "$out"
 # Busy share of the machine (percent of all CPUs) over one second.
 busy_pct() {
   local a b
-  a=($(head -1 /proc/stat)); sleep 1; b=($(head -1 /proc/stat))
+  read -ra a < /proc/stat; sleep 1; read -ra b < /proc/stat
   local busy=0 total=0 i d
   for i in 1 2 3 4 5 6 7 8; do
     d=$(( b[i] - a[i] )); total=$(( total + d ))
@@ -70,17 +75,18 @@ t_start=$(date +%s)
 ref_flag=""
 [ "${SLA_BENCH_REF:-0}" = 1 ] && ref_flag="--ref"
 
-cmd_cg="$build/bin/sla_bench_cg --sizes $sizes --reps $reps --threads $threads --json $out/cg.json${ref_flag:+ $ref_flag}"
-cmd_scipy="$py $here/scipy_cg.py --sizes $sizes --reps $reps"
+cmd_cg="$build/bin/sla_bench_cg --sizes $sizes --reps $reps --threads $threads --retries $retries --json $out/cg.json${ref_flag:+ $ref_flag}"
+cmd_scipy="$py $here/scipy_cg.py --sizes $sizes --reps $scipy_reps --retries $retries"
 cmd_adj="$build/bin/sla_bench_adjoint_mem K $adj_n 2   (K in: $ks; one process each)"
 
 echo "== sla CG (STREAM triad, then CG) ==" >&2
 # shellcheck disable=SC2086
 "$build/bin/sla_bench_cg" --sizes "$sizes" --reps "$reps" --threads "$threads" \
-  --json "$out/cg.json" $ref_flag | tee "$out/cg.txt"
+  --retries "$retries" --json "$out/cg.json" $ref_flag | tee "$out/cg.txt"
 
 echo "== SciPy CG ==" >&2
-"$py" "$here/scipy_cg.py" --sizes "$sizes" --reps "$reps" > "$out/scipy.jsonl"
+"$py" "$here/scipy_cg.py" --sizes "$sizes" --reps "$scipy_reps" --retries "$retries" \
+  > "$out/scipy.jsonl"
 
 echo "== adjoint memory ==" >&2
 : > "$out/adjoint_mem.jsonl"
@@ -98,12 +104,16 @@ ccver=$("${cc:-cc}" --version 2>/dev/null | head -1 || echo unknown)
 native=$(sed -n 's/^SLA_NATIVE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || echo "?")
 btype=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || echo "?")
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
-dirty=$(git -C "$root" status --porcelain 2>/dev/null | grep -q . && echo " (with uncommitted changes)" || true)
+dirty=""
+if git -C "$root" status --porcelain 2>/dev/null | grep -q .; then dirty=" (with uncommitted changes)"; fi
 
-export RB_DATE="$(date -u '+%Y-%m-%d %H:%M UTC')" RB_NPROC="$(nproc)" RB_CPU="$cpu" RB_L3="$l3" \
+RB_DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
+RB_NPROC=$(nproc)
+RB_KERNEL=$(uname -r)
+export RB_DATE RB_NPROC RB_KERNEL RB_CPU="$cpu" RB_L3="$l3" \
   RB_MEM="$mem" RB_CC="$ccver" RB_NATIVE="$native" RB_BTYPE="$btype" RB_COMMIT="$commit$dirty" \
-  RB_KERNEL="$(uname -r)" RB_OUT="$out" RB_TOTAL="$t_total" RB_LOAD="$load" RB_WAITED="$waited" \
-  RB_CMD_CG="$cmd_cg" RB_CMD_SCIPY="$cmd_scipy" RB_CMD_ADJ="$cmd_adj" RB_BUILD="$build"
+  RB_OUT="$out" RB_TOTAL="$t_total" RB_LOAD="$load" RB_WAITED="$waited" \
+  RB_CMD_CG="$cmd_cg" RB_CMD_SCIPY="$cmd_scipy" RB_CMD_ADJ="$cmd_adj" RB_BUILD="$build" RB_RETRIES="$retries"
 "$py" - "$here/RESULTS.md" <<'PYEOF'
 import json, os, sys
 
@@ -119,6 +129,10 @@ sizes = sorted({r["N"] for r in runs})
 by = {(r["N"], r["threads"]): r for r in runs}
 triad = {t["threads"]: t for t in cg["stream_triad"]}
 has_ref = any("ref_median_s" in r for r in runs)
+
+def reps(r):
+    a = r.get("attempts", 1)
+    return f"{r['reps']}" + (f" (least disturbed of {a} sets)" if a > 1 else "")
 
 def nn(r):
     return f"{r['n']} ({r['N']}^2)"
@@ -141,8 +155,11 @@ if scipy:
     w(f"- SciPy {scipy[0]['scipy']}, NumPy {scipy[0]['numpy']} (Debian /usr/bin/python3)")
 w(f"- Whole run: {E['RB_TOTAL']} s. Machine busy {E['RB_LOAD']} % just before the start "
   f"(waited {E['RB_WAITED']} s for it to go quiet). The machine is shared: the \"other load\" "
-  "columns give the share of all CPUs that other processes used during each measurement; "
-  "numbers taken under load are not representative.")
+  "columns give the share of all CPUs that other processes used during each measurement "
+  f"(a set disturbed by more than 15 % was measured again, at most {E['RB_RETRIES']} time(s), "
+  "keeping the least disturbed); numbers taken under load are not representative: "
+  "with another process on one of the two CPUs, every OpenMP fork/join of a 2-thread run "
+  "waits for a descheduled thread.")
 w("")
 w("Commands (`$BUILD` is the build directory):")
 w("")
@@ -171,9 +188,14 @@ w("bytes/iteration = 96 n + 12 nnz      (n = 1e6: 96e6 + 12 * 4.996e6 = 156 MB)"
 w("```")
 w("")
 w("GB/s = bytes/iteration / (time / iterations); % STREAM compares with the triad of the same "
-  "thread count (the better of the measurements before and after the CG runs). The 1e4 and 1e5 "
-  "problems (1.6 MB and 16 MB per iteration) live in the caches, so their \"bandwidth\" can "
-  "exceed STREAM; only 1e6 measures memory.")
+  "thread count (the better of the measurements before and after the CG runs).")
+w("")
+w(f"Caches: this machine reports an L3 of {E['RB_L3'] or '?'}, shared with other tenants. The "
+  "STREAM arrays (600 MB) do not fit, but the CG's working set (rowptr, colind, values, x, r, "
+  "p, q: 8 (n+1) + 12 nnz + 32 n bytes = 1 MB, 10 MB, 100 MB) largely does, so the CG's "
+  "\"bandwidth\" can exceed STREAM even at 1e6. \"% footprint triad\" is the fairer "
+  "reference: the same triad over three arrays whose total size equals the CG's working set, "
+  "measured just before and after each CG run with the same threads (the better of the two).")
 w("")
 w("## STREAM triad")
 w("")
@@ -190,8 +212,9 @@ w("")
 def sla_table(t):
     w(f"## sla CG, {t} thread{'s' if t > 1 else ''}")
     w("")
-    head = "| n | nnz | iterations | time | ms / iteration | GB/s | % STREAM | residual | reps | other load |"
-    sep = "|---|---|---|---|---|---|---|---|---|---|"
+    head = ("| n | nnz | iterations | time | ms / iteration | GB/s | % STREAM | "
+            "% footprint triad | residual | reps | other load |")
+    sep = "|---|---|---|---|---|---|---|---|---|---|---|"
     if has_ref:
         head += " hand-written CG, % STREAM |"
         sep += "---|"
@@ -203,7 +226,8 @@ def sla_table(t):
             continue
         line = (f"| {nn(r)} | {r['nnz']} | {r['iterations']} | {r['median_s']:.4g} s | "
                 f"{1e3 * r['s_per_iter']:.4g} | {r['gbs']:.1f} | {r['pct_triad']:.0f} % | "
-                f"{r['residual']:.2e} | {r['reps']} | {r['other_load_pct']:.0f} % |")
+                f"{r['pct_footprint_triad']:.0f} % of {r['footprint_triad_gbs']:.0f} GB/s | "
+                f"{r['residual']:.2e} | {reps(r)} | {r['other_load_pct']:.0f} % |")
         if has_ref:
             line += (f" {1e3 * r['ref_median_s'] / r['ref_iterations']:.4g} ms/it, "
                      f"{r['ref_pct_triad']:.0f} % |")
@@ -221,7 +245,7 @@ for N in sizes:
     r = sp.get(N)
     if r:
         w(f"| {nn(r)} | {r['iterations']} | {r['median_s']:.4g} s | "
-          f"{1e3 * r['median_s'] / r['iterations']:.4g} | {r['residual']:.2e} | {r['reps']} | "
+          f"{1e3 * r['median_s'] / r['iterations']:.4g} | {r['residual']:.2e} | {reps(r)} | "
           f"{r.get('other_load_pct', -1):.0f} % |")
 w("")
 w("## Comparison: SciPy time / sla time")
@@ -247,7 +271,9 @@ if r and tbest == 2:
     ok = r["pct_triad"] >= 85
     goals.append(f"- CG iteration at >= 85 % of the STREAM triad on 2 threads (n = "
                  f"{nn(r)}): {r['pct_triad']:.0f} % ({1e3 * r['s_per_iter']:.3g} ms/it, "
-                 f"{r['gbs']:.1f} of {r['triad_gbs']:.1f} GB/s) -- **{'met' if ok else 'NOT met'}**")
+                 f"{r['gbs']:.1f} of {r['triad_gbs']:.1f} GB/s) -- **{'met' if ok else 'NOT met'}**; "
+                 f"against the triad over the CG's own footprint: "
+                 f"{r['pct_footprint_triad']:.0f} % of {r['footprint_triad_gbs']:.1f} GB/s")
 if r and Nbig in sp:
     ratio = sp[Nbig]["median_s"] / r["median_s"]
     ok = ratio >= 2.5
@@ -272,7 +298,10 @@ if adj:
       "SLA_NOT_CONVERGED, as intended: exactly k iterations), then `sla_solver_solve_vjp` with "
       "gx = ones, computing gb (n) and gA (nnz). One process per k; RSS in MiB. \"Vectors\" "
       "is the RSS once b, x, gx, gb, gA are allocated and touched; the peak is `ru_maxrss` after "
-      "the VJP; the increment is peak minus vectors (what solve + VJP add).")
+      "the VJP; the increment is peak minus vectors (what solve + VJP add). The benchmark sets "
+      "mallopt(M_MMAP_MAX, 65536) and M_MMAP_THRESHOLD = 1 MiB so that freed work arrays leave "
+      "the resident set: libsuperlu_dist, which HYPRE brings in, calls mallopt(M_MMAP_MAX, 0) "
+      "when it is loaded, and then every allocation comes from the brk heap.")
     w("")
     w("| k | forward its | adjoint its | after matrix | + vectors | after solve | after VJP | "
       "peak | increment | solve | VJP |")

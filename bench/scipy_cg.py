@@ -9,7 +9,8 @@ b = ones, x0 = 0, relative tolerance 1e-8 (SciPy 1.10 calls it `tol`; atol=0
 so the test is ||r|| <= tol ||b||), no preconditioner. Prints one JSON line
 per size: the median wall time of `cg` over `reps` runs, the iteration
 count (from the callback) and the final true relative residual
-||b - A x|| / ||b||.
+||b - A x|| / ||b||. The share of the CPUs that other processes used is
+reported; a set disturbed by more than 15 % is measured again (--retries).
 """
 import argparse
 import json
@@ -63,42 +64,56 @@ def cg_kwargs():
     return {"rtol": 1e-8} if (major, minor) >= (1, 12) else {"tol": 1e-8}
 
 
-def run(N, reps):
+def run(N, reps, retries):
     A = poisson2d(N)
     n = A.shape[0]
     b = np.ones(n)
-    times, its, x = [], 0, None
-    l0 = load_mark()
-    for _ in range(reps):
-        count = [0]
+    best = None
+    for attempt in range(retries + 1):
+        times, its, x = [], 0, None
+        l0 = load_mark()
+        for _ in range(reps):
+            count = [0]
 
-        def cb(xk):
-            count[0] += 1
+            def cb(xk):
+                count[0] += 1
 
-        t0 = time.perf_counter()
-        x, info = spla.cg(A, b, x0=np.zeros(n), atol=0.0, maxiter=10 * n, callback=cb,
-                          **cg_kwargs())
-        times.append(time.perf_counter() - t0)
-        its = count[0]
-        if info != 0:
-            print(f"scipy cg N={N}: info={info}", file=sys.stderr)
-    other = other_load_pct(l0, load_mark())
-    res = float(np.linalg.norm(b - A @ x) / np.linalg.norm(b))
-    return {"solver": "scipy", "N": N, "n": n, "nnz": int(A.nnz), "reps": reps,
-            "iterations": its, "median_s": statistics.median(times), "min_s": min(times),
-            "residual": res, "other_load_pct": round(other, 1),
-            "scipy": scipy.__version__, "numpy": np.__version__}
+            t0 = time.perf_counter()
+            x, info = spla.cg(A, b, x0=np.zeros(n), atol=0.0, maxiter=10 * n, callback=cb,
+                              **cg_kwargs())
+            times.append(time.perf_counter() - t0)
+            its = count[0]
+            if info != 0:
+                print(f"scipy cg N={N}: info={info}", file=sys.stderr)
+        other = other_load_pct(l0, load_mark())
+        res = float(np.linalg.norm(b - A @ x) / np.linalg.norm(b))
+        r = {"solver": "scipy", "N": N, "n": n, "nnz": int(A.nnz), "reps": reps,
+             "iterations": its, "median_s": statistics.median(times), "min_s": min(times),
+             "residual": res, "other_load_pct": round(other, 1), "attempts": attempt + 1,
+             "scipy": scipy.__version__, "numpy": np.__version__}
+        if best is None or r["other_load_pct"] < best["other_load_pct"]:
+            best = r
+        best["attempts"] = attempt + 1
+        # the machine is shared: measure again when others took > 15 % of it
+        if best["other_load_pct"] <= 15.0:
+            break
+        if attempt < retries:
+            print(f"  scipy N={N}: other processes took {other:.0f} % of the machine; "
+                  "measuring again", file=sys.stderr)
+    return best
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="100,316,1000")
     ap.add_argument("--reps", default="5,5,3")
+    ap.add_argument("--retries", type=int, default=1,
+                    help="measure again when other processes took > 15 %% of the machine")
     a = ap.parse_args()
     sizes = [int(s) for s in a.sizes.split(",")]
     reps = [int(s) for s in a.reps.split(",")]
     for i, N in enumerate(sizes):
-        r = run(N, reps[min(i, len(reps) - 1)])
+        r = run(N, reps[min(i, len(reps) - 1)], a.retries)
         print(json.dumps(r), flush=True)
         print(f"  scipy N={N}: {r['iterations']} iterations, {r['median_s']:.4f} s, "
               f"residual {r['residual']:.2e} (other load {r['other_load_pct']:.0f} %)", file=sys.stderr)

@@ -256,16 +256,8 @@ static sla_status chol_factor(sla_ctx *ctx, void *symv, const sla_matrix *A, sla
     chol_setup(&f->cm, s->ldlt);
 
     /* CHOLMOD only reads A: double values are used in place. */
-    double *x;
-    if (A->dtype == SLA_F64) {
-        x = (double *)A->values + (size_t)ib * (size_t)A->nnz;
-    } else {
-        xcopy = sla__ctx_malloc(ctx, (size_t)A->nnz, sizeof *xcopy, "cholmod values");
-        if (!xcopy) { st = SLA_ERR_NOMEM; goto done; }
-        const float *v = (const float *)A->values + (size_t)ib * (size_t)A->nnz;
-        for (sla_int k = 0; k < A->nnz; k++) xcopy[k] = (double)v[k];
-        x = xcopy;
-    }
+    double *x = sla__values_f64_view(ctx, A, ib, &xcopy, "cholmod values");
+    if (!x) { st = SLA_ERR_NOMEM; goto done; }
 
     f->L = cholmod_l_copy_factor(s->L, &f->cm);
     if (!f->L) { st = chol_fail(ctx, &f->cm, "factor (copy of the symbolic factor)"); goto done; }

@@ -12,8 +12,8 @@
  * not something KLU offers and is refused with SLA_ERR_UNSUPPORTED.
  *
  * KLU reports only exactly zero pivots; factor also refuses pivots at the
- * level of rounding noise (see pivot_tolerance), and analyze refuses
- * structurally singular patterns.
+ * level of rounding noise (see sla__pivot_tolerance), and analyze refuses
+ * structurally singular patterns (sla__structural_check).
  *
  * Each numeric object has its own klu_l_common (KLU writes its status
  * there). klu_l_solve also uses the numeric object's workspace, so solves
@@ -22,15 +22,14 @@
  */
 #include "../solvers/direct.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <btf.h>
 #include <klu.h>
 
 typedef SuiteSparse_long ss_int;
+_Static_assert(sizeof(ss_int) == sizeof(sla_int), "KLU's long index must be 64-bit like sla_int");
 
 typedef struct klu_sym {
     sla_allocator alloc;
@@ -70,51 +69,6 @@ static void klu_free_num(void *p)
     omp_destroy_lock(&N->lock);
 #endif
     sla__free(&a, N);
-}
-
-/* Empty rows/columns always; a maximum transversal (btf_l_maxtrans) of M
- * when full is set (without BTF; with it, klu_l_analyze computes the
- * structural rank). SLA_ERR_SINGULAR naming a row or column of A. */
-static sla_status structure_check(sla_ctx *ctx, ss_int n, ss_int *Ap, ss_int *Ai, bool full)
-{
-    sla_status st = SLA_OK;
-    sla_allocator a = sla__ctx_alloc(ctx);
-    ss_int *match = NULL, *work = NULL;
-    for (ss_int j = 0; j < n; j++)
-        if (Ap[j] == Ap[j + 1]) {
-            st = sla__error(ctx, SLA_ERR_SINGULAR,
-                            "klu: matrix is structurally singular: row %lld is empty",
-                            (long long)j);
-            goto done;
-        }
-    /* work: entries per column of A (row of M), then maxtrans workspace */
-    work = sla__ctx_calloc(ctx, (full ? 5 : 1) * (size_t)n, sizeof *work, "structure check");
-    if (full) match = sla__ctx_malloc(ctx, (size_t)n, sizeof *match, "maximum transversal");
-    if (!work || (full && !match)) {
-        st = SLA_ERR_NOMEM;
-        goto done;
-    }
-    for (ss_int k = 0; k < Ap[n]; k++) work[Ai[k]]++;
-    for (ss_int i = 0; i < n; i++)
-        if (work[i] == 0) {
-            st = sla__error(ctx, SLA_ERR_SINGULAR,
-                            "klu: matrix is structurally singular: column %lld is empty",
-                            (long long)i);
-            goto done;
-        }
-    if (full) {
-        double wk = 0.0;
-        ss_int rank = btf_l_maxtrans(n, n, Ap, Ai, 0.0, &wk, match, work);
-        if (rank < n)
-            st = sla__error(ctx, SLA_ERR_SINGULAR,
-                            "klu: matrix is structurally singular: structural rank %lld < %lld "
-                            "(no permutation gives a zero-free diagonal)",
-                            (long long)rank, (long long)n);
-    }
-done:
-    sla__free(&a, match);
-    sla__free(&a, work);
-    return st;
 }
 
 static sla_status klu_status_error(sla_ctx *ctx, const char *call, ss_int status)
@@ -164,7 +118,9 @@ static sla_status klu_analyze_(sla_ctx *ctx, const sla_matrix *A, const sla__dir
     }
     if (S->n == 0) goto done;
 
-    st = structure_check(ctx, (ss_int)S->n, S->Ap, S->Ai, natural);
+    /* also covers the BTF path, where klu_l_analyze would find the same
+     * structural rank (its maximum transversal is the same algorithm) */
+    st = sla__structural_check(ctx, "klu", A);
     if (st) goto done;
     if (natural) {
         S->common.btf = 0;
@@ -175,14 +131,6 @@ static sla_status klu_analyze_(sla_ctx *ctx, const sla_matrix *A, const sla__dir
     }
     if (!S->symbolic) {
         st = klu_status_error(ctx, "symbolic analysis", S->common.status);
-        goto done;
-    }
-    if (S->symbolic->do_btf && S->symbolic->structural_rank >= 0 &&
-        S->symbolic->structural_rank < S->symbolic->n) {
-        st = sla__error(ctx, SLA_ERR_SINGULAR,
-                        "klu: matrix is structurally singular: structural rank %lld < %lld "
-                        "(no permutation gives a zero-free diagonal)",
-                        (long long)S->symbolic->structural_rank, (long long)S->n);
         goto done;
     }
     if (stats) {
@@ -206,46 +154,6 @@ done:
     return st;
 }
 
-/* A pivot below n * eps times the largest entry of its column (of the
- * row-scaled M: invariant under row and column scaling of A) is rounding
- * noise: exactly singular matrices (equal rows, a pure Neumann Laplacian)
- * leave pivots of about sqrt(n) eps to n eps / 10 instead of zeros, while
- * the pivots of nonsingular matrices, even with cond 1e11, stay far above
- * (partial pivoting keeps them near the column scale). A flagged matrix is
- * within a relative change of about n eps / (pivot tolerance) in one row
- * of an exactly singular one. */
-static double pivot_tolerance(sla_int n) { return fmax((double)n, 8.0) * DBL_EPSILON; }
-
-/* Smallest |U(k,k)| relative to the largest entry of its column of the
- * row-scaled M (divided by Rs as KLU does; invariant under column
- * scaling). *kmin receives the row of A (column of M) where it occurs. */
-static sla_status min_rel_pivot(sla_ctx *ctx, const klu_sym *S, const klu_l_numeric *K,
-                                const double *ax, double *rmin, ss_int *kmin)
-{
-    sla_allocator a = sla__ctx_alloc(ctx);
-    ss_int n = (ss_int)S->n;
-    const ss_int *Q = S->symbolic->Q;
-    const double *ud = K->Udiag, *Rs = K->Rs;
-    double *cmax = sla__ctx_calloc(ctx, (size_t)n, sizeof *cmax, "klu pivot check");
-    *rmin = INFINITY;
-    *kmin = 0;
-    if (!cmax) return SLA_ERR_NOMEM;
-    for (ss_int j = 0; j < n; j++)
-        for (ss_int k = S->Ap[j]; k < S->Ap[j + 1]; k++) {
-            double v = Rs ? fabs(ax[k]) / Rs[S->Ai[k]] : fabs(ax[k]);
-            if (v > cmax[j]) cmax[j] = v;
-        }
-    for (ss_int k = 0; k < n; k++) {
-        double r = cmax[Q[k]] > 0.0 ? fabs(ud[k]) / cmax[Q[k]] : 0.0;
-        if (r < *rmin) {
-            *rmin = r;
-            *kmin = Q[k];
-        }
-    }
-    sla__free(&a, cmax);
-    return SLA_OK;
-}
-
 static sla_status klu_factor_(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_int ib, void **num)
 {
     klu_sym *S = sym;
@@ -263,17 +171,10 @@ static sla_status klu_factor_(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_
     if (S->n == 0) goto done;
 
     /* KLU reads Ax only during the factorization (it copies what it keeps). */
-    double *ax;
-    if (A->dtype == SLA_F64) {
-        ax = (double *)A->values + ib * A->nnz;
-    } else {
-        tmp = sla__ctx_malloc(ctx, (size_t)A->nnz, sizeof *tmp, "klu values");
-        if (!tmp) {
-            st = SLA_ERR_NOMEM;
-            goto done;
-        }
-        for (sla_int k = 0; k < A->nnz; k++) tmp[k] = sla__val(A, ib, k);
-        ax = tmp;
+    double *ax = sla__values_f64_view(ctx, A, ib, &tmp, "klu values");
+    if (!ax) {
+        st = SLA_ERR_NOMEM;
+        goto done;
     }
     N->numeric = klu_l_factor(S->Ap, S->Ai, ax, S->symbolic, &N->common);
     if (!N->numeric || N->common.status != KLU_OK) {
@@ -286,32 +187,19 @@ static sla_status klu_factor_(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_
         else
             st = klu_status_error(ctx, "numeric factorization", N->common.status);
     }
-    if (!st) {
+    if (!st)
         /* Only exactly zero pivots are reported by KLU; a pivot at the
-         * level of rounding noise is as singular. See pivot_tolerance. */
-        double r = 0.0;
-        ss_int kr = 0;
-        st = min_rel_pivot(ctx, S, N->numeric, ax, &r, &kr);
-        if (!st && r <= pivot_tolerance(S->n))
-            st = sla__error(ctx, SLA_ERR_SINGULAR,
-                            "klu: matrix is singular to working precision: the pivot of row "
-                            "%lld is %.2g times the largest entry of that row (columns scaled), "
-                            "below n*eps = %.2g",
-                            (long long)kr, r, pivot_tolerance(S->n));
-    }
+         * level of rounding noise is as singular. U's diagonal relative to
+         * the columns of M with its rows divided by Rs, as KLU scales them
+         * (Rs NULL: no scaling); column Q[k] of M is row Q[k] of A. */
+        st = sla__pivot_check(ctx, "klu", A, ax, N->numeric->Rs, false, N->numeric->Udiag,
+                              (const sla_int *)S->symbolic->Q);
 
 done:
     sla__free(&a, tmp);
     if (st) klu_free_num(N);
     else *num = N;
     return st;
-}
-
-static bool all_finite(sla_int n, const double *x)
-{
-    for (sla_int i = 0; i < n; i++)
-        if (!isfinite(x[i])) return false;
-    return true;
 }
 
 static sla_status klu_solve_(sla_ctx *ctx, void *sym, void *num, bool transpose, sla_int nrhs,
@@ -335,8 +223,8 @@ static sla_status klu_solve_(sla_ctx *ctx, void *sym, void *num, bool transpose,
 #endif
     if (!ok) return klu_status_error(ctx, "solve", status);
     for (sla_int j = 0; j < nrhs; j++)
-        if (!all_finite(S->n, x + j * ldx)) {
-            if (!all_finite(S->n, b + j * ldb))
+        if (!sla__all_finite(S->n, x + j * ldx)) {
+            if (!sla__all_finite(S->n, b + j * ldb))
                 st = sla__error(ctx, SLA_ERR_VALUE, "klu: right-hand side %lld contains NaN or Inf",
                                 (long long)j);
             else
@@ -346,19 +234,6 @@ static sla_status klu_solve_(sla_ctx *ctx, void *sym, void *num, bool transpose,
             break;
         }
     return st;
-}
-
-/* +1 or -1: the parity of permutation p (n entries) from its cycles. */
-static double perm_sign(ss_int n, const ss_int *p, unsigned char *seen)
-{
-    memset(seen, 0, (size_t)n);
-    ss_int cycles = 0;
-    for (ss_int i = 0; i < n; i++) {
-        if (seen[i]) continue;
-        cycles++;
-        for (ss_int j = i; !seen[j]; j = p[j]) seen[j] = 1;
-    }
-    return ((n - cycles) % 2) ? -1.0 : 1.0;
 }
 
 static sla_status klu_logdet_(sla_ctx *ctx, void *sym, void *num, double *sign, double *logabsdet)
@@ -387,7 +262,8 @@ static sla_status klu_logdet_(sla_ctx *ctx, void *sym, void *num, double *sign, 
     sla_allocator a = sla__ctx_alloc(ctx);
     unsigned char *seen = sla__ctx_malloc(ctx, (size_t)n, 1, "permutation parity");
     if (!seen) return SLA_ERR_NOMEM;
-    s *= perm_sign(n, K->Pnum, seen) * perm_sign(n, S->symbolic->Q, seen);
+    s *= sla__perm_sign(n, (const sla_int *)K->Pnum, NULL, seen) *
+         sla__perm_sign(n, (const sla_int *)S->symbolic->Q, NULL, seen);
     sla__free(&a, seen);
     *sign = s;
     *logabsdet = l;

@@ -105,82 +105,6 @@ static void wrap_nc(SuperMatrix *M, NCformat *store, int n, int nnz, int *colptr
     M->Store = store;
 }
 
-/* Structural rank of the n x n CSR pattern (rowptr as int): a maximum
- * matching of rows to columns by depth-first augmenting paths, each row
- * first trying a cheap assignment to a still unmatched column. Returns the
- * rank, or -1 when the work space cannot be allocated. */
-static int structural_rank(sla_ctx *ctx, int n, const int *rowptr, const int32_t *colind)
-{
-    int *w = sla__ctx_malloc(ctx, (size_t)n, 6 * sizeof(int), "superlu structural rank check");
-    if (!w) return -1;
-    int *match_col = w;      /* column -> matched row, -1 */
-    int *cheap = w + n;      /* next entry of each row to try as a cheap match */
-    int *mark = w + 2 * n;   /* row -> augmenting search that visited it */
-    int *row_stk = w + 3 * n;
-    int *col_stk = w + 4 * n; /* column the row on the stack will take */
-    int *pos_stk = w + 5 * n; /* where the row's neighbour scan resumes */
-    for (int i = 0; i < n; i++) {
-        match_col[i] = -1;
-        cheap[i] = rowptr[i];
-        mark[i] = -1;
-    }
-    int rank = 0;
-    for (int start = 0; start < n; start++) {
-        int head = 0;
-        bool found = false;
-        row_stk[0] = start;
-        while (head >= 0) {
-            int r = row_stk[head];
-            if (mark[r] != start) { /* first visit in this search */
-                mark[r] = start;
-                int k = cheap[r];
-                while (k < rowptr[r + 1] && match_col[colind[k]] != -1) k++;
-                cheap[r] = k < rowptr[r + 1] ? k + 1 : k;
-                if (k < rowptr[r + 1]) {
-                    col_stk[head] = colind[k];
-                    found = true;
-                    break;
-                }
-                pos_stk[head] = rowptr[r];
-            }
-            /* every column of r is matched: continue the search through the
-             * rows those columns are matched to */
-            int k = pos_stk[head];
-            for (; k < rowptr[r + 1]; k++) {
-                int r2 = match_col[colind[k]];
-                if (r2 >= 0 && mark[r2] != start) break;
-            }
-            if (k < rowptr[r + 1]) {
-                pos_stk[head] = k + 1;
-                col_stk[head] = colind[k];
-                row_stk[++head] = match_col[colind[k]];
-            } else {
-                head--;
-            }
-        }
-        if (found) {
-            for (int h = head; h >= 0; h--) match_col[col_stk[h]] = row_stk[h];
-            rank++;
-        }
-    }
-    sla_allocator a = sla__ctx_alloc(ctx);
-    sla__free(&a, w);
-    return rank;
-}
-
-/* Sign of a permutation of 0..n-1 from its cycle count; mark is n bytes. */
-static double perm_sign(int n, const int *p, unsigned char *mark)
-{
-    memset(mark, 0, (size_t)n);
-    int cycles = 0;
-    for (int i = 0; i < n; i++) {
-        if (mark[i]) continue;
-        cycles++;
-        for (int j = i; !mark[j]; j = p[j]) mark[j] = 1;
-    }
-    return ((n - cycles) % 2) ? -1.0 : 1.0;
-}
-
 /* ---- analyze ------------------------------------------------------------ */
 
 static void slu_free_sym(void *p)
@@ -246,18 +170,8 @@ static sla_status slu_analyze(sla_ctx *ctx, const sla_matrix *A, const sla__dire
     for (int i = 0; i <= n; i++) s->colptr[i] = (int)A->rowptr[i];
 
     if (n > 0) {
-        int rank = structural_rank(ctx, n, s->colptr, A->colind);
-        if (rank < 0) {
-            st = SLA_ERR_NOMEM;
-            goto done;
-        }
-        if (rank < n) {
-            st = sla__error(ctx, SLA_ERR_SINGULAR,
-                            "superlu: matrix is structurally singular (structural rank %d < n = "
-                            "%d)",
-                            rank, n);
-            goto done;
-        }
+        st = sla__structural_check(ctx, "superlu", A);
+        if (st) goto done;
         SuperMatrix M, AC;
         NCformat Mstore;
         wrap_nc(&M, &Mstore, n, nnz, s->colptr, A->colind, NULL); /* pattern only */
@@ -331,15 +245,11 @@ static sla_status slu_factor(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_i
 
     /* SuperLU wants a mutable double array (it does not write it); dgstrf
      * copies everything it needs into L and U, so this copy is temporary. */
-    vals = sla__ctx_malloc(ctx, (size_t)nnz, sizeof(double), "superlu values");
+    vals = sla__values_f64(ctx, A, ib, "superlu values");
     if (!vals) {
         st = SLA_ERR_NOMEM;
         goto done;
     }
-    if (A->dtype == SLA_F64)
-        memcpy(vals, (const double *)A->values + ib * A->nnz, (size_t)nnz * sizeof(double));
-    else
-        for (int k = 0; k < nnz; k++) vals[k] = sla__val(A, ib, k);
     for (int k = 0; k < nnz; k++)
         if (!isfinite(vals[k])) { /* SuperLU would take a NaN column for a zero pivot */
             st = sla__error(ctx, SLA_ERR_VALUE, "superlu: value %d of array %lld is %g", k,
@@ -484,7 +394,8 @@ static sla_status slu_logdet(sla_ctx *ctx, void *sym, void *num, double *sign, d
 
     unsigned char *mark = sla__ctx_malloc(ctx, (size_t)n, 1, "superlu permutation marks");
     if (!mark) return SLA_ERR_NOMEM;
-    double sg = perm_sign(n, f->perm_r, mark) * perm_sign(n, s->perm_c, mark);
+    double sg =
+        sla__perm_sign(n, NULL, f->perm_r, mark) * sla__perm_sign(n, NULL, s->perm_c, mark);
     sla_allocator a = sla__ctx_alloc(ctx);
     sla__free(&a, mark);
 

@@ -12,24 +12,24 @@
  * owns goes through the context's allocator.
  *
  * UMFPACK reports only exactly zero pivots; factor also refuses pivots at
- * the level of rounding noise (see pivot_tolerance), and analyze refuses
- * structurally singular patterns (empty row or column, maximum
- * transversal short of n), naming the row or column.
+ * the level of rounding noise (see sla__pivot_tolerance), and analyze
+ * refuses structurally singular patterns (empty row or column, maximum
+ * transversal short of n: sla__structural_check), naming the row or column.
  *
  * Solves only read the symbolic and numeric objects (workspace is allocated
  * per call), so any number of threads may solve at once.
  */
 #include "../solvers/direct.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <btf.h>
 #include <umfpack.h>
 
 typedef SuiteSparse_long ss_int;
+_Static_assert(sizeof(ss_int) == sizeof(sla_int),
+               "UMFPACK's long index must be 64-bit like sla_int");
 
 typedef struct umf_sym {
     sla_allocator alloc;
@@ -64,66 +64,6 @@ static void umf_free_num(void *p)
     if (N->numeric) umfpack_dl_free_numeric(&N->numeric);
     sla__free(&a, N->Ax);
     sla__free(&a, N);
-}
-
-/* Empty rows/columns, then a maximum transversal (btf_l_maxtrans) of M:
- * SLA_ERR_SINGULAR naming a row or column of A when the structural rank is
- * below n. */
-static sla_status structure_check(sla_ctx *ctx, const char *who, ss_int n, ss_int *Ap, ss_int *Ai)
-{
-    sla_status st = SLA_OK;
-    sla_allocator a = sla__ctx_alloc(ctx);
-    ss_int *match = NULL, *work = NULL;
-    for (ss_int j = 0; j < n; j++)
-        if (Ap[j] == Ap[j + 1]) {
-            st = sla__error(ctx, SLA_ERR_SINGULAR,
-                            "%s: matrix is structurally singular: row %lld is empty", who,
-                            (long long)j);
-            goto done;
-        }
-    match = sla__ctx_malloc(ctx, (size_t)n, sizeof *match, "maximum transversal");
-    work = sla__ctx_malloc(ctx, 5 * (size_t)n, sizeof *work, "maximum transversal workspace");
-    if (!match || !work) {
-        st = SLA_ERR_NOMEM;
-        goto done;
-    }
-    /* work doubles as a column-count array for the empty-column check */
-    memset(work, 0, (size_t)n * sizeof *work);
-    for (ss_int k = 0; k < Ap[n]; k++) work[Ai[k]]++;
-    for (ss_int i = 0; i < n; i++)
-        if (work[i] == 0) {
-            st = sla__error(ctx, SLA_ERR_SINGULAR,
-                            "%s: matrix is structurally singular: column %lld is empty", who,
-                            (long long)i);
-            goto done;
-        }
-    double wk = 0.0;
-    ss_int rank = btf_l_maxtrans(n, n, Ap, Ai, 0.0, &wk, match, work);
-    if (rank < n) {
-        /* match[i] == -1: row i of M (column i of A) found no partner */
-        ss_int col = 0;
-        while (col < n && match[col] >= 0) col++;
-        st = sla__error(ctx, SLA_ERR_SINGULAR,
-                        "%s: matrix is structurally singular: structural rank %lld < %lld "
-                        "(no permutation gives a zero-free diagonal; column %lld is unmatched)",
-                        who, (long long)rank, (long long)n, (long long)(col < n ? col : 0));
-    }
-done:
-    sla__free(&a, match);
-    sla__free(&a, work);
-    return st;
-}
-
-/* Value array ib as doubles (a new array). */
-static double *values_f64(sla_ctx *ctx, const sla_matrix *A, sla_int ib)
-{
-    double *x = sla__ctx_malloc(ctx, (size_t)A->nnz, sizeof *x, "umfpack values");
-    if (!x) return NULL;
-    if (A->dtype == SLA_F64)
-        memcpy(x, (const double *)A->values + ib * A->nnz, (size_t)A->nnz * sizeof *x);
-    else
-        for (sla_int k = 0; k < A->nnz; k++) x[k] = sla__val(A, ib, k);
-    return x;
 }
 
 static sla_status umf_error(sla_ctx *ctx, const char *call, ss_int status)
@@ -188,12 +128,12 @@ static sla_status umf_analyze(sla_ctx *ctx, const sla_matrix *A, const sla__dire
         }
         goto done;
     }
-    st = structure_check(ctx, "umfpack", (ss_int)S->n, S->Ap, S->Ai);
+    st = sla__structural_check(ctx, "umfpack", A);
     if (st) goto done;
 
     /* The strategy choice looks at the values (nonzero diagonal): array 0. */
     if (A->nbatch > 0) {
-        ax = values_f64(ctx, A, 0);
+        ax = sla__values_f64(ctx, A, 0, "umfpack values");
         if (!ax) {
             st = SLA_ERR_NOMEM;
             goto done;
@@ -244,21 +184,12 @@ done:
     return st;
 }
 
-/* A pivot below n * eps times the largest entry of its column (of the
- * row-scaled M: invariant under row and column scaling of A) is rounding
- * noise: exactly singular matrices (equal rows, a pure Neumann Laplacian)
- * leave pivots of about sqrt(n) eps to n eps / 10 instead of zeros, while
- * the pivots of nonsingular matrices, even with cond 1e11, stay far above
- * (partial pivoting keeps them near the column scale). A flagged matrix is
- * within a relative change of about n eps / (pivot tolerance) in one row
- * of an exactly singular one. */
-static double pivot_tolerance(sla_int n) { return fmax((double)n, 8.0) * DBL_EPSILON; }
-
-/* Smallest |U(k,k)| relative to the largest entry of its column of the
- * row-scaled M (row-scaled as UMFPACK does; invariant under column
- * scaling). *kmin receives the row of A (column of M) where it occurs. */
-static sla_status min_rel_pivot(sla_ctx *ctx, const umf_sym *S, const umf_num *N, double *rmin,
-                                ss_int *kmin)
+/* The pivot test of sla__pivot_check on UMFPACK's factor: U's diagonal
+ * relative to the columns of M with its rows scaled as UMFPACK scales them
+ * (Rs, divided or multiplied by do_recip); column Q[k] of M is row Q[k] of
+ * A. */
+static sla_status pivot_check(sla_ctx *ctx, const sla_matrix *A, const umf_sym *S,
+                              const umf_num *N)
 {
     sla_status st = SLA_OK;
     sla_allocator a = sla__ctx_alloc(ctx);
@@ -266,10 +197,7 @@ static sla_status min_rel_pivot(sla_ctx *ctx, const umf_sym *S, const umf_num *N
     ss_int *Q = sla__ctx_malloc(ctx, (size_t)n, sizeof *Q, "umfpack pivot check");
     double *D = sla__ctx_malloc(ctx, (size_t)n, sizeof *D, "umfpack pivot check");
     double *Rs = sla__ctx_malloc(ctx, (size_t)n, sizeof *Rs, "umfpack pivot check");
-    double *cmax = sla__ctx_calloc(ctx, (size_t)n, sizeof *cmax, "umfpack pivot check");
-    *rmin = INFINITY;
-    *kmin = 0;
-    if (!Q || !D || !Rs || !cmax) {
+    if (!Q || !D || !Rs) {
         st = SLA_ERR_NOMEM;
         goto done;
     }
@@ -279,24 +207,11 @@ static sla_status min_rel_pivot(sla_ctx *ctx, const umf_sym *S, const umf_num *N
         st = umf_error(ctx, "get_numeric", status);
         goto done;
     }
-    for (ss_int j = 0; j < n; j++)
-        for (ss_int k = S->Ap[j]; k < S->Ap[j + 1]; k++) {
-            ss_int i = S->Ai[k];
-            double v = do_recip ? fabs(N->Ax[k]) * Rs[i] : fabs(N->Ax[k]) / Rs[i];
-            if (v > cmax[j]) cmax[j] = v;
-        }
-    for (ss_int k = 0; k < n; k++) {
-        double r = cmax[Q[k]] > 0.0 ? fabs(D[k]) / cmax[Q[k]] : 0.0;
-        if (r < *rmin) {
-            *rmin = r;
-            *kmin = Q[k];
-        }
-    }
+    st = sla__pivot_check(ctx, "umfpack", A, N->Ax, Rs, do_recip != 0, D, (const sla_int *)Q);
 done:
     sla__free(&a, Q);
     sla__free(&a, D);
     sla__free(&a, Rs);
-    sla__free(&a, cmax);
     return st;
 }
 
@@ -308,7 +223,7 @@ static sla_status umf_factor(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_i
     umf_num *N = sla__ctx_calloc(ctx, 1, sizeof *N, "umfpack numeric object");
     if (!N) return SLA_ERR_NOMEM;
     N->alloc = sla__ctx_alloc(ctx);
-    N->Ax = values_f64(ctx, A, ib);
+    N->Ax = sla__values_f64(ctx, A, ib, "umfpack values");
     if (!N->Ax) {
         st = SLA_ERR_NOMEM;
         goto done;
@@ -324,31 +239,15 @@ static sla_status umf_factor(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_i
                         info[UMFPACK_UDIAG_NZ], (long long)S->n);
     else if (status < 0)
         st = umf_error(ctx, "numeric factorization", status);
-    if (!st) {
+    if (!st)
         /* Only exactly zero pivots are reported by UMFPACK; a pivot at the
-         * level of rounding noise is as singular. See pivot_tolerance. */
-        double r = 0.0;
-        ss_int kr = 0;
-        st = min_rel_pivot(ctx, S, N, &r, &kr);
-        if (!st && r <= pivot_tolerance(S->n))
-            st = sla__error(ctx, SLA_ERR_SINGULAR,
-                            "umfpack: matrix is singular to working precision: the pivot of row "
-                            "%lld is %.2g times the largest entry of that row (columns scaled), "
-                            "below n*eps = %.2g",
-                            (long long)kr, r, pivot_tolerance(S->n));
-    }
+         * level of rounding noise is as singular. See sla__pivot_tolerance. */
+        st = pivot_check(ctx, A, S, N);
 
 done:
     if (st) umf_free_num(N);
     else *num = N;
     return st;
-}
-
-static bool all_finite(sla_int n, const double *x)
-{
-    for (sla_int i = 0; i < n; i++)
-        if (!isfinite(x[i])) return false;
-    return true;
 }
 
 static sla_status umf_solve(sla_ctx *ctx, void *sym, void *num, bool transpose, sla_int nrhs,
@@ -380,8 +279,8 @@ static sla_status umf_solve(sla_ctx *ctx, void *sym, void *num, bool transpose, 
             st = umf_error(ctx, "solve", status);
             goto done;
         }
-        if (!all_finite(S->n, xj)) {
-            if (!all_finite(S->n, bj))
+        if (!sla__all_finite(S->n, xj)) {
+            if (!sla__all_finite(S->n, bj))
                 st = sla__error(ctx, SLA_ERR_VALUE,
                                 "umfpack: right-hand side %lld contains NaN or Inf", (long long)j);
             else

@@ -61,4 +61,43 @@ const sla__direct_ops *sla__backend_umfpack(void);
 const sla__direct_ops *sla__backend_klu(void);
 const sla__direct_ops *sla__backend_superlu(void);
 
+/* ---- shared by the backends (src/backends/common.c) ------------------ */
+
+/* Structural singularity of the square A (sla's CSR pattern): SLA_OK, or
+ * SLA_ERR_SINGULAR naming the first empty row, else the first empty
+ * column, else an unmatched column, always with the structural rank
+ * ("who: matrix is structurally singular: row k is empty (structural rank
+ * r < n = n)"); SLA_ERR_NOMEM. A maximum matching, iterative, O(n) work
+ * space. */
+sla_status sla__structural_check(sla_ctx *ctx, const char *who, const sla_matrix *A);
+
+/* +1 or -1: the parity of the permutation p of 0..n-1 from its cycle
+ * count. p holds int64 entries; when p is NULL, p32 holds int32 ones.
+ * mark: n bytes of work space. */
+double sla__perm_sign(sla_int n, const sla_int *p, const int32_t *p32, unsigned char *mark);
+
+/* The LU backends' rounding-noise pivot test (KLU and UMFPACK report only
+ * exactly zero pivots): n * eps, at least 8 eps. */
+double sla__pivot_tolerance(sla_int n);
+
+/* For a factor of M = A^T (A's rows are M's columns) with M's rows scaled
+ * by rs (divided by rs[i], or multiplied when rs_recip; rs NULL: no
+ * scaling): SLA_ERR_SINGULAR when the smallest |udiag[k]| relative to the
+ * largest entry of column q[k] of the scaled M (row q[k] of A, values ax)
+ * is at most sla__pivot_tolerance(n), naming that row; SLA_ERR_NOMEM. */
+sla_status sla__pivot_check(sla_ctx *ctx, const char *who, const sla_matrix *A, const double *ax,
+                            const double *rs, bool rs_recip, const double *udiag,
+                            const sla_int *q);
+
+/* Value array ib of A as a new double array (what: the allocation's name
+ * in an out-of-memory message); NULL when out of memory. */
+double *sla__values_f64(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const char *what);
+
+/* Value array ib of A as doubles: A's own array for SLA_F64 (to be only
+ * read; not const for libraries that take double *), else a converted copy
+ * returned also in *copy (free it; *copy is NULL otherwise). NULL when out
+ * of memory. */
+double *sla__values_f64_view(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double **copy,
+                             const char *what);
+
 #endif

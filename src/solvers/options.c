@@ -17,15 +17,32 @@ void sla_solver_options_default(sla_solver_options *o)
     o->maxiter = 0;
     o->restart = 30;
     o->omega = 1.0;
+    /* BoomerAMG, tuned on 2D/3D Poisson and anisotropic diffusion at 1M
+     * unknowns, rtol 1e-8 (bench/AMG_RESULTS.md): HMIS coarsening,
+     * extended+i interpolation with 4 entries per row, one level of
+     * aggressive coarsening, l1 Gauss-Seidel (forward down, backward up). */
+    o->amg.strong_threshold = 0.25;
+    o->amg.coarsen_type = 10;
+    o->amg.interp_type = 6;
+    o->amg.pmax = 4;
+    o->amg.agg_levels = 1;
+    o->amg.relax_type = 13;
+    o->amg.cycle_type = 1;
+    o->amg.max_levels = 25;
+    o->amg.reuse = 0;
 }
 
 static const char *const method_names[] = {"auto", "cg", "bicgstab", "gmres", "minres",
                                            "cholesky", "ldlt", "lu", "umfpack", "klu",
                                            "superlu"};
 static const char *const ordering_names[] = {"auto", "amd", "metis", "natural"};
-static const char *const precond_names[] = {"none", "jacobi", "ssor", "ic0", "ilu0", "user"};
+static const char *const precond_names[] = {"none", "jacobi", "ssor", "ic0", "ilu0", "user",
+                                            "amg"};
 static const char *const keys[] = {"method", "precond", "rtol", "atol", "maxiter",
-                                   "restart", "omega", "use_x0", "ordering", "memory_limit"};
+                                   "restart", "omega", "use_x0", "ordering", "memory_limit",
+                                   "amg_threshold", "amg_coarsen", "amg_interp", "amg_pmax",
+                                   "amg_agg_levels", "amg_relax", "amg_cycle", "amg_max_levels",
+                                   "amg_reuse"};
 #define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 const char *sla_method_name(sla_method m)
@@ -118,6 +135,19 @@ static sla_status parse_double(sla_ctx *ctx, const char *key, const char *v, siz
     return SLA_OK;
 }
 
+/* An integer in [lo, hi] for option `key`. */
+static sla_status parse_int(sla_ctx *ctx, const char *key, const char *v, size_t len, int lo,
+                            int hi, int *out)
+{
+    double d = 0.0;
+    sla_status st = parse_double(ctx, key, v, len, (double)lo, &d);
+    if (st) return st;
+    if (d != floor(d) || d > (double)hi)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: an integer in [%d, %d]", key, lo, hi);
+    *out = (int)d;
+    return SLA_OK;
+}
+
 static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char *v, size_t vl,
                              sla_solver_options *o)
 {
@@ -180,6 +210,19 @@ static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char 
         return SLA_OK;
     }
     case 9: st = parse_double(ctx, "memory_limit", v, vl, 0.0, &o->memory_limit); break;
+    case 10:
+        if (!(st = parse_double(ctx, "amg_threshold", v, vl, 0.0, &o->amg.strong_threshold)) &&
+            o->amg.strong_threshold > 1.0)
+            return sla__error(ctx, SLA_ERR_ARGUMENT, "option amg_threshold: must lie in [0, 1]");
+        break;
+    case 11: st = parse_int(ctx, "amg_coarsen", v, vl, 0, 100, &o->amg.coarsen_type); break;
+    case 12: st = parse_int(ctx, "amg_interp", v, vl, 0, 100, &o->amg.interp_type); break;
+    case 13: st = parse_int(ctx, "amg_pmax", v, vl, 0, 1000000, &o->amg.pmax); break;
+    case 14: st = parse_int(ctx, "amg_agg_levels", v, vl, 0, 100, &o->amg.agg_levels); break;
+    case 15: st = parse_int(ctx, "amg_relax", v, vl, 0, 100, &o->amg.relax_type); break;
+    case 16: st = parse_int(ctx, "amg_cycle", v, vl, 1, 2, &o->amg.cycle_type); break;
+    case 17: st = parse_int(ctx, "amg_max_levels", v, vl, 1, 100, &o->amg.max_levels); break;
+    case 18: st = parse_int(ctx, "amg_reuse", v, vl, 0, 1000000000, &o->amg.reuse); break;
     }
     return st;
 }

@@ -1,0 +1,595 @@
+/* The BoomerAMG preconditioner (precond amg): mesh-independent iteration
+ * counts on 2D/3D Poisson and anisotropic diffusion, nonsymmetric
+ * convection-diffusion with GMRES and BiCGStab, the exact transpose of the
+ * cycle (dot-product identity) for every supported smoother, adjoint
+ * solves against dense LAPACK and the VJP against finite differences,
+ * refresh with and without reuse of the hierarchy, batches from several
+ * threads, options and errors. Without hypre in the build only the
+ * SLA_ERR_UNAVAILABLE answer is checked. */
+#include "test_util.h"
+
+#include "solvers/krylov.h"
+
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* ||b - A x|| / ||b|| computed here, independently of the solver. */
+static double true_residual(const sla_matrix *A, sla_int ib, const double *b, const double *x,
+                            int transpose)
+{
+    sla_int n = sla_matrix_nrows(A);
+    double *r = malloc((size_t)n * sizeof *r);
+    if (transpose) sla_matvec_transpose(NULL, A, ib, 1, x, n, r, n);
+    else sla_matvec(NULL, A, ib, 1, x, n, r, n);
+    double rr = 0.0, bb = 0.0;
+    for (sla_int i = 0; i < n; i++) {
+        rr += (b[i] - r[i]) * (b[i] - r[i]);
+        bb += b[i] * b[i];
+    }
+    free(r);
+    return sqrt(rr / bb);
+}
+
+static sla_solver_options amg_opts(sla_method m, double rtol)
+{
+    sla_solver_options o;
+    sla_solver_options_default(&o);
+    o.method = m;
+    o.precond = SLA_PRECOND_AMG;
+    o.rtol = rtol;
+    return o;
+}
+
+/* Solve A x = ones with the options; returns iterations, -1 on failure. */
+static long long solve_ones(sla_ctx *ctx, const sla_matrix *A, const sla_solver_options *o,
+                            const char *what)
+{
+    sla_int n = sla_matrix_nrows(A);
+    double *b = malloc((size_t)n * sizeof *b), *x = calloc((size_t)n, sizeof *x);
+    for (sla_int i = 0; i < n; i++) b[i] = 1.0;
+    sla_solve_info info;
+    long long its = -1;
+    sla_status st = sla_solve(ctx, A, o, b, x, &info);
+    CHECK_OK(ctx, st);
+    if (st == SLA_OK) {
+        double res = true_residual(A, 0, b, x, 0);
+        CHECK(info.converged);
+        CHECK(res < o->rtol);
+        CHECK(strcmp(info.precond, "amg") == 0);
+        its = info.iterations;
+        printf("  %-28s n %8lld  %-8s %3lld iterations, true residual %.2e, setup %.3f s, "
+               "solve %.3f s\n",
+               what, (long long)n, info.method, its, res, info.setup_seconds, info.solve_seconds);
+    }
+    free(b);
+    free(x);
+    return its;
+}
+
+/* Iteration counts over a refinement sequence: nearly flat. */
+static void check_flat(const long long *its, int count, double ratio, long long maxits)
+{
+    long long lo = its[0], hi = its[0];
+    for (int k = 0; k < count; k++) {
+        CHECK(its[k] > 0);
+        lo = its[k] < lo ? its[k] : lo;
+        hi = its[k] > hi ? its[k] : hi;
+    }
+    CHECK(lo > 0 && (double)hi <= ratio * (double)lo);
+    CHECK(hi <= maxits);
+}
+
+static void test_poisson(sla_ctx *ctx)
+{
+    printf("2D Poisson, CG + AMG:\n");
+    const sla_int N2[] = {64, 128, 256, 512};
+    long long its[4];
+    sla_solver_options o = amg_opts(SLA_METHOD_CG, 1e-8);
+    for (int k = 0; k < 4; k++) {
+        sla_matrix *A = NULL;
+        CHECK_OK(ctx, sla_gen_poisson(ctx, 2, N2[k], &A));
+        its[k] = solve_ones(ctx, A, &o, "poisson2d");
+        sla_matrix_destroy(&A);
+    }
+    check_flat(its, 4, 1.5, 30);
+
+    printf("3D Poisson, CG + AMG:\n");
+    const sla_int N3[] = {12, 24, 40};
+    for (int k = 0; k < 3; k++) {
+        sla_matrix *A = NULL;
+        CHECK_OK(ctx, sla_gen_poisson(ctx, 3, N3[k], &A));
+        its[k] = solve_ones(ctx, A, &o, "poisson3d");
+        sla_matrix_destroy(&A);
+    }
+    check_flat(its, 3, 1.5, 30);
+
+    printf("anisotropic diffusion (eps 0.01), CG + AMG:\n");
+    for (int k = 0; k < 3; k++) {
+        sla_matrix *A = NULL;
+        CHECK_OK(ctx, sla_gen_aniso2d(ctx, N2[k], 0.01, &A));
+        its[k] = solve_ones(ctx, A, &o, "aniso2d");
+        sla_matrix_destroy(&A);
+    }
+    check_flat(its, 3, 1.5, 30);
+
+    /* auto picks a Krylov method when a preconditioner is given */
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 100, &A));
+    sla_solver_options a = amg_opts(SLA_METHOD_AUTO, 1e-10);
+    CHECK(solve_ones(ctx, A, &a, "poisson2d, method auto") > 0);
+    sla_matrix_destroy(&A);
+    /* a W-cycle and the other smoothers converge too */
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 60, &A));
+    const int relax[] = {6, 3, 13, 18};
+    for (int k = 0; k < 4; k++) {
+        sla_solver_options w = amg_opts(SLA_METHOD_CG, 1e-8);
+        w.amg.relax_type = relax[k];
+        w.amg.cycle_type = k == 0 ? 2 : 1;
+        char what[64];
+        snprintf(what, sizeof what, "poisson2d, relax %d %s", relax[k], k == 0 ? "W" : "V");
+        CHECK(solve_ones(ctx, A, &w, what) > 0);
+    }
+    sla_matrix_destroy(&A);
+}
+
+/* Nonsymmetric convection-diffusion: GMRES and BiCGStab with AMG, and the
+ * transposed solve against LAPACK. */
+static void test_convdiff(sla_ctx *ctx)
+{
+    printf("convection-diffusion (b = (20, 10)), nonsymmetric:\n");
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_gen_convdiff2d(ctx, 40, 20.0, 10.0, &A));
+    sla_int n = sla_matrix_nrows(A);
+    const sla_method ms[] = {SLA_METHOD_GMRES, SLA_METHOD_BICGSTAB};
+    for (int k = 0; k < 2; k++) {
+        sla_solver_options o = amg_opts(ms[k], 1e-10);
+        CHECK(solve_ones(ctx, A, &o, "convdiff2d") > 0);
+    }
+    double *b = malloc((size_t)n * sizeof *b), *x = calloc((size_t)n, sizeof *x);
+    double *xr = malloc((size_t)n * sizeof *xr);
+    tu_fill(b, n, 7);
+    CHECK(tu_dense_solve(A, 1, b, xr) == 0);
+    for (int k = 0; k < 2; k++) {
+        sla_solver_options o = amg_opts(ms[k], 1e-12);
+        sla_solver *S = NULL;
+        sla_solve_info info;
+        CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+        CHECK_OK(ctx, sla_solver_solve_transpose(ctx, S, 0, 1, b, n, x, n, &info));
+        double e = tu_reldiff(n, x, xr);
+        printf("  transposed solve, %-8s %3lld iterations, error vs LAPACK %.2e\n", info.method,
+               (long long)info.iterations, e);
+        CHECK(e < 1e-9);
+        CHECK(true_residual(A, 0, b, x, 1) < 1e-12);
+        sla_solver_destroy(&S);
+    }
+    free(b);
+    free(x);
+    free(xr);
+    sla_matrix_destroy(&A);
+}
+
+/* <M^-1 r, s> = <r, M^-T s> for the pc itself, for symmetric and
+ * nonsymmetric A and each smoother whose transpose is implemented. */
+static void dot_test(sla_ctx *ctx, const sla_matrix *A, int relax, int cycle, const char *what)
+{
+    sla_solver_options o = amg_opts(SLA_METHOD_GMRES, 1e-8);
+    o.amg.relax_type = relax;
+    o.amg.cycle_type = cycle;
+    sla__pc *pc = NULL;
+    CHECK_OK(ctx, sla__pc_create(ctx, SLA_PRECOND_AMG, A, 0, &o, &pc));
+    if (!pc) return;
+    sla_int n = sla_matrix_nrows(A);
+    double *r = malloc((size_t)n * sizeof *r), *s = malloc((size_t)n * sizeof *s);
+    double *mr = malloc((size_t)n * sizeof *mr), *ms = malloc((size_t)n * sizeof *ms);
+    double *r0 = malloc((size_t)n * sizeof *r0);
+    tu_fill(r, n, 11);
+    tu_fill(s, n, 12);
+    memcpy(r0, r, (size_t)n * sizeof *r);
+    CHECK_OK(ctx, sla__pc_apply(pc, false, r, mr, 1));
+    CHECK(memcmp(r, r0, (size_t)n * sizeof *r) == 0); /* r is not touched */
+    CHECK_OK(ctx, sla__pc_apply(pc, true, s, ms, 1));
+    double a = 0.0, c = 0.0, na = 0.0;
+    for (sla_int i = 0; i < n; i++) {
+        a += mr[i] * s[i];
+        c += r[i] * ms[i];
+        na += fabs(mr[i] * s[i]);
+    }
+    double rel = fabs(a - c) / na;
+    printf("  dot test %-34s relax %2d %s: |<M^-1 r, s> - <r, M^-T s>| / sum = %.1e\n", what,
+           relax, cycle == 1 ? "V" : "W", rel);
+    CHECK(rel < 1e-12);
+    /* applying in place (z aliases r) gives the same result */
+    memcpy(r0, r, (size_t)n * sizeof *r);
+    CHECK_OK(ctx, sla__pc_apply(pc, true, r0, r0, 1));
+    CHECK_OK(ctx, sla__pc_apply(pc, true, r, mr, 1));
+    CHECK(tu_reldiff(n, r0, mr) < 1e-14);
+    free(r);
+    free(s);
+    free(mr);
+    free(ms);
+    free(r0);
+    sla__pc_destroy(&pc);
+}
+
+static void test_transpose_identity(sla_ctx *ctx)
+{
+    printf("transpose of the cycle:\n");
+    sla_matrix *P = NULL, *C = NULL, *T = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 48, &P));
+    CHECK_OK(ctx, sla_gen_convdiff2d(ctx, 48, 30.0, -15.0, &C));
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 1, 5, &T)); /* too small to coarsen: one level */
+    dot_test(ctx, P, 8, 1, "poisson2d (M^-T = M^-1)");
+    dot_test(ctx, P, 13, 2, "poisson2d, W-cycle (not self-adjoint)");
+    dot_test(ctx, P, 16, 1, "poisson2d, Chebyshev (self-adjoint)");
+    const int relax[] = {8, 13, 14, 6, 3, 4, 0, 7, 18};
+    for (int k = 0; k < 9; k++) dot_test(ctx, C, relax[k], 1, "convdiff2d");
+    dot_test(ctx, C, 8, 2, "convdiff2d");
+    dot_test(ctx, C, 13, 2, "convdiff2d");
+    dot_test(ctx, T, 13, 1, "poisson1d n = 5 (one level)");
+
+    /* a smoother whose transpose is not implemented: forward works, the
+     * transposed apply says so */
+    sla_solver_options o = amg_opts(SLA_METHOD_GMRES, 1e-8);
+    o.amg.relax_type = 16; /* Chebyshev */
+    sla__pc *pc = NULL;
+    CHECK_OK(ctx, sla__pc_create(ctx, SLA_PRECOND_AMG, C, 0, &o, &pc));
+    if (pc) {
+        sla_int n = sla_matrix_nrows(C);
+        double *r = malloc((size_t)n * sizeof *r), *z = malloc((size_t)n * sizeof *z);
+        tu_fill(r, n, 3);
+        CHECK(sla__pc_apply(pc, false, r, z, 1) == SLA_OK);
+        CHECK(sla__pc_apply(pc, true, r, z, 1) == SLA_ERR_UNSUPPORTED);
+        free(r);
+        free(z);
+        sla__pc_destroy(&pc);
+    }
+    sla_matrix_destroy(&P);
+    sla_matrix_destroy(&C);
+    sla_matrix_destroy(&T);
+}
+
+/* L(A) = g . x with A x = b; dL/dA by the adjoint against central
+ * differences of single entries (which make A nonsymmetric). */
+static void test_vjp(sla_ctx *ctx)
+{
+    printf("VJP through an AMG-preconditioned solve:\n");
+    const sla_int N = 12;
+    double *kappa = malloc((size_t)((N + 1) * (N + 1)) * sizeof *kappa);
+    for (sla_int c = 0; c < (N + 1) * (N + 1); c++) kappa[c] = 1.0 + 0.5 * sin(0.7 * (double)c);
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_gen_diffusion2d(ctx, N, kappa, &A));
+    sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
+    double *b = malloc((size_t)n * sizeof *b), *g = malloc((size_t)n * sizeof *g);
+    double *x = calloc((size_t)n, sizeof *x), *gb = malloc((size_t)n * sizeof *gb);
+    double *gA = malloc((size_t)nnz * sizeof *gA), *xp = calloc((size_t)n, sizeof *xp);
+    tu_fill(b, n, 21);
+    tu_fill(g, n, 22);
+    sla_solver_options o = amg_opts(SLA_METHOD_CG, 1e-13);
+    sla_solver *S = NULL;
+    sla_solve_info info;
+    CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+    CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &info));
+    CHECK_OK(ctx, sla_solver_solve_vjp(ctx, S, 0, 1, x, n, g, n, gb, n, gA, &info));
+    CHECK(strcmp(info.precond, "amg") == 0);
+    sla_solver_destroy(&S);
+
+    /* finite differences on a borrowed copy of the values */
+    double *vals = malloc((size_t)nnz * sizeof *vals);
+    memcpy(vals, sla_matrix_values(A, 0), (size_t)nnz * sizeof *vals);
+    sla_int *colind = malloc((size_t)nnz * sizeof *colind);
+    sla_matrix_get_colind(A, colind);
+    sla_matrix *B = NULL;
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, n, n, sla_matrix_rowptr(A), colind, SLA_F64, 1, vals,
+                                      SLA_BORROW, &B));
+    const sla_int picks[] = {0, 7, nnz / 3, nnz / 2 + 1, nnz - 1};
+    const sla_precond_kind pcs[] = {SLA_PRECOND_AMG, SLA_PRECOND_ILU0};
+    double worst = 0.0;
+    for (int q = 0; q < 5; q++) {
+        sla_int k = picks[q];
+        double h = 1e-5 * fmax(1.0, fabs(vals[k])), Lp = 0.0, Lm = 0.0, v0 = vals[k];
+        sla_solver_options f = amg_opts(SLA_METHOD_GMRES, 1e-13);
+        f.precond = pcs[q % 2];
+        for (int side = 0; side < 2; side++) {
+            vals[k] = v0 + (side ? -h : h);
+            CHECK_OK(ctx, sla_solve(ctx, B, &f, b, xp, &info));
+            double L = 0.0;
+            for (sla_int i = 0; i < n; i++) L += g[i] * xp[i];
+            if (side) Lm = L;
+            else Lp = L;
+        }
+        vals[k] = v0;
+        double fd = (Lp - Lm) / (2.0 * h);
+        double err = fabs(fd - gA[k]) / fmax(1.0, fabs(gA[k]));
+        worst = fmax(worst, err);
+        CHECK(err < 1e-6);
+    }
+    printf("  dL/dA vs central differences (5 entries): worst error %.1e\n", worst);
+    /* dL/db = A^-T g */
+    double *lr = malloc((size_t)n * sizeof *lr);
+    CHECK(tu_dense_solve(A, 1, g, lr) == 0);
+    CHECK(tu_reldiff(n, gb, lr) < 1e-10);
+    free(lr);
+    sla_matrix_destroy(&B);
+    free(colind);
+    free(vals);
+    free(kappa);
+    free(b);
+    free(g);
+    free(x);
+    free(gb);
+    free(gA);
+    free(xp);
+    sla_matrix_destroy(&A);
+}
+
+/* New values on a borrowed matrix: with reuse the hierarchy is kept for
+ * `reuse` refreshes (cheap), then rebuilt; without, rebuilt every time. */
+static void test_refresh(sla_ctx *ctx)
+{
+    printf("refresh after new values:\n");
+    const sla_int N = 160;
+    sla_int nk = (N + 1) * (N + 1);
+    double *kappa = malloc((size_t)nk * sizeof *kappa);
+    for (sla_int c = 0; c < nk; c++) kappa[c] = 1.0;
+    sla_matrix *A0 = NULL;
+    CHECK_OK(ctx, sla_gen_diffusion2d(ctx, N, kappa, &A0));
+    sla_int n = sla_matrix_nrows(A0), nnz = sla_matrix_nnz(A0);
+    double *vals = malloc((size_t)nnz * sizeof *vals);
+    memcpy(vals, sla_matrix_values(A0, 0), (size_t)nnz * sizeof *vals);
+    sla_int *colind = malloc((size_t)nnz * sizeof *colind);
+    sla_matrix_get_colind(A0, colind);
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, n, n, sla_matrix_rowptr(A0), colind, SLA_F64, 1, vals,
+                                      SLA_BORROW, &A));
+    double *b = malloc((size_t)n * sizeof *b), *x = calloc((size_t)n, sizeof *x);
+    for (sla_int i = 0; i < n; i++) b[i] = 1.0;
+    for (int reuse = 0; reuse <= 3; reuse += 3) {
+        memcpy(vals, sla_matrix_values(A0, 0), (size_t)nnz * sizeof *vals); /* kappa = 1 */
+        sla_solver_options o = amg_opts(SLA_METHOD_CG, 1e-9);
+        o.amg.reuse = reuse;
+        sla_solver *S = NULL;
+        CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+        double t_create = sla_solver_setup_seconds(S);
+        for (int round = 1; round <= 4; round++) {
+            for (sla_int c = 0; c < nk; c++) /* smooth, growing variation of kappa */
+                kappa[c] = 1.0 + 0.15 * round * sin(0.05 * (double)(c % (N + 1))) *
+                                     cos(0.03 * (double)(c / (N + 1)));
+            CHECK_OK(ctx, sla_gen_diffusion2d_values(ctx, N, kappa, vals));
+            double t0 = now();
+            CHECK_OK(ctx, sla_solver_refresh(ctx, S));
+            double t_refresh = now() - t0;
+            sla_solve_info info;
+            CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &info));
+            double res = true_residual(A, 0, b, x, 0);
+            CHECK(res < 1e-9);
+            bool kept = reuse > 0 && round <= reuse;
+            printf("  reuse %d, refresh %d: %-7s %.4f s (set-up %.4f s), %lld iterations, "
+                   "residual %.1e\n",
+                   reuse, round, kept ? "kept" : "rebuilt", t_refresh, t_create,
+                   (long long)info.iterations, res);
+            if (kept) CHECK(t_refresh < 0.3 * t_create);
+            else CHECK(t_refresh > 0.3 * t_create);
+        }
+        sla_solver_destroy(&S);
+    }
+    free(b);
+    free(x);
+    free(kappa);
+    free(vals);
+    free(colind);
+    sla_matrix_destroy(&A);
+    sla_matrix_destroy(&A0);
+}
+
+/* Two value arrays solved in parallel (the batch runs items on several
+ * threads; hypre calls are serialized), against one-at-a-time solves. */
+static void test_batch(sla_ctx *ctx)
+{
+    sla_matrix *A1 = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 60, &A1));
+    sla_int n = sla_matrix_nrows(A1), nnz = sla_matrix_nnz(A1);
+    const int nb = 4;
+    double *vals = malloc((size_t)(nb * nnz) * sizeof *vals);
+    for (int q = 0; q < nb; q++)
+        for (sla_int k = 0; k < nnz; k++)
+            vals[q * nnz + k] = ((const double *)sla_matrix_values(A1, 0))[k] * (1.0 + q);
+    sla_int *colind = malloc((size_t)nnz * sizeof *colind);
+    sla_matrix_get_colind(A1, colind);
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, n, n, sla_matrix_rowptr(A1), colind, SLA_F64, nb, vals,
+                                      SLA_COPY, &A));
+    double *b = malloc((size_t)(nb * n) * sizeof *b), *x = calloc((size_t)(nb * n), sizeof *x);
+    tu_fill(b, nb * n, 5);
+    sla_solver_options o = amg_opts(SLA_METHOD_CG, 1e-10);
+    sla_solver *S = NULL;
+    sla_solve_info info[4];
+    sla_ctx_set_threads(ctx, 2);
+    CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+    CHECK_OK(ctx, sla_solver_solve_batch(ctx, S, b, x, info));
+    for (int q = 0; q < nb; q++) CHECK(true_residual(A, q, b + q * n, x + q * n, 0) < 1e-10);
+    printf("batch of %d value arrays on 2 threads: %lld %lld %lld %lld iterations\n", nb,
+           (long long)info[0].iterations, (long long)info[1].iterations,
+           (long long)info[2].iterations, (long long)info[3].iterations);
+    sla_ctx_set_threads(ctx, 0);
+    sla_solver_destroy(&S);
+    free(b);
+    free(x);
+    free(vals);
+    free(colind);
+    sla_matrix_destroy(&A);
+    sla_matrix_destroy(&A1);
+}
+
+static void test_options_errors(sla_ctx *ctx)
+{
+    sla_solver_options o;
+    sla_solver_options_default(&o);
+    CHECK(o.amg.cycle_type == 1 && o.amg.max_levels == 25 && o.amg.reuse == 0);
+    CHECK(strcmp(sla_precond_name(SLA_PRECOND_AMG), "amg") == 0);
+    CHECK_OK(ctx, sla_solver_options_parse(ctx,
+                                           "precond=amg,amg_threshold=0.5,amg_coarsen=8,"
+                                           "amg_interp=0,amg_pmax=3,amg_agg_levels=0,amg_relax=6,"
+                                           "amg_cycle=2,amg_max_levels=10,amg_reuse=4",
+                                           &o));
+    CHECK(o.precond == SLA_PRECOND_AMG && o.amg.strong_threshold == 0.5 &&
+          o.amg.coarsen_type == 8 && o.amg.interp_type == 0 && o.amg.pmax == 3 &&
+          o.amg.agg_levels == 0 && o.amg.relax_type == 6 && o.amg.cycle_type == 2 &&
+          o.amg.max_levels == 10 && o.amg.reuse == 4);
+    CHECK_ERR(ctx, sla_solver_options_parse(ctx, "amg_cycle=3", &o), SLA_ERR_ARGUMENT, "amg_cycle");
+    CHECK_ERR(ctx, sla_solver_options_parse(ctx, "amg_relx=6", &o), SLA_ERR_ARGUMENT, "amg_relax");
+    CHECK_ERR(ctx, sla_solver_options_parse(ctx, "amg_threshold=2", &o), SLA_ERR_ARGUMENT,
+              "amg_threshold");
+
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 8, &A));
+    sla_solver *S = NULL;
+    sla_solver_options bad = amg_opts(SLA_METHOD_CG, 1e-8);
+    bad.amg.relax_type = 42;
+    CHECK_ERR(ctx, sla_solver_create(ctx, A, &bad, &S), SLA_ERR_ARGUMENT, "relax_type");
+    CHECK(S == NULL);
+    bad = amg_opts(SLA_METHOD_CG, 1e-8);
+    bad.amg.max_levels = 0;
+    CHECK_ERR(ctx, sla_solver_create(ctx, A, &bad, &S), SLA_ERR_ARGUMENT, "max_levels");
+    sla_matrix_destroy(&A);
+
+    /* a zero diagonal */
+    const sla_int rp[] = {0, 2, 4}, ci[] = {0, 1, 0, 1};
+    const double v[] = {1.0, 2.0, 3.0, 0.0};
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, 2, 2, rp, ci, SLA_F64, 1, v, SLA_COPY, &A));
+    sla_solver_options z = amg_opts(SLA_METHOD_GMRES, 1e-8);
+    CHECK_ERR(ctx, sla_solver_create(ctx, A, &z, &S), SLA_ERR_SINGULAR, "row 1");
+    sla_matrix_destroy(&A);
+
+    /* float32 values and n = 1 */
+    const sla_int rp1[] = {0, 1}, ci1[] = {0};
+    const float v1[] = {4.0f};
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, 1, 1, rp1, ci1, SLA_F32, 1, v1, SLA_COPY, &A));
+    double b1 = 2.0, x1 = 0.0;
+    sla_solve_info info;
+    CHECK_OK(ctx, sla_solve(ctx, A, &z, &b1, &x1, &info));
+    CHECK_CLOSE(x1, 0.5, 1e-12);
+    sla_matrix_destroy(&A);
+}
+
+/* ---- allocation failures: every allocation of the AMG paths fails once ---- */
+
+typedef struct {
+    long calls, fail_at, live, failures;
+} counter;
+
+static void *count_malloc(size_t size, void *user)
+{
+    counter *c = user;
+    long k = __atomic_fetch_add(&c->calls, 1, __ATOMIC_SEQ_CST);
+    if (k == c->fail_at) {
+        __atomic_fetch_add(&c->failures, 1, __ATOMIC_SEQ_CST);
+        return NULL;
+    }
+    void *p = malloc(size);
+    if (p) __atomic_fetch_add(&c->live, 1, __ATOMIC_SEQ_CST);
+    return p;
+}
+
+static void count_free(void *p, void *user)
+{
+    counter *c = user;
+    if (p) __atomic_fetch_sub(&c->live, 1, __ATOMIC_SEQ_CST);
+    free(p);
+}
+
+/* Set-up, forward and transposed solves, refresh, on a nonsymmetric matrix. */
+static sla_status amg_scenario(sla_ctx *c, const sla_matrix *A)
+{
+    sla_int n = sla_matrix_nrows(A);
+    double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
+    for (sla_int i = 0; i < n; i++) b[i] = 1.0;
+    sla_solver_options o = amg_opts(SLA_METHOD_GMRES, 1e-8);
+    sla_solver *S = NULL;
+    sla_status st = sla_solver_create(c, A, &o, &S);
+    if (st >= 0) st = sla_solver_solve(c, S, 0, 1, b, n, x, n, NULL);
+    if (st >= 0) st = sla_solver_solve_transpose(c, S, 0, 1, b, n, x, n, NULL);
+    if (st >= 0) st = sla_solver_refresh(c, S);
+    if (st >= 0) st = sla_solver_solve_transpose(c, S, 0, 1, b, n, x, n, NULL);
+    sla_solver_destroy(&S);
+    free(b);
+    free(x);
+    return st;
+}
+
+static void test_alloc_failures(void)
+{
+    sla_matrix *A = NULL;
+    CHECK_OK(NULL, sla_gen_convdiff2d(NULL, 12, 10.0, 5.0, &A));
+    counter cnt = {0, -1, 0, 0};
+    sla_allocator a = {count_malloc, count_free, &cnt};
+    sla_ctx *c = NULL;
+    sla_ctx_create(&c);
+    sla_ctx_set_allocator(c, &a);
+    sla_ctx_set_threads(c, 1);
+    CHECK(amg_scenario(c, A) >= 0);
+    CHECK(cnt.live == 0);
+    long total = cnt.calls, points = 0;
+    for (long k = 0; k < total; k++) {
+        cnt.calls = 0;
+        cnt.fail_at = k;
+        cnt.failures = 0;
+        sla_status st = amg_scenario(c, A);
+        if (cnt.failures == 0) continue;
+        points++;
+        if (st != SLA_ERR_NOMEM || cnt.live != 0)
+            fprintf(stderr, "  failing allocation %ld -> %s, %ld live: %s\n", k,
+                    sla_status_name(st), cnt.live, sla_ctx_message(c));
+        CHECK(st == SLA_ERR_NOMEM);
+        CHECK(cnt.live == 0);
+    }
+    printf("allocation failures: %ld points checked\n", points);
+    CHECK(points > 10);
+    sla_ctx_destroy(&c);
+    sla_matrix_destroy(&A);
+}
+
+int main(void)
+{
+    sla_ctx *ctx = NULL;
+    if (sla_ctx_create(&ctx) != SLA_OK) return 1;
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 4, &A));
+    sla_solver_options o = amg_opts(SLA_METHOD_CG, 1e-8);
+    sla__pc *pc = NULL;
+    sla_status st = sla__pc_create(ctx, SLA_PRECOND_AMG, A, 0, &o, &pc);
+    sla__pc_destroy(&pc);
+    if (st == SLA_ERR_UNAVAILABLE) {
+        CHECK(strstr(sla_ctx_message(ctx), "hypre was not found") != NULL);
+        sla_solver *S = NULL;
+        CHECK_ERR(ctx, sla_solver_create(ctx, A, &o, &S), SLA_ERR_UNAVAILABLE, "hypre");
+        CHECK(S == NULL);
+        printf("test_amg: hypre is not in this build; only the unavailable answer checked\n");
+    }
+    sla_matrix_destroy(&A);
+    if (st != SLA_ERR_UNAVAILABLE) {
+        CHECK_OK(ctx, st);
+        double t0 = now();
+        test_options_errors(ctx);
+        test_transpose_identity(ctx);
+        double t1 = now();
+        test_poisson(ctx);
+        double t2 = now();
+        test_convdiff(ctx);
+        test_vjp(ctx);
+        test_refresh(ctx);
+        test_batch(ctx);
+        double t3 = now();
+        test_alloc_failures();
+        printf("sections: transposes %.1f s, convergence %.1f s, nonsymmetric/VJP/refresh/batch "
+               "%.1f s, allocation failures %.1f s\n",
+               t1 - t0, t2 - t1, t3 - t2, now() - t3);
+    }
+    sla_ctx_destroy(&ctx);
+    return tu_finish("test_amg");
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# End-to-end test of `sla demo inverse` (the main job's optimisation loop).
+#   bash test_demo.sh <path-to-sla>
+# Short runs only: a few Adam steps (the loss must fall and the JSON line
+# must be the last line of stdout), the gradient check against finite
+# differences, the PNG when gnuplot is there, and option errors. Under ASan
+# a leak or a memory error changes the exit status and fails the check.
+set -u
+
+SLA=${1:?usage: test_demo.sh <path-to-sla>}
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sla-demo.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+fails=0
+checks=0
+OUT=$tmp/stdout
+ERR=$tmp/stderr
+rc=0
+
+fail() {
+    fails=$((fails + 1))
+    echo "FAIL: $*"
+    echo "  command: ${LAST_CMD:-}"
+    echo "  exit status: $rc"
+    tail -n 20 "$OUT" 2>/dev/null | sed 's/^/  stdout: /'
+    tail -n 20 "$ERR" 2>/dev/null | sed 's/^/  stderr: /'
+}
+ok() { checks=$((checks + 1)); }
+
+run() {
+    LAST_CMD="sla $*"
+    "$SLA" "$@" >"$OUT" 2>"$ERR"
+    rc=$?
+}
+expect() { if [ "$rc" -eq "$1" ]; then ok; else fail "$2: expected exit $1"; fi; }
+stdout_has() { if grep -Eqi -- "$1" "$OUT"; then ok; else fail "$2: stdout lacks /$1/"; fi; }
+stderr_has() { if grep -Eqi -- "$1" "$ERR"; then ok; else fail "$2: stderr lacks /$1/"; fi; }
+
+# jlast KEY: the value of "KEY" in the last line of stdout.
+jlast() { tail -n 1 "$OUT" | grep -o "\"$1\": *[^,}]*" | head -n 1 | sed 's/^[^:]*: *//; s/"//g'; }
+# fcmp A OP B: floating-point comparison with awk (OP: < <= > >=).
+fcmp() { awk -v a="$1" -v b="$3" "BEGIN { exit !((a + 0) $2 (b + 0)) }"; }
+
+# ---- help and option errors ------------------------------------------------
+run demo inverse --help;         expect 0 "demo inverse --help"
+stdout_has 'usage: sla demo inverse' "demo inverse --help"
+run demo --help;                 expect 0 "demo --help"; stdout_has 'inverse' "demo --help"
+run demo inverse --frobnicate;   expect 2 "unknown option"; stderr_has 'unknown option' "unknown option"
+run demo inverse --steps 0;      expect 2 "--steps 0"
+run demo inverse --n abc;        expect 2 "--n abc"
+run demo inverse --method foo;   expect 2 "--method foo"; stderr_has 'method' "--method foo"
+run demo inverse --steps;        expect 2 "--steps without a value"
+
+# ---- a short optimisation: the loss falls, JSON is the last line ----------
+run demo inverse --n 32 --steps 30 --json --png "$tmp/k.png"
+expect 0 "demo inverse --steps 30"
+if tail -n 1 "$OUT" | grep -Eq '^\{.*\}$'; then ok; else fail "last line is not a JSON object"; fi
+for k in steps loss loss_first rel_l2_error seconds; do
+    v=$(jlast "$k")
+    if [ -n "$v" ]; then ok; else fail "JSON lacks \"$k\""; fi
+done
+steps=$(jlast steps); loss=$(jlast loss); loss0=$(jlast loss_first); e=$(jlast rel_l2_error)
+if [ "$steps" = 30 ]; then ok; else fail "steps is '$steps', expected 30"; fi
+if fcmp "$loss" '<' "$loss0" && fcmp "$loss" '<' "0.2 * $loss0"; then ok; else
+    fail "loss did not fall enough: $loss0 -> $loss"; fi
+# kappa = 1 is 24 % off kappa*; 30 steps must get closer.
+if fcmp "$e" '<' 0.24 && fcmp "$e" '>' 0; then ok; else fail "rel_l2_error $e not below 0.24"; fi
+stdout_has '^ +0 +[0-9.e+-]+' "progress line for step 0"
+stdout_has 'relative L2 error of kappa' "summary"
+if command -v gnuplot >/dev/null 2>&1; then
+    if [ -s "$tmp/k.png" ] && head -c 8 "$tmp/k.png" | od -An -c | grep -q 'P   N   G'; then ok; else
+        fail "no PNG written although gnuplot is on PATH"; fi
+else
+    stdout_has 'png: skipped' "PNG skipped without gnuplot"
+fi
+
+# --png '' writes nothing; more steps with the direct solver converge further.
+run demo inverse --n 16 --steps 200 --png '' --json
+expect 0 "demo inverse --n 16 --steps 200"
+e=$(jlast rel_l2_error)
+if fcmp "$e" '<' 0.05; then ok; else fail "n 16, 200 steps: rel_l2_error $e not below 0.05"; fi
+stdout_has 'cholmod|cholesky' "direct solver report"
+
+# A Krylov solve also works (rtol 1e-12).
+run demo inverse --n 16 --steps 5 --method cg --png '' --json
+expect 0 "demo inverse --method cg"
+stdout_has 'iterations' "Krylov progress header"
+
+# ---- the gradient against finite differences --------------------------------
+run demo inverse --check-grad
+expect 0 "demo inverse --check-grad"
+stdout_has 'gradient check: OK' "--check-grad"
+run demo inverse --check-grad --n 24 --seed 7 --alpha 1e-3 --json
+expect 0 "demo inverse --check-grad --json"
+if tail -n 1 "$OUT" | grep -q '"check_grad":true'; then ok; else fail "--check-grad --json"; fi
+
+echo "test_demo: $checks checks passed, $fails failed"
+[ "$fails" -eq 0 ]
