@@ -40,8 +40,19 @@ test-asan:
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j 1
 
+# The demo runs in $(BUILD)/, where it writes sla_demo_inverse.png; it draws
+# the PNG with gnuplot: install gnuplot-nox if it is missing
+# (as root or through sudo, like scripts/install-deps.sh); without it the
+# demo runs and skips the picture with a note.
 run: deps build
-	$(BUILD)/bin/sla demo
+	@command -v gnuplot >/dev/null 2>&1 || { \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  echo "sla: installing gnuplot-nox for the demo's PNG"; \
+	  { $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends gnuplot-nox || \
+	    { $$SUDO apt-get update -qq && \
+	      $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends gnuplot-nox; }; \
+	  } >/dev/null 2>&1 || echo "sla: could not install gnuplot-nox; the demo will skip its PNG"; }
+	cd $(BUILD) && ./bin/sla demo
 
 bench: deps
 	SLA_DEPS_BENCH=1 bash scripts/install-deps.sh

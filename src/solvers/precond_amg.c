@@ -209,7 +209,8 @@ static sla_status check_options(sla_ctx *ctx, const sla_amg_options *o)
                           o->strong_threshold);
     if (!relax_known)
         return sla__error(ctx, SLA_ERR_ARGUMENT,
-                          "amg: relax_type %d is not one of hypre's fixed smoothers 0, 3, 4, 6, 7, 8, 13, 14, 16, 17, 18",
+                          "amg: relax_type %d is not one of hypre's fixed smoothers (0, 3, 4, "
+                          "6, 7, 8, 13, 14, 16, 17, 18)",
                           o->relax_type);
     if (o->cycle_type != 1 && o->cycle_type != 2)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "amg: cycle_type %d (1 = V, 2 = W)",
@@ -297,10 +298,15 @@ static bool par_symmetric(const amg *g)
     const HYPRE_Int *ai = hypre_CSRMatrixI(d), *aj = hypre_CSRMatrixJ(d);
     const HYPRE_Complex *ax = hypre_CSRMatrixData(d);
     HYPRE_Int n = hypre_CSRMatrixNumRows(d);
+    long long upper = 0, lower = 0; /* every (i, j), j > i, matched and as many j < i */
     for (HYPRE_Int i = 0; i < n; i++)
         for (HYPRE_Int k = ai[i] + 1; k < ai[i + 1]; k++) {
             HYPRE_Int j = aj[k], lo = ai[j] + 1, hi = ai[j + 1] - 1;
-            if (j < i) continue;
+            if (j < i) {
+                lower++;
+                continue;
+            }
+            upper++;
             while (lo < hi) { /* find (j, i) by bisection */
                 HYPRE_Int mid = lo + (hi - lo) / 2;
                 if (aj[mid] < i) lo = mid + 1;
@@ -308,7 +314,7 @@ static bool par_symmetric(const amg *g)
             }
             if (lo > hi || aj[lo] != i || ax[lo] != ax[k]) return false;
         }
-    return true;
+    return upper == lower;
 }
 
 /* A vector shell of length n whose data is set for each apply. */
@@ -600,7 +606,8 @@ static sla_status coarse_factor(const sla_allocator *al, tcycle *t, const tlevel
         for (HYPRE_Int j = c + 1; j < n; j++) {
             double ucj = a[(size_t)j * n + c];
             if (ucj == 0.0) continue;
-            for (HYPRE_Int i = c + 1; i < n; i++) a[(size_t)j * n + i] -= a[(size_t)c * n + i] * ucj;
+            for (HYPRE_Int i = c + 1; i < n; i++)
+                a[(size_t)j * n + i] -= a[(size_t)c * n + i] * ucj; /* a_ij -= l_ic u_cj */
         }
     }
     return SLA_OK;
@@ -765,7 +772,8 @@ static sla_status cycle_transposed(amg *g, const double *r, double *z)
             tlevel *C = &t->lev[s->level + 1];
             for (HYPRE_Int i = 0; i < n; i++) { /* e = P fbar_c */
                 double acc = 0.0;
-                for (HYPRE_Int q = L->pi[i]; q < L->pi[i + 1]; q++) acc += L->px[q] * C->fbar[L->pj[q]];
+                for (HYPRE_Int q = L->pi[i]; q < L->pi[i + 1]; q++)
+                    acc += L->px[q] * C->fbar[L->pj[q]];
                 L->e[i] = acc;
                 L->fbar[i] += acc;
             }
@@ -779,7 +787,8 @@ static sla_status cycle_transposed(amg *g, const double *r, double *z)
             for (HYPRE_Int i = 0; i < n; i++) { /* ubar_c += P^T ubar_l */
                 double ui = L->ubar[i];
                 if (ui == 0.0) continue;
-                for (HYPRE_Int q = L->pi[i]; q < L->pi[i + 1]; q++) C->ubar[L->pj[q]] += L->px[q] * ui;
+                for (HYPRE_Int q = L->pi[i]; q < L->pi[i + 1]; q++)
+                    C->ubar[L->pj[q]] += L->px[q] * ui;
             }
             break;
         }
@@ -860,7 +869,8 @@ sla_status sla__amg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const s
     if (!A || !o || !pc)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "precond amg set-up: NULL argument");
     if (A->nrows != A->ncols)
-        return sla__error(ctx, SLA_ERR_DIMENSION, "precond amg needs a square matrix (got %lld x %lld)",
+        return sla__error(ctx, SLA_ERR_DIMENSION,
+                          "precond amg needs a square matrix (got %lld x %lld)",
                           (long long)A->nrows, (long long)A->ncols);
     sla_status st = check_options(ctx, o);
     if (st) return st;
