@@ -142,6 +142,7 @@ jeq converged true "--rtol=1e-12"
 
 # Every method with suitable preconditioners.
 run gen poisson2d 12 -o "$A"; expect 0 "gen poisson2d 12"
+write_array "$tmp/wd.mtx" 144 1 '(i % 3) - 0.5'
 for mp in cg:none cg:jacobi cg:ic0 cg:ssor minres:none minres:jacobi minres:ic0 minres:ssor \
           auto:ic0 gmres:ilu0 bicgstab:ilu0 gmres:jacobi bicgstab:none; do
     m=${mp%%:*}; p=${mp##*:}
@@ -150,6 +151,9 @@ for mp in cg:none cg:jacobi cg:ic0 cg:ssor minres:none minres:jacobi minres:ic0 
     [ "$m" = auto ] || jeq method "$m" "poisson2d $m+$p"
 done
 run solve "$A" --method cg --precond ssor --omega 1.5 --json; expect 0 "ssor --omega 1.5"
+run solve "$A" --method cg --precond amg --json --adjoint "$tmp/wd.mtx"; expect 0 "cg+amg"
+jeq precond amg "cg+amg"; jeq converged true "cg+amg"
+[ "$(jget_adj converged)" = true ] && ok || fail "cg+amg: adjoint not converged"
 run gen convdiff2d 12 -o "$C"; expect 0 "gen convdiff2d 12"
 for mp in gmres:ilu0 bicgstab:ilu0 gmres:none bicgstab:jacobi auto:ilu0; do
     m=${mp%%:*}; p=${mp##*:}
@@ -160,7 +164,6 @@ jeq method gmres "auto on a nonsymmetric matrix"
 run solve "$C" --method gmres --restart 5 --json; expect 0 "gmres --restart 5"
 
 # Direct methods: the JSON names the library; the adjoint reuses the factor.
-write_array "$tmp/wd.mtx" 144 1 '(i % 3) - 0.5'
 for mb in cholesky:cholmod ldlt:cholmod lu:umfpack umfpack:umfpack klu:klu superlu:superlu; do
     m=${mb%%:*}; b=${mb##*:}
     run solve "$A" --method "$m" --json --adjoint "$tmp/wd.mtx" --grad-A "$tmp/gA_$m.mtx"

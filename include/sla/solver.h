@@ -99,7 +99,8 @@ typedef struct sla_amg_options {
     int interp_type;          /* default 6 (extended+i) */
     int pmax;                 /* interpolation entries per row; default 4 */
     int agg_levels;           /* levels of aggressive coarsening; default 1 */
-    int relax_type;           /* smoother; default 8 (l1 symmetric Gauss-Seidel) */
+    int relax_type;           /* smoother; default 13 (l1 Gauss-Seidel, forward on the way
+                                 down, backward (14) on the way up: a symmetric cycle) */
     int cycle_type;           /* 1 V-cycle, 2 W-cycle; default 1 */
     int max_levels;           /* default 25 */
     int reuse;                /* refreshes that keep the hierarchy (values only
@@ -129,15 +130,16 @@ void sla_solver_options_default(sla_solver_options *opts);
 
 /* Parse "key=value,key=value" into opts (starting from its current
  * contents). Keys: method, precond, rtol, atol, maxiter, restart, omega,
- * use_x0. An unknown key or value is SLA_ERR_ARGUMENT, naming the nearest
- * valid one. */
+ * use_x0, ordering, memory_limit, amg_threshold, amg_coarsen, amg_interp,
+ * amg_pmax, amg_agg_levels, amg_relax, amg_cycle, amg_max_levels, amg_reuse.
+ * An unknown key or value is SLA_ERR_ARGUMENT, naming the nearest valid one. */
 sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str,
                                     sla_solver_options *opts);
 
 /* The report of one solve (forward or adjoint). */
 typedef struct sla_solve_info {
     char method[16];          /* "cg", "bicgstab", "gmres", "minres", "cholesky", "ldlt", "lu", "klu", "superlu" */
-    char precond[16];         /* "none", "jacobi", "ssor", "ic0", "ilu0", "user" */
+    char precond[16];         /* "none", "jacobi", "ssor", "ic0", "ilu0", "user", "amg" */
     char backend[16];         /* "krylov", "cholmod", "umfpack", "klu", "superlu" */
     sla_int iterations;
     double residual;          /* true ||b - A x|| / ||b|| (||b - A x|| if b = 0) */
