@@ -598,6 +598,26 @@ static sla_status run_items(sla_ctx *ctx, sla_int count, item_fn item, void *job
     sla_status first_err = SLA_OK, worst = SLA_OK;
     sla_int err_index = count;
     char msg[sizeof ctx->message] = "";
+    /* Serial case: a plain loop, no OpenMP construct around the items. An
+     * `omp parallel if (false)` region is still a (one-thread) team, and
+     * CHOLMOD's own parallel regions inside it then start a fresh nested
+     * team at every supernode: 1000 factorizations of n = 2500 took
+     * 10 ms each instead of 1.7 ms. */
+    if (!outer) {
+        for (sla_int i = 0; i < count; i++) {
+            sla_ctx local;
+            memset(&local, 0, sizeof local);
+            local.alloc = sla__ctx_alloc(ctx);
+            sla_status st = item(&local, job, i, nt);
+            if (st < 0 && i < err_index) {
+                err_index = i;
+                first_err = st;
+                snprintf(msg, sizeof msg, "item %lld: %.480s", (long long)i, local.message);
+            }
+            if (st > 0) worst = st;
+        }
+        count = 0; /* skip the parallel loop below */
+    }
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (outer)
     for (sla_int i = 0; i < count; i++) {
         sla_ctx local;
