@@ -547,29 +547,6 @@ static void test_concurrent(sla_ctx *ctx)
 
 /* ---- allocation failure at every allocation ---------------------------- */
 
-typedef struct {
-    long calls, fail_at, live, failures;
-} counter;
-
-static void *count_malloc(size_t size, void *user)
-{
-    counter *c = user;
-    long k = __atomic_fetch_add(&c->calls, 1, __ATOMIC_SEQ_CST);
-    if (k == c->fail_at) {
-        __atomic_fetch_add(&c->failures, 1, __ATOMIC_SEQ_CST);
-        return NULL;
-    }
-    void *p = malloc(size);
-    if (p) __atomic_fetch_add(&c->live, 1, __ATOMIC_SEQ_CST);
-    return p;
-}
-
-static void count_free(void *p, void *user)
-{
-    counter *c = user;
-    if (p) __atomic_fetch_sub(&c->live, 1, __ATOMIC_SEQ_CST);
-    free(p);
-}
 
 /* analyze, factor, solve both ways, logdet; the first error */
 static sla_status full_cycle(sla_ctx *c, const sla_matrix *A, sla_ordering ord)

@@ -6,33 +6,7 @@
 
 static sla_ctx *ctx;
 
-/* ---- a counting allocator that fails the k-th allocation ------------- */
-typedef struct {
-    long calls;     /* allocations so far */
-    long fail_at;   /* fail the allocation with this index (-1: never) */
-    long live;      /* allocations not yet freed */
-    long failures;  /* allocations refused */
-} counter;
-
-static void *count_malloc(size_t size, void *user)
-{
-    counter *c = user;
-    long k = __atomic_fetch_add(&c->calls, 1, __ATOMIC_SEQ_CST);
-    if (k == c->fail_at) {
-        __atomic_fetch_add(&c->failures, 1, __ATOMIC_SEQ_CST);
-        return NULL;
-    }
-    void *p = malloc(size);
-    if (p) __atomic_fetch_add(&c->live, 1, __ATOMIC_SEQ_CST);
-    return p;
-}
-
-static void count_free(void *p, void *user)
-{
-    counter *c = user;
-    if (p) __atomic_fetch_sub(&c->live, 1, __ATOMIC_SEQ_CST);
-    free(p);
-}
+/* The counting allocator (count_malloc, count_free) is in test_util.h. */
 
 static char tmp_mtx[256];
 

@@ -62,6 +62,36 @@ static int tu_checks = 0;
         }                                                                                \
     } while (0)
 
+/* A counting allocator for the allocation-failure sweeps: fails the
+ * allocation with index fail_at (-1: never) and counts what is live.
+ * Thread-safe (batched solves allocate from OpenMP workers). */
+typedef struct {
+    long calls;    /* allocations so far */
+    long fail_at;  /* fail the allocation with this index (-1: never) */
+    long live;     /* allocations not yet freed */
+    long failures; /* allocations refused */
+} counter;
+
+static inline void *count_malloc(size_t size, void *user)
+{
+    counter *c = user;
+    long k = __atomic_fetch_add(&c->calls, 1, __ATOMIC_SEQ_CST);
+    if (k == c->fail_at) {
+        __atomic_fetch_add(&c->failures, 1, __ATOMIC_SEQ_CST);
+        return NULL;
+    }
+    void *p = malloc(size);
+    if (p) __atomic_fetch_add(&c->live, 1, __ATOMIC_SEQ_CST);
+    return p;
+}
+
+static inline void count_free(void *p, void *user)
+{
+    counter *c = user;
+    if (p) __atomic_fetch_sub(&c->live, 1, __ATOMIC_SEQ_CST);
+    free(p);
+}
+
 static int tu_finish(const char *name)
 {
     printf("%s: %d checks, %d failures\n", name, tu_checks, tu_failures);
