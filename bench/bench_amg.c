@@ -41,47 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* ---- load from other processes -------------------------------------------- */
-
-typedef struct {
-    double wall, busy, self;
-} load_mark;
-
-static load_mark load_now(void)
-{
-    load_mark m = {now(), 0.0, 0.0};
-    FILE *f = fopen("/proc/stat", "r");
-    if (f) {
-        unsigned long long v[8] = {0};
-        if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-                   &v[4], &v[5], &v[6], &v[7]) == 8)
-            m.busy = (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) /
-                     (double)sysconf(_SC_CLK_TCK);
-        fclose(f);
-    }
-    struct rusage ru;
-    for (int who = 0; who < 2; who++) /* this process and its finished children */
-        if (!getrusage(who ? RUSAGE_CHILDREN : RUSAGE_SELF, &ru))
-            m.self += (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
-                      (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
-    return m;
-}
-
-static double other_load_pct(load_mark a, load_mark b)
-{
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    double wall = b.wall - a.wall;
-    if (wall <= 0 || ncpu <= 0 || b.busy <= 0) return -1.0;
-    double other = (b.busy - a.busy) - (b.self - a.self);
-    return fmax(0.0, 100.0 * other / (wall * (double)ncpu));
-}
+#include "bench_util.h"
 
 static double mem_available(void)
 {
