@@ -77,8 +77,8 @@ else
 fi
 
 # --png '' writes nothing; more steps with the direct solver converge further.
-run demo inverse --n 16 --steps 1000 --png "" --json
-expect 0 "demo inverse --n 16 --steps 1000"
+run demo inverse --n 16 --steps 1000 --method cholesky --png "" --json
+expect 0 "demo inverse --n 16 --steps 1000 --method cholesky"
 e=$(jlast rel_l2_error)
 if fcmp "$e" "<" 0.01; then ok; else fail "n 16, 1000 steps: rel_l2_error $e not below 0.01"; fi
 stdout_has 'cholmod|cholesky' "direct solver report"

@@ -239,10 +239,10 @@ static void test_batch_refresh(void)
 }
 
 /* Poisson 2D shifted by -s I: symmetric, positive diagonal, indefinite. */
-static sla_matrix *shifted_poisson(sla_int N, double s)
+static sla_matrix *shifted_poisson(int dim, sla_int N, double s)
 {
     sla_matrix *P = NULL;
-    sla_gen_poisson(ctx, 2, N, &P);
+    sla_gen_poisson(ctx, dim, N, &P);
     sla_int n = sla_matrix_nrows(P), nnz = sla_matrix_nnz(P);
     double *v = malloc((size_t)nnz * sizeof *v);
     memcpy(v, sla_matrix_values(P, 0), (size_t)nnz * sizeof *v);
@@ -268,22 +268,13 @@ static void test_dispatch_and_errors(void)
     double b[400], x[400];
     for (int i = 0; i < 400; i++) b[i] = 1.0 + (i % 5);
 
-    /* SPD -> a trial Cholesky that succeeds */
+    /* small, well-conditioned SPD: CG is predicted cheaper than any
+     * factorization, so auto does not even analyse */
     sla_matrix *A = NULL;
     sla_gen_poisson(ctx, 2, 12, &A);
     CHECK_OK(ctx, sla_solve(ctx, A, &o, b, x, &info));
-    if (have_chol) CHECK(strcmp(info.method, "cholesky") == 0 && strstr(info.note, "auto") != NULL);
+    if (have_chol) CHECK(strcmp(info.method, "cg") == 0 && strstr(info.note, "below any factorization"));
     CHECK(info.converged);
-    /* an explicit request that does not fit the memory limit is refused */
-    if (have_chol) {
-        sla_solver_options ol = opts_for(SLA_METHOD_CHOLESKY);
-        ol.memory_limit = 1000.0;
-        CHECK_ERR(ctx, sla_solve(ctx, A, &ol, b, x, &info), SLA_ERR_NOMEM, "memory_limit");
-        /* auto takes the iterative path instead, and says so */
-        ol.method = SLA_METHOD_AUTO;
-        CHECK_OK(ctx, sla_solve(ctx, A, &ol, b, x, &info));
-        CHECK(strcmp(info.method, "cg") == 0 && strstr(info.note, "GB") != NULL);
-    }
     /* logdet needs a factorization */
     sla_solver *S = NULL;
     sla_solver_options ok = opts_for(SLA_METHOD_CG);
@@ -293,28 +284,106 @@ static void test_dispatch_and_errors(void)
     sla_solver_destroy(&S);
     sla_matrix_destroy(&A);
 
-    /* symmetric indefinite with a positive diagonal: the trial Cholesky
-     * fails and auto falls back to LU, visibly; explicit cholesky is refused */
-    A = shifted_poisson(10, 1.3);
-    CHECK_OK(ctx, sla_solve(ctx, A, &o, b, x, &info));
+    /* 1D Poisson: diameter n, CG needs ~n iterations, the tridiagonal
+     * factor is trivial -> a trial Cholesky that succeeds */
+    enum { N1 = 2000 };
+    double *b1 = malloc(N1 * sizeof *b1), *x1 = malloc(N1 * sizeof *x1);
+    for (int i = 0; i < N1; i++) b1[i] = 1.0 + (i % 7);
+    sla_solver_options o1 = o; /* 1D Poisson with n = 2000: cond ~ 1.6e6 */
+    o1.rtol = 1e-8;
+    sla_gen_poisson(ctx, 1, N1, &A);
+    CHECK_OK(ctx, sla_solve(ctx, A, &o1, b1, x1, &info));
+    if (have_chol) CHECK(strcmp(info.method, "cholesky") == 0 && strstr(info.note, "auto") != NULL);
+    CHECK(info.converged);
+    /* an explicit request that does not fit the memory limit is refused */
+    if (have_chol) {
+        sla_solver_options ol = opts_for(SLA_METHOD_CHOLESKY);
+        ol.memory_limit = 1000.0;
+        ol.rtol = 1e-8;
+        CHECK_ERR(ctx, sla_solve(ctx, A, &ol, b1, x1, &info), SLA_ERR_NOMEM, "memory_limit");
+        /* auto takes the iterative path instead, and says so */
+        ol.method = SLA_METHOD_AUTO;
+        CHECK_OK(ctx, sla_solve(ctx, A, &ol, b1, x1, &info));
+        CHECK(strcmp(info.method, "cg") == 0 && strstr(info.note, "GB") != NULL);
+    }
+    sla_matrix_destroy(&A);
+
+    /* symmetric indefinite with a positive diagonal, large diameter: the
+     * trial Cholesky fails and auto falls back to LU, visibly; explicit
+     * cholesky is refused */
+    A = shifted_poisson(1, N1, 1.3);
+    CHECK_OK(ctx, sla_solve(ctx, A, &o1, b1, x1, &info));
     CHECK(info.converged && info.residual < 1e-10);
     if (have_chol && have_lu) {
         CHECK(strcmp(info.method, "lu") == 0);
         CHECK(strstr(info.note, "fell back to lu") != NULL);
         sla_solver_options oc = opts_for(SLA_METHOD_CHOLESKY);
-        CHECK_ERR(ctx, sla_solve(ctx, A, &oc, b, x, &info), SLA_ERR_NOT_SPD, "not positive definite");
+        CHECK_ERR(ctx, sla_solve(ctx, A, &oc, b1, x1, &info), SLA_ERR_NOT_SPD, "not positive definite");
         /* LDL^T handles it (no pivoting needed here) */
         sla_solver_options od = opts_for(SLA_METHOD_LDLT);
-        CHECK_OK(ctx, sla_solve(ctx, A, &od, b, x, &info));
+        CHECK_OK(ctx, sla_solve(ctx, A, &od, b1, x1, &info));
         CHECK(info.residual < 1e-10);
     }
     sla_matrix_destroy(&A);
+    /* the same, small: CG predicted, meets an indefinite direction, MINRES */
+    A = shifted_poisson(2, 10, 1.3);
+    CHECK_OK(ctx, sla_solve(ctx, A, &o, b, x, &info));
+    CHECK(info.converged && info.residual < 1e-8);
+    if (have_chol) CHECK(strcmp(info.method, "minres") == 0 && strstr(info.note, "fell back to minres"));
+    sla_matrix_destroy(&A);
 
-    /* nonsymmetric -> LU */
+    /* high coefficient contrast: the graph predicts an easy CG, CG needs
+     * thousands of iterations; auto passes its budget and switches to the
+     * factorization, for this solve, the adjoint and later solves */
+    {
+        enum { NC = 100 };
+        double *kap = malloc((NC + 1) * (NC + 1) * sizeof *kap);
+        unsigned sd = 12345u;
+        for (int i = 0; i < (NC + 1) * (NC + 1); i++) {
+            sd = sd * 1103515245u + 12345u;
+            kap[i] = exp(6.0 * (2.0 * ((sd >> 8) & 0xffff) / 65535.0 - 1.0));
+        }
+        CHECK_OK(ctx, sla_gen_diffusion2d(ctx, NC, kap, &A));
+        free(kap);
+        sla_int n = sla_matrix_nrows(A);
+        double *bc = malloc(3 * (size_t)n * sizeof *bc), *xc = bc + n, *gb = bc + 2 * n;
+        for (sla_int i = 0; i < n; i++) bc[i] = 1.0;
+        sla_solver_options o8 = o;
+        o8.rtol = 1e-8;
+        CHECK_OK(ctx, sla_solver_create(ctx, A, &o8, &S));
+        CHECK(sla_solver_method(S) == SLA_METHOD_CG);
+        CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, bc, n, xc, n, &info));
+        CHECK(info.converged && info.residual <= 1e-8);
+        if (have_chol) {
+            CHECK(strcmp(info.method, "cholesky") == 0 && strstr(info.note, "switched to cholesky"));
+            CHECK(sla_solver_method(S) == SLA_METHOD_CHOLESKY);
+            CHECK_OK(ctx, sla_solver_solve_vjp(ctx, S, 0, 1, xc, n, bc, n, gb, n, NULL, &info));
+            CHECK(strcmp(info.method, "cholesky") == 0 && info.converged);
+            CHECK_OK(ctx, sla_solver_logdet(ctx, S, 0, &sg, &la)); /* now it has a factor */
+        }
+        sla_solver_destroy(&S);
+        free(bc);
+        sla_matrix_destroy(&A);
+    }
+    free(b1);
+    free(x1);
+
+    /* nonsymmetric: KLU below 1e5 stored entries, UMFPACK above */
     sla_gen_convdiff2d(ctx, 10, 4.0, 1.0, &A);
     CHECK_OK(ctx, sla_solve(ctx, A, &o, b, x, &info));
-    if (have_lu) CHECK(strcmp(info.method, "lu") == 0 && strcmp(info.backend, "umfpack") == 0);
+    if (have_lu) CHECK(strcmp(info.method, "klu") == 0 && strcmp(info.backend, "klu") == 0);
     sla_matrix_destroy(&A);
+    {
+        sla_gen_convdiff2d(ctx, 150, 10.0, 10.0, &A);
+        sla_int n = sla_matrix_nrows(A);
+        double *bc = malloc(2 * (size_t)n * sizeof *bc), *xc = bc + n;
+        for (sla_int i = 0; i < n; i++) bc[i] = 1.0;
+        CHECK_OK(ctx, sla_solve(ctx, A, &o, bc, xc, &info));
+        if (have_lu) CHECK(strcmp(info.method, "lu") == 0 && strcmp(info.backend, "umfpack") == 0);
+        CHECK(info.converged);
+        free(bc);
+        sla_matrix_destroy(&A);
+    }
 
     /* singular matrices: a clear error from every direct method, never OK */
     CHECK_OK(ctx, sla_mm_read(ctx, SLA_TEST_DATA "/GD97_b.mtx", SLA_F64, &A));

@@ -120,6 +120,9 @@ typedef struct sla_solver_options {
     sla_amg_options amg;      /* precond = amg */
     double memory_limit;      /* bytes a direct factorization may use; default 0 =
                                  half of the memory available at set-up */
+    int auto_solves;          /* method=auto plans for this many solves per value
+                                 array: 2 = forward + adjoint (0, the default, means
+                                 2: sla is for differentiation); 1 = forward only */
     sla_user_precond user_precond;
     sla_monitor_fn monitor;
     void *monitor_user;
@@ -131,7 +134,8 @@ void sla_solver_options_default(sla_solver_options *opts);
 /* Parse "key=value,key=value" into opts (starting from its current
  * contents). Keys: method, precond, rtol, atol, maxiter, restart, omega,
  * use_x0, ordering, memory_limit, amg_threshold, amg_coarsen, amg_interp,
- * amg_pmax, amg_agg_levels, amg_relax, amg_cycle, amg_max_levels, amg_reuse.
+ * amg_pmax, amg_agg_levels, amg_relax, amg_cycle, amg_max_levels, amg_reuse,
+ * auto_solves.
  * An unknown key or value is SLA_ERR_ARGUMENT, naming the nearest valid one. */
 sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str,
                                     sla_solver_options *opts);
@@ -152,7 +156,7 @@ typedef struct sla_solve_info {
                                  (0 for Krylov, or when the backend cannot predict) */
     char ordering[16];        /* direct: the fill-reducing ordering used ("" for Krylov) */
     double solve_seconds;
-    char note[192];           /* dispatch decisions and fallbacks, "" if none */
+    char note[256];           /* dispatch decisions and fallbacks, "" if none */
 } sla_solve_info;
 
 typedef struct sla_solver sla_solver;

@@ -1,4 +1,5 @@
-/* CHOLMOD backend: supernodal LL^T (Cholesky) or simplicial LDL^T of a
+/* CHOLMOD backend: Cholesky (supernodal LL^T, or simplicial LDL^T with a
+ * positive D for small fronts) or simplicial LDL^T of a
  * symmetric matrix, through the 64-bit-index interface (cholmod_l_*).
  *
  * sla's CSR of a symmetric A is also its CSC, so the matrix is handed to
@@ -56,7 +57,13 @@ static void chol_setup(cholmod_common *cm, bool ldlt)
     cm->error_handler = NULL;
     cm->try_catch = 0;
     cm->useGPU = 0;
-    cm->supernodal = ldlt ? CHOLMOD_SIMPLICIAL : CHOLMOD_SUPERNODAL;
+    /* Cholesky: CHOLMOD picks simplicial or supernodal from the analysis'
+     * flops / lnz. Simplicial won here up to a ratio of about 100 (2D
+     * grids to 3e4, 3D to 1e3: 0.95 ms against 2.4 ms per n = 2500 factor),
+     * supernodal from about 160 (bench/DIRECT_RESULTS.md). A simplicial
+     * factor is LDL^T; its D is checked for positivity (chol_factor). */
+    cm->supernodal = ldlt ? CHOLMOD_SIMPLICIAL : CHOLMOD_AUTO;
+    cm->supernodal_switch = 120.0;
     cm->final_asis = 1;
     cm->final_ll = 0; /* simplicial stays LDL^T; supernodal is LL^T */
     cm->quick_return_if_not_posdef = 1;
@@ -276,6 +283,20 @@ static sla_status chol_factor(sla_ctx *ctx, void *symv, const sla_matrix *A, sla
             st = sla__error(ctx, SLA_ERR_NOT_SPD,
                             "cholesky: matrix not positive definite (pivot at column %lld)", k);
         goto done;
+    }
+    if (!s->ldlt && !f->L->is_super && !f->L->is_ll) {
+        /* simplicial LDL^T standing in for Cholesky: SPD iff every D_jj > 0
+         * (the first entry of column j), which an LL^T would have tested */
+        const double *Lx = f->L->x;
+        const SuiteSparse_long *Lp = f->L->p, *perm = f->L->Perm;
+        for (size_t j = 0; j < f->L->n; j++)
+            if (!(Lx[Lp[j]] > 0.0)) {
+                long long k = perm ? (long long)perm[j] : (long long)j;
+                st = sla__error(ctx, SLA_ERR_NOT_SPD,
+                                "cholesky: matrix not positive definite (pivot %g at column %lld)",
+                                Lx[Lp[j]], k);
+                goto done;
+            }
     }
 
 done:

@@ -42,7 +42,7 @@ static const char *const keys[] = {"method", "precond", "rtol", "atol", "maxiter
                                    "restart", "omega", "use_x0", "ordering", "memory_limit",
                                    "amg_threshold", "amg_coarsen", "amg_interp", "amg_pmax",
                                    "amg_agg_levels", "amg_relax", "amg_cycle", "amg_max_levels",
-                                   "amg_reuse"};
+                                   "amg_reuse", "auto_solves"};
 #define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 const char *sla_method_name(sla_method m)
@@ -223,6 +223,7 @@ static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char 
     case 16: st = parse_int(ctx, "amg_cycle", v, vl, 1, 2, &o->amg.cycle_type); break;
     case 17: st = parse_int(ctx, "amg_max_levels", v, vl, 1, 100, &o->amg.max_levels); break;
     case 18: st = parse_int(ctx, "amg_reuse", v, vl, 0, 1000000000, &o->amg.reuse); break;
+    case 19: st = parse_int(ctx, "auto_solves", v, vl, 0, 1000000, &o->auto_solves); break;
     }
     return st;
 }
