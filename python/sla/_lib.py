@@ -263,14 +263,14 @@ def optional(name):
     return _optional_cache[name]
 
 
-def require(name, what):
+def require(name, what, hint=""):
     """optional(name), or NotImplementedError naming the missing C symbol."""
     f = optional(name)
     if f is None:
         sym, part = OPTIONAL[name]
         raise NotImplementedError(
-            "%s needs %s: the C function %s, which this libsla (%s) does not export"
-            % (what, part, sym, library_path))
+            "%s needs %s: the C function %s, which this libsla (%s) does not export%s"
+            % (what, part, sym, library_path, "; " + hint if hint else ""))
     return f
 
 

@@ -254,7 +254,8 @@ class SparseTensor:
         vals, solver = self._logdet_solver(method, options)
         bs = self.batch_shape
         if torch.is_grad_enabled() and vals.requires_grad:
-            f = L.require("logdet_grad", "the gradient of SparseTensor.logdet/slogdet/det")
+            f = L.require("logdet_grad", "the gradient of SparseTensor.logdet/slogdet/det",
+                          "for the value alone call it under torch.no_grad() or on A.detach()")
             sign, lad = LogdetFn.apply(vals, solver, f)
         else:
             B = vals.shape[0]
