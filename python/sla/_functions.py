@@ -80,7 +80,8 @@ class SolveFn(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, values, b3, solver, box):
-        x3 = torch.empty_like(b3)
+        x0 = box.pop("x0", None)  # initial guess (options carry use_x0=1)
+        x3 = x0.clone() if x0 is not None else torch.empty_like(b3)
         with solver.lock:
             solver.prepare(values)
             st, info = c_solve(solver, b3, x3)

@@ -174,7 +174,7 @@ class SparseTensor:
     # ---- linear algebra -----------------------------------------------
 
     def solve(self, b, method="auto", preconditioner=None, rtol=None, atol=None, maxiter=None,
-              return_info=False, **options):
+              return_info=False, x0=None, **options):
         """x with A x = b (a batch: A_i x_i = b_i).
 
         b: [*batch, n] or [*batch, n, k] (or [n] / [n, k] shared by a batch).
@@ -184,6 +184,9 @@ class SparseTensor:
         options string as keywords (restart, omega, ordering, memory_limit,
         amg_threshold, ...). Unknown names are refused by the C library,
         which names the nearest valid one.
+
+        x0: initial guess of an iterative method (the shape of b's
+        solution; not differentiated: the solution does not depend on it).
 
         return_info: also return a SolveInfo (after backward, its
         ``adjoint`` holds the report of the adjoint solves). A solve that
@@ -196,11 +199,23 @@ class SparseTensor:
         """
         if self.shape[-2] != self.shape[-1]:
             raise ValueError("solve needs a square matrix (shape %s)" % (self.shape,))
+        if "use_x0" in options:
+            raise ValueError("solve: pass the initial guess as x0=..., not use_x0")
+        if x0 is not None:
+            options["use_x0"] = True
         opts = options_string(method, preconditioner, rtol, atol, maxiter, **options)
         vals = self._csr_values()
         b3, unflatten = _canonical_rhs(b, self.batch_shape, self.shape[-1])
+        if x0 is not None:
+            x03, _ = _canonical_rhs(torch.as_tensor(x0).detach(), self.batch_shape,
+                                    self.shape[-1], "x0")
+            if x03.shape != b3.shape:
+                raise ValueError("x0 has shape %s; it must match the solution's"
+                                 % (tuple(torch.as_tensor(x0).shape),))
+            box = {"quiet": return_info, "x0": x03}
+        else:
+            box = {"quiet": return_info}
         solver = self.pattern.solver(opts, vals.dtype, vals.shape[0])
-        box = {"quiet": return_info}
         x3 = SolveFn.apply(vals, b3, solver, box)
         x = unflatten(x3).to(_out_dtype(self.dtype, b if isinstance(b, torch.Tensor) else x3))
         if return_info:

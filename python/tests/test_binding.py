@@ -122,6 +122,44 @@ class SolveTests(unittest.TestCase):
         f = lambda v_, B_: sla.spsolve(v_, r, c, (8, 8), B_, method="lu")  # noqa: E731
         self.assertTrue(gradcheck(f, (v, B), eps=1e-6, atol=1e-8, rtol=1e-6))
 
+    def test_partial_gradients(self):
+        """Only values or only b requiring grad (NULL outputs in the C VJP)
+        give the same gradients as both, on the per-matrix and batch paths."""
+        M = rand_pattern(10, 3, 18)
+        v0, r, c = coo_parts(M)
+        for vals, b in [(v0, torch.randn(10, dtype=F64)),
+                        (v0 * (1 + 0.1 * torch.rand(3, v0.numel(), dtype=F64)),
+                         torch.randn(3, 10, dtype=F64))]:
+            for kw in [dict(method="lu"), dict(method="gmres", rtol=1e-13)]:
+                w = torch.randn(b.shape, dtype=F64)
+                va, ba = vals.clone().requires_grad_(True), b.clone().requires_grad_(True)
+                (sla.spsolve(va, r, c, (10, 10), ba, **kw) * w).sum().backward()
+                vv = vals.clone().requires_grad_(True)
+                (sla.spsolve(vv, r, c, (10, 10), b, **kw) * w).sum().backward()
+                bb = b.clone().requires_grad_(True)
+                (sla.spsolve(vals, r, c, (10, 10), bb, **kw) * w).sum().backward()
+                self.assertLess((vv.grad - va.grad).abs().max().item(), 1e-12)
+                self.assertLess((bb.grad - ba.grad).abs().max().item(), 1e-12)
+                xa = torch.randn(vals.shape[:-1] + (10,), dtype=F64)
+                va.grad = None
+                xg = xa.clone().requires_grad_(True)
+                (sla.SparseTensor(va, r, c, (10, 10)) @ xg * w).sum().backward()
+                vv.grad = None
+                (sla.SparseTensor(vv, r, c, (10, 10)) @ xa * w).sum().backward()
+                self.assertLess((vv.grad - va.grad).abs().max().item(), 1e-12)
+
+    def test_index_types(self):
+        M = rand_pattern(6, 2, 19)
+        v, r, c = coo_parts(M)
+        b = torch.randn(6, dtype=F64)
+        x = sla.spsolve(v, r, c, (6, 6), b, method="lu")
+        x32 = sla.spsolve(v, r.to(torch.int32), c.to(torch.int32), (6, 6), b, method="lu")
+        xl = sla.spsolve(v.tolist(), r.tolist(), c.tolist(), (6, 6), b.tolist(), method="lu")
+        self.assertLess((x - x32).abs().max().item(), 1e-15)
+        self.assertLess((x - xl).abs().max().item(), 1e-15)
+        with self.assertRaisesRegex(TypeError, "integer"):
+            sla.spsolve(v, r.double(), c, (6, 6), b)
+
     def test_gradcheck_solve_symmetric_parametrisation(self):
         # CG / Cholesky need symmetric values: parametrise the two triangles together
         M = sp.triu(rand_pattern(9, 3, 6, spd=True)).tocoo()
@@ -277,6 +315,18 @@ class SolveTests(unittest.TestCase):
         ref = spla.spsolve(M.tocsc(), np.ones(200))
         for i in range(4):
             self.assertLess(np.abs(out[i].numpy() - ref).max(), 1e-12)
+
+    def test_initial_guess(self):
+        M = rand_pattern(100, 5, 17, spd=True)
+        A = sla.SparseTensor.from_scipy(M)
+        b = torch.randn(100, dtype=F64)
+        x, i0 = A.solve(b, method="cg", rtol=1e-12, return_info=True)
+        x1, i1 = A.solve(b, method="cg", rtol=1e-12, x0=x, return_info=True)
+        self.assertLessEqual(i1.iterations, 1)
+        self.assertGreater(i0.iterations, 5)
+        self.assertLess((x1 - x).abs().max().item(), 1e-10)
+        with self.assertRaisesRegex(ValueError, "x0"):
+            A.solve(b, use_x0=True)
 
     def test_solve_info_and_nonconvergence(self):
         M = rand_pattern(300, 6, 14, spd=True)
