@@ -274,6 +274,25 @@ class SolveTests(unittest.TestCase):
             self.assertLess(np.abs(x3.numpy() - spla.spsolve(Mw.tocsc(), b.numpy())).max(),
                             1e-10)
 
+    def test_cached_solver_recovers_after_errors(self):
+        """A failed set-up (NaN values, a singular matrix) leaves the cached
+        solver usable for the next good values on the same pattern."""
+        M = rand_pattern(15, 3, 21, spd=True)
+        A = sla.SparseTensor.from_scipy(M)
+        b = torch.randn(15, dtype=F64)
+        ref = spla.spsolve(M.tocsc(), b.numpy())
+        for method in ["cholesky", "lu", "cg"]:
+            x = A.solve(b, method=method, rtol=1e-13)
+            bad = A.values.clone()
+            bad[2] = float("inf")
+            with self.assertRaisesRegex(sla.SlaValueError, "not finite"):
+                A.with_values(bad).solve(b, method=method, rtol=1e-13)
+            if method != "cg":
+                with self.assertRaises((sla.SlaSingularError, sla.SlaNotSPDError)):
+                    A.with_values(torch.zeros_like(A.values)).solve(b, method=method)
+            x = A.with_values(A.values.clone()).solve(b, method=method, rtol=1e-13)
+            self.assertLess(np.abs(x.numpy() - ref).max(), 1e-10, method)
+
     def test_two_solves_same_pattern_one_graph(self):
         """Both backward passes see their own forward's values."""
         M = rand_pattern(12, 3, 12)
