@@ -8,7 +8,7 @@ import torch
 
 from . import _lib as L
 from . import _core
-from ._core import SolveInfo, options_string
+from ._core import options_string
 from ._functions import Diffusion2dFn, ListSolveFn, LogdetFn, MatvecFn, SolveFn
 
 
@@ -44,16 +44,16 @@ def _canonical_rhs(b, batch_shape, n, name="b"):
     shape = tuple(b.shape)
     if len(shape) >= 1 and shape[-1] == n and shape[:-1] == bs:
         b3 = b.reshape(B, 1, n)
-        vec, shared = True, False
+        vec = True
     elif len(shape) >= 2 and shape[-2] == n and shape[:-2] == bs:
         b3 = b.reshape(B, n, shape[-1]).transpose(1, 2)
-        vec, shared = False, False
+        vec = False
     elif bs and shape == (n,):
         b3 = b.reshape(1, 1, n).expand(B, 1, n)
-        vec, shared = True, True
+        vec = True
     elif bs and len(shape) == 2 and shape[0] == n:
         b3 = b.t().reshape(1, shape[1], n).expand(B, shape[1], n)
-        vec, shared = False, True
+        vec = False
     else:
         want = "%s or %s" % (bs + (n,), bs + (n, "k"))
         if bs:
