@@ -9,6 +9,10 @@ if [ "${SLA_DEPS_BENCH:-0}" = 1 ]; then
   PKGS="$PKGS python3-numpy python3-scipy"
 fi
 
+# The PyTorch binding (python/) and its tests use Debian's /usr/bin/python3
+# with python3-torch (about 180 packages, ~50 MB to download, ~1 min).
+PKGS="$PKGS python3-torch python3-numpy python3-scipy"
+
 missing=""
 for p in $PKGS; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

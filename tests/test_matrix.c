@@ -117,6 +117,41 @@ static void test_borrow_and_set(void)
     sla_matrix_destroy(&A);
 }
 
+/* Rebinding a borrowed matrix to a new value array, with a solver that
+ * keeps its analysis across the rebind. */
+static void test_borrow_values(void)
+{
+    sla_int rp[] = {0, 2, 4}, ci[] = {0, 1, 0, 1};
+    double v1[] = {4, 1, 1, 3}, v2[] = {2, -1, -1, 5};
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, 2, 2, rp, ci, SLA_F64, 1, v1, SLA_BORROW, &A));
+    if (!A) return;
+    sla_solver_options o;
+    sla_solver_options_default(&o);
+    o.method = SLA_METHOD_CG;
+    o.rtol = 1e-14;
+    sla_solver *S = NULL;
+    CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+    CHECK_OK(ctx, sla_matrix_borrow_values(ctx, A, v2));
+    CHECK(sla_matrix_values(A, 0) == (const void *)v2);
+    CHECK_OK(ctx, sla_solver_refresh(ctx, S));
+    double b[] = {1, 2}, x[2];
+    CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, b, 2, x, 2, NULL));
+    /* [2 -1; -1 5] x = [1 2]: x = [7/9, 5/9] */
+    CHECK_CLOSE(x[0], 7.0 / 9.0, 1e-12);
+    CHECK_CLOSE(x[1], 5.0 / 9.0, 1e-12);
+    CHECK(v1[0] == 4 && v1[3] == 3); /* the old array is untouched */
+    double bad[] = {1, 2, INFINITY, 4};
+    CHECK_ERR(ctx, sla_matrix_borrow_values(ctx, A, bad), SLA_ERR_VALUE, "entry 2");
+    CHECK(sla_matrix_values(A, 0) == (const void *)v2);
+    CHECK_ERR(ctx, sla_matrix_borrow_values(ctx, A, NULL), SLA_ERR_ARGUMENT, "NULL");
+    sla_solver_destroy(&S);
+    sla_matrix_destroy(&A);
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, 2, 2, rp, ci, SLA_F64, 1, v1, SLA_COPY, &A));
+    CHECK_ERR(ctx, sla_matrix_borrow_values(ctx, A, v2), SLA_ERR_ARGUMENT, "owns its values");
+    sla_matrix_destroy(&A);
+}
+
 /* Dense references for A x, A^T x, multi-rhs, transposition, properties. */
 static void test_products(void)
 {
@@ -230,6 +265,7 @@ int main(void)
     test_coo();
     test_csr_errors();
     test_borrow_and_set();
+    test_borrow_values();
     test_products();
     test_properties();
     sla_ctx_destroy(&ctx);

@@ -94,6 +94,15 @@ const void *sla_matrix_values(const sla_matrix *A, sla_int ib);
 sla_status sla_matrix_set_values(sla_ctx *ctx, sla_matrix *A, sla_int ib,
                                  const void *vals);
 
+/* Point a borrowed matrix (SLA_BORROW) at another caller array of nbatch
+ * value arrays ([nbatch][nnz] of the matrix's dtype), validated finite; the
+ * old array is no longer read. For training loops and bindings whose values
+ * arrive in a new buffer each step (a PyTorch tensor): no copy is made, and
+ * solvers created on A keep their analysis; call sla_solver_refresh before
+ * their next solve. A matrix that owns its values: SLA_ERR_ARGUMENT. */
+sla_status sla_matrix_borrow_values(sla_ctx *ctx, sla_matrix *A,
+                                    const void *vals);
+
 /* Check value array ib (all when ib < 0) for NaN/Inf: SLA_ERR_VALUE names
  * the first bad entry. */
 sla_status sla_matrix_check_values(sla_ctx *ctx, const sla_matrix *A,

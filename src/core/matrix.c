@@ -348,6 +348,19 @@ sla_status sla_matrix_set_values(sla_ctx *ctx, sla_matrix *A, sla_int ib, const 
     return sla__ok(ctx, SLA_OK);
 }
 
+sla_status sla_matrix_borrow_values(sla_ctx *ctx, sla_matrix *A, const void *vals)
+{
+    if (!A || !vals) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_borrow_values: NULL argument");
+    if (A->own_values)
+        return sla__error(ctx, SLA_ERR_ARGUMENT,
+                          "sla_matrix_borrow_values: the matrix owns its values (create it with "
+                          "SLA_BORROW)");
+    sla_status st = check_finite(ctx, A->dtype, vals, A->nnz * A->nbatch, A->nnz ? A->nnz : 1);
+    if (st) return st;
+    A->values = (void *)vals; /* borrowed: read, and written only by set_values */
+    return sla__ok(ctx, SLA_OK);
+}
+
 sla_status sla_matrix_check_values(sla_ctx *ctx, const sla_matrix *A, sla_int ib)
 {
     if (!A) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_check_values: A is NULL");

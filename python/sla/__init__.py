@@ -1,0 +1,28 @@
+"""sla: differentiable sparse linear algebra for PyTorch, a thin layer over
+the C library libsla (ctypes; no numerical algorithm is written in Python).
+
+    import torch, sla
+    A = sla.SparseTensor(values, row, col, (n, n))   # values [*batch, nnz], requires_grad ok
+    x = A.solve(b, method="cg", preconditioner="ic0", rtol=1e-10)
+    x, info = A.solve(b, return_info=True)           # info: iterations, residual, converged, ...
+    y = A @ x
+    loss.backward()                                  # gradients to values and b via the C VJPs
+
+The library is found through $SLA_LIBRARY, else the build tree
+(build/lib/libsla.so next to this package's python/ directory), else the
+system's libsla.so.
+"""
+
+from ._lib import (SlaConvergenceWarning, SlaError, SlaMemoryError, SlaNotSPDError,
+                   SlaSingularError, SlaUnavailableError, SlaValueError, get_num_threads,
+                   library_path, set_num_threads, version)
+from ._core import SolveInfo, clear_cache
+from .sparse import (SparseTensor, SparseTensorList, diffusion2d, nonlinear_solve, poisson,
+                     spsolve)
+
+__all__ = [
+    "SparseTensor", "SparseTensorList", "SolveInfo", "spsolve", "nonlinear_solve",
+    "poisson", "diffusion2d", "clear_cache", "set_num_threads", "get_num_threads",
+    "version", "library_path", "SlaError", "SlaValueError", "SlaSingularError",
+    "SlaNotSPDError", "SlaUnavailableError", "SlaMemoryError", "SlaConvergenceWarning",
+]

@@ -1,0 +1,365 @@
+"""C objects behind the Python API: patterns, borrowed matrices, cached solvers.
+
+A *pattern* (``Pattern``) is the (row, col) structure of a SparseTensor,
+turned into CSR by the C library once (``sla_matrix_from_coo`` gives the CSR
+arrays and the COO -> CSR position of every entry). Patterns are cached by
+the identity of the row/col tensors, so building ``SparseTensor(new_values,
+row, col, shape)`` every training step finds the same pattern.
+
+A pattern keeps the C matrices and solvers made for it:
+
+* ``CMatrix``: an ``sla_matrix`` that *borrows* a values tensor [B, nnz]
+  (CSR order, float64 or float32) by pointer. New values are bound with
+  ``sla_matrix_borrow_values``: no copy.
+* ``Solver``: a ``CMatrix`` plus an ``sla_solver`` for one options string.
+  ``prepare(values)`` makes the solver hold the factorization (or the
+  preconditioner) of exactly those values: when they are the values it was
+  last prepared for (same tensor storage, same version counter) nothing is
+  done; otherwise the new values are bound and the solver refreshed (new
+  numeric factorization, same symbolic analysis), or re-created when the
+  structural facts the solver was set up with (exact symmetry, positive
+  diagonal) changed. The backward pass of a solve calls ``prepare`` with the
+  forward's values, so it reuses the forward's factorization unless another
+  solve on the same pattern and options ran in between with other values.
+
+Solvers are kept per pattern in a small LRU (``SOLVERS_PER_PATTERN``) keyed
+by (options, dtype, batch size); ``clear_cache()`` drops every C object.
+Each solver has a lock: calls into C release the GIL, and a solver (its
+factorization) must not be refreshed while another thread solves with it.
+"""
+
+import collections
+import ctypes
+import threading
+
+import torch
+
+from . import _lib as L
+
+SOLVERS_PER_PATTERN = 4
+PATTERN_CACHE_SIZE = 16
+
+_patterns = collections.OrderedDict()
+_patterns_lock = threading.Lock()
+
+
+def tensor_key(t):
+    """Identity of a tensor's contents while we hold a reference to it."""
+    return (t.data_ptr(), t._version, tuple(t.shape), tuple(t.stride()), t.dtype)
+
+
+def clear_cache():
+    """Drop every cached pattern, matrix and solver (their C objects are
+    freed when no autograd graph refers to them any more)."""
+    with _patterns_lock:
+        _patterns.clear()
+
+
+def _as_index(t, name):
+    if not isinstance(t, torch.Tensor):
+        t = torch.as_tensor(t)
+    if t.dim() != 1:
+        raise ValueError("%s must be a 1-D index tensor (got shape %s)" % (name, tuple(t.shape)))
+    if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool:
+        raise TypeError("%s must be an integer tensor (got %s)" % (name, t.dtype))
+    if t.device.type != "cpu":
+        raise ValueError("%s must be a CPU tensor (sla runs on the CPU)" % name)
+    return t.to(torch.int64).contiguous()
+
+
+def get_pattern(row, col, nrows, ncols):
+    """The cached Pattern for these row/col tensors (created on first use)."""
+    if not isinstance(row, torch.Tensor) or not isinstance(col, torch.Tensor):
+        return Pattern(row, col, nrows, ncols)
+    key = (tensor_key(row), tensor_key(col), int(nrows), int(ncols))
+    with _patterns_lock:
+        hit = _patterns.get(key)
+        if hit is not None:
+            _patterns.move_to_end(key)
+            return hit[2]
+    p = Pattern(row, col, nrows, ncols)
+    with _patterns_lock:
+        _patterns[key] = (row, col, p)  # the references keep the keys' pointers unique
+        while len(_patterns) > PATTERN_CACHE_SIZE:
+            _patterns.popitem(last=False)
+    return p
+
+
+class Pattern:
+    """A COO pattern analysed by sla_matrix_from_coo: CSR arrays and the
+    COO -> CSR map (duplicates are summed into one CSR entry)."""
+
+    def __init__(self, row, col, nrows, ncols):
+        row = _as_index(row, "row")
+        col = _as_index(col, "col")
+        if row.numel() != col.numel():
+            raise ValueError("row and col must have the same length (%d vs %d)"
+                             % (row.numel(), col.numel()))
+        self.nrows, self.ncols = int(nrows), int(ncols)
+        self.nnz_in = row.numel()
+        coo_map = torch.empty(self.nnz_in, dtype=torch.int64)
+        M = ctypes.c_void_p()
+        L.check(L.sla_matrix_from_coo(L.ctx(), self.nrows, self.ncols, self.nnz_in,
+                                      row.data_ptr(), col.data_ptr(), L.SLA_F64, 1, None,
+                                      coo_map.data_ptr(), ctypes.byref(M)), "pattern")
+        try:
+            self.nnz = int(L.sla_matrix_nnz(M))
+            rp = L.sla_matrix_rowptr(M)
+            self.rowptr = torch.empty(self.nrows + 1, dtype=torch.int64)
+            ctypes.memmove(self.rowptr.data_ptr(), rp, 8 * (self.nrows + 1))
+            self.colind = torch.empty(self.nnz, dtype=torch.int64)
+            self.rowind = torch.empty(self.nnz, dtype=torch.int64)
+            L.sla_matrix_get_colind(M, self.colind.data_ptr())
+            L.sla_matrix_get_rowind(M, self.rowind.data_ptr())
+        finally:
+            L.sla_matrix_destroy(ctypes.byref(M))
+        self.coo_map = coo_map
+        self.identity = self.nnz == self.nnz_in and bool(
+            torch.equal(coo_map, torch.arange(self.nnz_in, dtype=torch.int64)))
+        self._solvers = collections.OrderedDict()
+        self._matrices = {}
+        self._lock = threading.Lock()
+
+    def csr_values(self, values2d):
+        """[B, nnz_in] COO values -> [B, nnz] CSR values (differentiable;
+        a view when the COO entries are already in CSR order)."""
+        if self.identity:
+            return values2d
+        out = values2d.new_zeros(values2d.shape[0], self.nnz)
+        return out.index_add(1, self.coo_map, values2d)  # duplicates summed
+
+    def solver(self, opts, dtype, nbatch):
+        key = (opts, dtype, nbatch)
+        with self._lock:
+            s = self._solvers.get(key)
+            if s is None:
+                s = self._solvers[key] = Solver(self, opts, dtype, nbatch)
+                while len(self._solvers) > SOLVERS_PER_PATTERN:
+                    self._solvers.popitem(last=False)
+            else:
+                self._solvers.move_to_end(key)
+            return s
+
+    def matrix(self, dtype, nbatch):
+        """A CMatrix for matrix-vector products (with its lock)."""
+        key = (dtype, nbatch)
+        with self._lock:
+            m = self._matrices.get(key)
+            if m is None:
+                m = self._matrices[key] = CMatrix(self, dtype, nbatch)
+            return m
+
+
+def c_dtype(dtype):
+    if dtype == torch.float64:
+        return L.SLA_F64
+    if dtype == torch.float32:
+        return L.SLA_F32
+    raise TypeError("sla matrices hold float64 or float32 values (got %s)" % dtype)
+
+
+class CMatrix:
+    """An sla_matrix on a pattern that borrows a values tensor [B, nnz]."""
+
+    def __init__(self, pattern, dtype, nbatch):
+        self.pattern = pattern
+        self.dtype = dtype
+        self.nbatch = nbatch
+        self.ptr = ctypes.c_void_p()
+        self.values = None  # the tensor the C matrix reads (kept alive here)
+        self.key = None
+        self.lock = threading.RLock()
+
+    def bind(self, values):
+        """Make the C matrix read `values` ([B, nnz] contiguous, this
+        matrix's dtype). Returns True when the values changed."""
+        assert values.dtype == self.dtype and values.is_contiguous()
+        assert tuple(values.shape) == (self.nbatch, self.pattern.nnz)
+        key = tensor_key(values)
+        if self.ptr.value and key == self.key:
+            return False
+        p = self.pattern
+        if not self.ptr.value:
+            L.check(L.sla_matrix_from_csr(L.ctx(), p.nrows, p.ncols, p.rowptr.data_ptr(),
+                                          p.colind.data_ptr(), c_dtype(self.dtype), self.nbatch,
+                                          values.data_ptr(), L.SLA_BORROW,
+                                          ctypes.byref(self.ptr)), "matrix")
+        else:
+            self.key = None
+            L.check(L.sla_matrix_borrow_values(L.ctx(), self.ptr, values.data_ptr()), "matrix")
+        self.values, self.key = values, key
+        return True
+
+    def props(self):
+        """(exactly symmetric, positive diagonal) over every value array."""
+        sym = pdiag = True
+        for ib in range(self.nbatch):
+            pr = L.MatrixProps()
+            L.check(L.sla_matrix_properties(L.ctx(), self.ptr, ib, 0.0, ctypes.byref(pr)))
+            sym = sym and pr.symmetric and pr.structurally_symmetric
+            pdiag = pdiag and pr.positive_diagonal
+        return (sym, pdiag)
+
+    def __del__(self):
+        if getattr(self, "ptr", None) is not None and self.ptr.value and L.sla_matrix_destroy:
+            L.sla_matrix_destroy(ctypes.byref(self.ptr))
+
+
+class Solver:
+    """An sla_solver for one pattern, options string, dtype and batch size."""
+
+    def __init__(self, pattern, opts, dtype, nbatch):
+        self.opts = opts
+        self.matrix = CMatrix(pattern, dtype, nbatch)
+        self.ptr = ctypes.c_void_p()
+        self.props = None
+        self.lock = self.matrix.lock
+        self.nbatch = nbatch
+        self.n = pattern.nrows
+        self.nnz = pattern.nnz
+        self._copts = ctypes.create_string_buffer(L.OPTIONS_BYTES)
+        L.sla_solver_options_default(self._copts)
+        L.check(L.sla_solver_options_parse(L.ctx(), opts.encode(), self._copts), "options")
+
+    def _create(self):
+        self._destroy()
+        L.check(L.sla_solver_create(L.ctx(), self.matrix.ptr, self._copts,
+                                    ctypes.byref(self.ptr)), "solver set-up")
+
+    def _destroy(self):
+        if self.ptr.value:
+            L.sla_solver_destroy(ctypes.byref(self.ptr))
+
+    def prepare(self, values):
+        """Hold the set-up (factorization / preconditioner) of `values`.
+        Call with self.lock held."""
+        changed = self.matrix.bind(values)
+        if not changed and self.ptr.value:
+            return
+        try:
+            props = self.matrix.props()
+            if self.ptr.value and props == self.props:
+                try:
+                    L.check(L.sla_solver_refresh(L.ctx(), self.ptr), "solver refresh")
+                except L.SlaError:
+                    # e.g. a trial Cholesky chosen by auto meets an indefinite
+                    # matrix: set the solver up afresh (auto falls back, an
+                    # explicit method reports the error).
+                    self._create()
+            else:
+                self._create()
+            self.props = props
+        except BaseException:
+            self._destroy()
+            self.matrix.key = None  # force a full set-up next time
+            raise
+
+    def __del__(self):
+        if getattr(self, "ptr", None) is not None and self.ptr.value and L.sla_solver_destroy:
+            L.sla_solver_destroy(ctypes.byref(self.ptr))
+
+
+# ---- options -------------------------------------------------------------
+
+_METHOD_ALIASES = {None: "auto", "cholmod": "cholesky", "ldl": "ldlt"}
+_PRECOND_ALIASES = {None: "none", False: "none", "ilu": "ilu0", "ic": "ic0", "diag": "jacobi",
+                    "boomeramg": "amg"}
+
+
+def options_string(method="auto", preconditioner=None, rtol=None, atol=None, maxiter=None,
+                   **extra):
+    """The C library's "key=value,..." options string. Unknown keys and
+    values are refused by sla_solver_options_parse, naming the nearest."""
+    m = _METHOD_ALIASES.get(method, method)
+    pc = _PRECOND_ALIASES.get(preconditioner, preconditioner)
+    items = [("method", m), ("precond", pc)]
+    if rtol is not None:
+        items.append(("rtol", float(rtol)))
+    if atol is not None:
+        items.append(("atol", float(atol)))
+    if maxiter is not None:
+        items.append(("maxiter", int(maxiter)))
+    for k in sorted(extra):
+        items.append((k, extra[k]))
+    parts = []
+    for k, v in items:
+        if isinstance(v, bool):
+            v = int(v)
+        elif isinstance(v, float):
+            v = repr(v)
+        v = str(v)
+        if any(c in v for c in ",= ") or not v:
+            raise ValueError("solver option %s: bad value %r" % (k, v))
+        parts.append("%s=%s" % (k, v))
+    return ",".join(parts)
+
+
+# ---- solve reports -------------------------------------------------------
+
+
+def _s(b):
+    return b.decode("utf-8", "replace")
+
+
+class SolveInfo:
+    """The report of a solve (from the C library's sla_solve_info).
+
+    iterations, residual (true ||b - A x|| / ||b||), residual_abs, rhs_norm,
+    converged, reason ("converged_rtol", "diverged_maxiter", ...), method,
+    preconditioner, backend ("krylov", "cholmod", "umfpack", "klu",
+    "superlu"), ordering, factor_nnz, setup_seconds, solve_seconds, note
+    (dispatch decisions and fallbacks).
+
+    For several right-hand sides or a batch, the fields summarise the worst
+    item (largest residual and iteration count, converged only if all did)
+    and ``items`` holds one SolveInfo per right-hand side. After a backward
+    pass, ``adjoint`` holds the report of the adjoint solves.
+    """
+
+    _fields = ("method", "preconditioner", "backend", "iterations", "residual",
+               "residual_abs", "rhs_norm", "converged", "reason", "setup_seconds",
+               "solve_seconds", "factor_nnz", "ordering", "note")
+
+    def __init__(self, **kw):
+        for f in self._fields:
+            setattr(self, f, kw.get(f))
+        self.items = kw.get("items", [])
+        self.adjoint = None
+
+    @classmethod
+    def from_c(cls, c):
+        return cls(method=_s(c.method), preconditioner=_s(c.precond), backend=_s(c.backend),
+                   iterations=int(c.iterations), residual=float(c.residual),
+                   residual_abs=float(c.residual_abs), rhs_norm=float(c.rhs_norm),
+                   converged=bool(c.converged), reason=_s(L.sla_reason_name(c.reason)),
+                   setup_seconds=float(c.setup_seconds), solve_seconds=float(c.solve_seconds),
+                   factor_nnz=float(c.factor_nnz), ordering=_s(c.ordering), note=_s(c.note))
+
+    @classmethod
+    def combine(cls, cinfos):
+        items = [cls.from_c(c) for c in cinfos]
+        if not items:
+            return cls(items=[])
+        if len(items) == 1:
+            one = items[0]
+            one.items = [items[0]]
+            return one
+        worst = max(items, key=lambda i: (not i.converged, i.residual))
+        kw = {f: getattr(items[0], f) for f in cls._fields}
+        kw.update(iterations=max(i.iterations for i in items), residual=worst.residual,
+                  residual_abs=max(i.residual_abs for i in items),
+                  rhs_norm=max(i.rhs_norm for i in items),
+                  converged=all(i.converged for i in items), reason=worst.reason,
+                  solve_seconds=sum(i.solve_seconds for i in items), items=items)
+        return cls(**kw)
+
+    def __repr__(self):
+        s = ("SolveInfo(method=%r, preconditioner=%r, backend=%r, iterations=%d, "
+             "residual=%.3e, converged=%r, reason=%r" % (
+                 self.method, self.preconditioner, self.backend, self.iterations or 0,
+                 self.residual or 0.0, self.converged, self.reason))
+        if len(self.items) > 1:
+            s += ", items=%d" % len(self.items)
+        if self.note:
+            s += ", note=%r" % self.note
+        return s + ")"

@@ -1,0 +1,293 @@
+"""torch.autograd.Function wrappers: each forward calls a C operation and
+each backward its C VJP. Inputs arrive in canonical form (prepared by
+sparse.py with differentiable torch reshapes and casts):
+
+* values: [B, nnz] contiguous, float64 or float32, in the pattern's CSR order
+* right-hand sides / vectors: [B, k, n] contiguous float64 (k columns per
+  value array; each column contiguous, i.e. column-major n x k as C wants)
+
+Pointers of these tensors go to C directly (data_ptr()); nothing is copied.
+"""
+
+import ctypes
+import warnings
+
+import torch
+from torch.autograd.function import once_differentiable
+
+from . import _lib as L
+from ._core import SolveInfo
+
+_INFO_SIZE = ctypes.sizeof(L.CSolveInfo)
+
+
+def _info_at(infos, i):
+    return ctypes.addressof(infos) + i * _INFO_SIZE
+
+
+def _ptr(t, offset_elems=0):
+    return t.data_ptr() + offset_elems * t.element_size()
+
+
+def _warn_if_not_converged(st, info, what):
+    if st == 1 and info is not None and not info.converged:
+        warnings.warn("sla: %s did not converge: %r" % (what, info), L.SlaConvergenceWarning,
+                      stacklevel=4)
+
+
+def c_solve(solver, b3, x3):
+    """x3 = A^-1 b3 for every value array and column (lock held, prepared)."""
+    B, k, n = b3.shape
+    infos = (L.CSolveInfo * max(B * k, 1))()
+    c = L.ctx()
+    if k == 1 and B > 1:
+        st = L.check(L.sla_solver_solve_batch(c, solver.ptr, b3.data_ptr(), x3.data_ptr(),
+                                              _info_at(infos, 0)), "solve")
+    else:
+        st = 0
+        for ib in range(B):
+            st = max(st, L.check(L.sla_solver_solve(c, solver.ptr, ib, k, _ptr(b3, ib * k * n), n,
+                                                    _ptr(x3, ib * k * n), n,
+                                                    _info_at(infos, ib * k)), "solve"))
+    return st, SolveInfo.combine(infos[:B * k])
+
+
+def c_solve_vjp(solver, x3, gx3, gb3, gA):
+    """gb3 = A^-T gx3, gA = -sum gb x^T on the pattern (lock held, prepared)."""
+    B, k, n = x3.shape
+    nnz = solver.nnz
+    infos = (L.CSolveInfo * max(B * k, 1))()
+    c = L.ctx()
+    if k == 1 and B > 1:
+        st = L.check(L.sla_solver_solve_batch_vjp(
+            c, solver.ptr, x3.data_ptr(), gx3.data_ptr(),
+            gb3.data_ptr() if gb3 is not None else None,
+            gA.data_ptr() if gA is not None else None, _info_at(infos, 0)), "solve backward")
+    else:
+        st = 0
+        for ib in range(B):
+            off = ib * k * n
+            st = max(st, L.check(L.sla_solver_solve_vjp(
+                c, solver.ptr, ib, k, _ptr(x3, off), n, _ptr(gx3, off), n,
+                _ptr(gb3, off) if gb3 is not None else None, n,
+                _ptr(gA, ib * nnz) if gA is not None else None, _info_at(infos, ib * k)),
+                "solve backward"))
+    return st, SolveInfo.combine(infos[:B * k])
+
+
+class SolveFn(torch.autograd.Function):
+    """x = A(values)^-1 b with the VJP of sla_solver_solve_vjp."""
+
+    @staticmethod
+    def forward(ctx, values, b3, solver, box):
+        x0 = box.pop("x0", None)  # initial guess (options carry use_x0=1)
+        x3 = x0.clone() if x0 is not None else torch.empty_like(b3)
+        with solver.lock:
+            solver.prepare(values)
+            st, info = c_solve(solver, b3, x3)
+        box["info"] = info
+        if not box.get("quiet"):
+            _warn_if_not_converged(st, info, "solve")
+        ctx.solver, ctx.box = solver, box
+        ctx.save_for_backward(values, x3)
+        return x3
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, gx3):
+        values, x3 = ctx.saved_tensors
+        solver = ctx.solver
+        gx3 = gx3.to(torch.float64).contiguous()
+        need_v, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        gb3 = torch.empty_like(x3) if need_b else None
+        gA = torch.empty(values.shape, dtype=torch.float64) if need_v else None
+        with solver.lock:
+            solver.prepare(values)  # no-op unless another solve re-bound the solver
+            st, info = c_solve_vjp(solver, x3, gx3, gb3, gA)
+        fwd = ctx.box.get("info")
+        if fwd is not None:
+            fwd.adjoint = info
+        _warn_if_not_converged(st, info, "adjoint solve")
+        if gA is not None and values.dtype != torch.float64:
+            gA = gA.to(values.dtype)
+        return gA, gb3, None, None
+
+
+class MatvecFn(torch.autograd.Function):
+    """y = A(values) x with the VJP of sla_matvec_vjp."""
+
+    @staticmethod
+    def forward(ctx, values, x3, cmat):
+        B, k, m = x3.shape
+        n = cmat.pattern.nrows
+        y3 = torch.empty((B, k, n), dtype=torch.float64)
+        c = L.ctx()
+        with cmat.lock:
+            cmat.bind(values)
+            if k == 1 and B > 1:
+                L.check(L.sla_matvec_batch(c, cmat.ptr, x3.data_ptr(), y3.data_ptr()), "matvec")
+            else:
+                for ib in range(B):
+                    L.check(L.sla_matvec(c, cmat.ptr, ib, k, _ptr(x3, ib * k * m), m,
+                                         _ptr(y3, ib * k * n), n), "matvec")
+        ctx.cmat = cmat
+        ctx.save_for_backward(values, x3)
+        return y3
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, gy3):
+        values, x3 = ctx.saved_tensors
+        cmat = ctx.cmat
+        B, k, m = x3.shape
+        n = cmat.pattern.nrows
+        nnz = cmat.pattern.nnz
+        gy3 = gy3.to(torch.float64).contiguous()
+        need_v, need_x = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        gx3 = torch.empty_like(x3) if need_x else None
+        gA = torch.empty(values.shape, dtype=torch.float64) if need_v else None
+        c = L.ctx()
+        with cmat.lock:
+            cmat.bind(values)
+            if k == 1 and B > 1:
+                L.check(L.sla_matvec_batch_vjp(c, cmat.ptr, x3.data_ptr(), gy3.data_ptr(),
+                                               gx3.data_ptr() if need_x else None,
+                                               gA.data_ptr() if need_v else None),
+                        "matvec backward")
+            else:
+                for ib in range(B):
+                    L.check(L.sla_matvec_vjp(
+                        c, cmat.ptr, ib, k, _ptr(x3, ib * k * m), m, _ptr(gy3, ib * k * n), n,
+                        _ptr(gx3, ib * k * m) if need_x else None, m,
+                        _ptr(gA, ib * nnz) if need_v else None), "matvec backward")
+        if gA is not None and values.dtype != torch.float64:
+            gA = gA.to(values.dtype)
+        return gA, gx3, None
+
+
+def _lock_all(solvers):
+    locks = sorted({id(s.lock): s.lock for s in solvers}.items())
+    for _, lk in locks:
+        lk.acquire()
+    return [lk for _, lk in locks]
+
+
+def _unlock_all(locks):
+    for lk in reversed(locks):
+        lk.release()
+
+
+def _ptr_array(tensors):
+    arr = (ctypes.c_void_p * max(len(tensors), 1))()
+    for i, t in enumerate(tensors):
+        arr[i] = t.data_ptr() if t is not None else None
+    return arr
+
+
+class ListSolveFn(torch.autograd.Function):
+    """x_i = A_i^-1 b_i for matrices with different patterns (sla_solve_list)."""
+
+    @staticmethod
+    def forward(ctx, solvers, box, *tensors):
+        N = len(solvers)
+        values, bs = tensors[:N], tensors[N:]
+        xs = [torch.empty_like(b) for b in bs]
+        infos = (L.CSolveInfo * max(N, 1))()
+        locks = _lock_all(solvers)
+        try:
+            for s, v in zip(solvers, values):
+                s.prepare(v)
+            sp = (ctypes.c_void_p * max(N, 1))(*[s.ptr.value for s in solvers])
+            st = L.check(L.sla_solve_list(L.ctx(), N, sp, _ptr_array(bs), _ptr_array(xs),
+                                          _info_at(infos, 0)),
+                         "list solve")
+        finally:
+            _unlock_all(locks)
+        box["infos"] = [SolveInfo.combine(infos[i:i + 1]) for i in range(N)]
+        if not box.get("quiet"):
+            for inf in box["infos"]:
+                _warn_if_not_converged(st, inf, "list solve")
+        ctx.solvers, ctx.box = solvers, box
+        ctx.save_for_backward(*values, *xs)
+        return tuple(xs)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, *gxs):
+        solvers = ctx.solvers
+        N = len(solvers)
+        saved = ctx.saved_tensors
+        values, xs = saved[:N], saved[N:]
+        gxs = [torch.zeros_like(x) if g is None else g.to(torch.float64).contiguous()
+               for g, x in zip(gxs, xs)]
+        need = ctx.needs_input_grad[2:]
+        gAs = [torch.empty(v.shape[-1], dtype=torch.float64) if need[i] else None
+               for i, v in enumerate(values)]
+        gbs = [torch.empty_like(x) if need[N + i] else None for i, x in enumerate(xs)]
+        infos = (L.CSolveInfo * max(N, 1))()
+        locks = _lock_all(solvers)
+        try:
+            for s, v in zip(solvers, values):
+                s.prepare(v)
+            sp = (ctypes.c_void_p * max(N, 1))(*[s.ptr.value for s in solvers])
+            st = L.check(L.sla_solve_list_vjp(L.ctx(), N, sp, _ptr_array(xs), _ptr_array(gxs),
+                                              _ptr_array(gbs), _ptr_array(gAs),
+                                              _info_at(infos, 0)),
+                         "list solve backward")
+        finally:
+            _unlock_all(locks)
+        adj = [SolveInfo.combine(infos[i:i + 1]) for i in range(N)]
+        for f, a in zip(ctx.box.get("infos", []), adj):
+            f.adjoint = a
+            _warn_if_not_converged(st, a, "adjoint list solve")
+        gAs = [g.to(v.dtype).reshape(v.shape) if g is not None else None
+               for g, v in zip(gAs, values)]
+        return (None, None, *gAs, *gbs)
+
+
+class LogdetFn(torch.autograd.Function):
+    """log|det A(values)| per value array, with the gradient from the C
+    function OPTIONAL['logdet_grad'] (selected inversion)."""
+
+    @staticmethod
+    def forward(ctx, values, solver, grad_fn):
+        B, nnz = values.shape
+        sign = torch.empty(B, dtype=torch.float64)
+        lad = torch.empty(B, dtype=torch.float64)
+        grad = torch.empty((B, nnz), dtype=torch.float64)
+        with solver.lock:
+            solver.prepare(values)
+            for ib in range(B):
+                L.check(grad_fn(L.ctx(), solver.ptr, ib, _ptr(sign, ib), _ptr(lad, ib),
+                                _ptr(grad, ib * nnz), None), "logdet gradient")
+        ctx.save_for_backward(grad)
+        ctx.vdtype = values.dtype
+        ctx.mark_non_differentiable(sign)
+        return sign, lad
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, gsign, glad):
+        (grad,) = ctx.saved_tensors
+        return (glad.to(torch.float64)[:, None] * grad).to(ctx.vdtype), None, None
+
+
+class Diffusion2dFn(torch.autograd.Function):
+    """values of sla_gen_diffusion2d's matrix from kappa, with its exact VJP."""
+
+    @staticmethod
+    def forward(ctx, kappa, N, nnz):
+        vals = torch.empty(nnz, dtype=torch.float64)
+        L.check(L.sla_gen_diffusion2d_values(L.ctx(), N, kappa.data_ptr(), vals.data_ptr()),
+                "diffusion2d")
+        ctx.N, ctx.ncell = N, kappa.numel()
+        return vals
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, gvals):
+        gvals = gvals.to(torch.float64).contiguous()
+        gk = torch.empty(ctx.ncell, dtype=torch.float64)
+        L.check(L.sla_gen_diffusion2d_vjp(L.ctx(), ctx.N, gvals.data_ptr(), gk.data_ptr()),
+                "diffusion2d backward")
+        return gk, None, None

@@ -1,0 +1,349 @@
+"""Loading libsla and calling it through ctypes.
+
+Everything that touches the C library's symbols lives here: where the
+library is found, the prototypes of the functions the binding calls, the
+mirror of ``sla_solve_info``, the per-thread ``sla_ctx`` and the translation
+of C statuses into Python exceptions that carry the context's message.
+
+Symbols that other parts of the project add later (eigensolver, logdet
+gradient, nonlinear solve) are looked up in one table, ``OPTIONAL``: an
+operation that needs one calls :func:`require`, which returns the C function
+when this libsla exports it and raises ``NotImplementedError`` naming the
+missing symbol otherwise.
+"""
+
+import ctypes
+import ctypes.util
+import os
+import threading
+
+c_int64 = ctypes.c_int64
+c_double = ctypes.c_double
+c_void_p = ctypes.c_void_p
+c_int = ctypes.c_int
+c_char_p = ctypes.c_char_p
+c_bool = ctypes.c_bool
+PTR = c_void_p  # data pointers are passed as integers (tensor.data_ptr())
+
+SLA_F64, SLA_F32 = 0, 1
+SLA_COPY, SLA_BORROW = 0, 1
+
+STATUS_NAMES = {
+    0: "SLA_OK",
+    1: "SLA_NOT_CONVERGED",
+    -1: "SLA_ERR_ARGUMENT",
+    -2: "SLA_ERR_NOMEM",
+    -3: "SLA_ERR_DIMENSION",
+    -4: "SLA_ERR_INDEX",
+    -5: "SLA_ERR_VALUE",
+    -6: "SLA_ERR_FORMAT",
+    -7: "SLA_ERR_IO",
+    -8: "SLA_ERR_SINGULAR",
+    -9: "SLA_ERR_NOT_SPD",
+    -10: "SLA_ERR_UNAVAILABLE",
+    -11: "SLA_ERR_TOO_LARGE",
+    -12: "SLA_ERR_UNSUPPORTED",
+    -13: "SLA_ERR_CALLBACK",
+}
+
+
+# ---- exceptions ------------------------------------------------------------
+
+
+class SlaError(RuntimeError):
+    """An error status from libsla. ``status`` is the numeric sla_status,
+    ``status_name`` its name ("SLA_ERR_INDEX"), ``message`` the context's
+    message (what went wrong, with the offending index or value)."""
+
+    def __init__(self, status, message, where=""):
+        self.status = status
+        self.status_name = STATUS_NAMES.get(status, "status %d" % status)
+        self.message = message
+        text = "%s%s: %s" % (where + ": " if where else "", self.status_name,
+                             message or "(no message)")
+        super().__init__(text)
+
+
+class SlaValueError(SlaError, ValueError):
+    """Bad input: SLA_ERR_ARGUMENT, _DIMENSION, _INDEX, _VALUE, _FORMAT."""
+
+
+class SlaSingularError(SlaError):
+    """SLA_ERR_SINGULAR: a zero pivot or a structurally singular matrix."""
+
+
+class SlaNotSPDError(SlaError):
+    """SLA_ERR_NOT_SPD: the matrix (or preconditioner) is not positive definite."""
+
+
+class SlaUnavailableError(SlaError):
+    """SLA_ERR_UNAVAILABLE / SLA_ERR_UNSUPPORTED: not possible with this build or solver."""
+
+
+class SlaMemoryError(SlaError, MemoryError):
+    """SLA_ERR_NOMEM / SLA_ERR_TOO_LARGE."""
+
+
+_ERROR_CLASSES = {
+    -1: SlaValueError, -3: SlaValueError, -4: SlaValueError, -5: SlaValueError,
+    -6: SlaValueError, -8: SlaSingularError, -9: SlaNotSPDError,
+    -10: SlaUnavailableError, -12: SlaUnavailableError, -2: SlaMemoryError,
+    -11: SlaMemoryError,
+}
+
+
+class SlaConvergenceWarning(UserWarning):
+    """A solve stopped before reaching its tolerance (SLA_NOT_CONVERGED); the
+    result is the last iterate and the SolveInfo says why."""
+
+
+# ---- finding and loading the library --------------------------------------
+
+
+def _candidates():
+    env = os.environ.get("SLA_LIBRARY")
+    if env:
+        return [env], True
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(here))  # python/sla -> repository root
+    c = [os.path.join(root, "build", "lib", "libsla.so")]
+    found = ctypes.util.find_library("sla")
+    if found:
+        c.append(found)
+    c.append("libsla.so.0")
+    return c, False
+
+
+def _load():
+    cands, from_env = _candidates()
+    errors = []
+    for path in cands:
+        if os.sep in path and not os.path.exists(path):
+            errors.append("%s: no such file" % path)
+            continue
+        try:
+            return ctypes.CDLL(path), path
+        except OSError as e:
+            errors.append("%s: %s" % (path, e))
+    hint = ("SLA_LIBRARY=%s could not be loaded" % cands[0]) if from_env else (
+        "build it with `make` (build/lib/libsla.so), install it, or point "
+        "SLA_LIBRARY at libsla.so")
+    raise ImportError("sla: cannot load libsla (%s): %s" % (hint, "; ".join(errors)))
+
+
+lib, library_path = _load()
+
+
+def _proto(name, restype, *argtypes):
+    f = getattr(lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+    return f
+
+
+# Prototypes of the C functions the binding calls (include/sla/*.h).
+P = c_void_p
+sla_status_name = _proto("sla_status_name", c_char_p, c_int)
+sla_version = _proto("sla_version", c_char_p)
+sla_ctx_create = _proto("sla_ctx_create", c_int, ctypes.POINTER(c_void_p))
+sla_ctx_destroy = _proto("sla_ctx_destroy", None, ctypes.POINTER(c_void_p))
+sla_ctx_message = _proto("sla_ctx_message", c_char_p, P)
+sla_ctx_clear = _proto("sla_ctx_clear", None, P)
+sla_ctx_set_threads = _proto("sla_ctx_set_threads", None, P, c_int)
+sla_ctx_threads = _proto("sla_ctx_threads", c_int, P)
+
+sla_matrix_from_coo = _proto("sla_matrix_from_coo", c_int, P, c_int64, c_int64, c_int64, PTR,
+                             PTR, c_int, c_int64, PTR, PTR, ctypes.POINTER(c_void_p))
+sla_matrix_from_csr = _proto("sla_matrix_from_csr", c_int, P, c_int64, c_int64, PTR, PTR,
+                             c_int, c_int64, PTR, c_int, ctypes.POINTER(c_void_p))
+sla_matrix_destroy = _proto("sla_matrix_destroy", None, ctypes.POINTER(c_void_p))
+sla_matrix_nnz = _proto("sla_matrix_nnz", c_int64, P)
+sla_matrix_nrows = _proto("sla_matrix_nrows", c_int64, P)
+sla_matrix_rowptr = _proto("sla_matrix_rowptr", c_void_p, P)
+sla_matrix_get_colind = _proto("sla_matrix_get_colind", None, P, PTR)
+sla_matrix_get_rowind = _proto("sla_matrix_get_rowind", None, P, PTR)
+sla_matrix_values = _proto("sla_matrix_values", c_void_p, P, c_int64)
+sla_matrix_borrow_values = _proto("sla_matrix_borrow_values", c_int, P, P, PTR)
+
+
+class MatrixProps(ctypes.Structure):
+    """Mirror of sla_matrix_props (include/sla/matrix.h)."""
+    _fields_ = [("square", c_bool), ("structurally_symmetric", c_bool), ("symmetric", c_bool),
+                ("positive_diagonal", c_bool), ("diagonally_dominant", c_bool),
+                ("symmetry_error", c_double), ("max_abs", c_double)]
+
+
+sla_matrix_properties = _proto("sla_matrix_properties", c_int, P, P, c_int64, c_double,
+                               ctypes.POINTER(MatrixProps))
+
+sla_matvec = _proto("sla_matvec", c_int, P, P, c_int64, c_int64, PTR, c_int64, PTR, c_int64)
+sla_matvec_vjp = _proto("sla_matvec_vjp", c_int, P, P, c_int64, c_int64, PTR, c_int64, PTR,
+                        c_int64, PTR, c_int64, PTR)
+sla_matvec_batch = _proto("sla_matvec_batch", c_int, P, P, PTR, PTR)
+sla_matvec_batch_vjp = _proto("sla_matvec_batch_vjp", c_int, P, P, PTR, PTR, PTR, PTR)
+
+
+class CSolveInfo(ctypes.Structure):
+    """Mirror of sla_solve_info (include/sla/solver.h)."""
+    _fields_ = [("method", ctypes.c_char * 16), ("precond", ctypes.c_char * 16),
+                ("backend", ctypes.c_char * 16), ("iterations", c_int64),
+                ("residual", c_double), ("residual_abs", c_double), ("rhs_norm", c_double),
+                ("reason", c_int), ("converged", c_bool), ("setup_seconds", c_double),
+                ("factor_nnz", c_double), ("ordering", ctypes.c_char * 16),
+                ("solve_seconds", c_double), ("note", ctypes.c_char * 192)]
+
+
+INFO_P = c_void_p  # pass ctypes.addressof(info array) (+ offset)
+
+# sla_solver_options is treated as an opaque block filled by
+# sla_solver_options_default and sla_solver_options_parse (the binding
+# passes options as the C library's own "key=value,..." string); the block
+# is far larger than the struct (about 200 bytes).
+OPTIONS_BYTES = 4096
+sla_solver_options_default = _proto("sla_solver_options_default", None, P)
+sla_solver_options_parse = _proto("sla_solver_options_parse", c_int, P, c_char_p, P)
+sla_solver_create = _proto("sla_solver_create", c_int, P, P, P, ctypes.POINTER(c_void_p))
+sla_solver_refresh = _proto("sla_solver_refresh", c_int, P, P)
+sla_solver_destroy = _proto("sla_solver_destroy", None, ctypes.POINTER(c_void_p))
+sla_solver_solve = _proto("sla_solver_solve", c_int, P, P, c_int64, c_int64, PTR, c_int64, PTR,
+                          c_int64, INFO_P)
+sla_solver_solve_vjp = _proto("sla_solver_solve_vjp", c_int, P, P, c_int64, c_int64, PTR, c_int64,
+                              PTR, c_int64, PTR, c_int64, PTR, INFO_P)
+sla_solver_solve_batch = _proto("sla_solver_solve_batch", c_int, P, P, PTR, PTR, INFO_P)
+sla_solver_solve_batch_vjp = _proto("sla_solver_solve_batch_vjp", c_int, P, P, PTR, PTR, PTR, PTR,
+                                    INFO_P)
+sla_solve_list = _proto("sla_solve_list", c_int, P, c_int64, P, P, P, INFO_P)
+sla_solve_list_vjp = _proto("sla_solve_list_vjp", c_int, P, c_int64, P, P, P, P, P, INFO_P)
+sla_solver_logdet = _proto("sla_solver_logdet", c_int, P, P, c_int64, ctypes.POINTER(c_double),
+                           ctypes.POINTER(c_double))
+sla_reason_name = _proto("sla_reason_name", c_char_p, c_int)
+
+sla_gen_poisson = _proto("sla_gen_poisson", c_int, P, c_int, c_int64, ctypes.POINTER(c_void_p))
+sla_gen_diffusion2d = _proto("sla_gen_diffusion2d", c_int, P, c_int64, PTR,
+                             ctypes.POINTER(c_void_p))
+sla_gen_diffusion2d_values = _proto("sla_gen_diffusion2d_values", c_int, P, c_int64, PTR, PTR)
+sla_gen_diffusion2d_vjp = _proto("sla_gen_diffusion2d_vjp", c_int, P, c_int64, PTR, PTR)
+
+
+# ---- optional symbols (parts of the C library that land later) -------------
+
+# name used by the binding -> (C symbol, the C part that provides it).
+# An operation that needs one of them calls require(); wiring a new C
+# function means: add it here, give it a prototype in _optional_proto, and
+# call it where the NotImplementedError is raised today.
+OPTIONAL = {
+    "logdet_grad": ("sla_solver_logdet_grad", "the logdet gradient (issue 5, include/sla/eig.h)"),
+    "eigsh": ("sla_eigsh", "the symmetric eigensolver (issue 5)"),
+    "eigsh_vjp": ("sla_eigsh_vjp", "the eigenpair gradients (issue 5)"),
+    "nlsolver_create": ("sla_nlsolver_create", "the nonlinear solver (issue 6, include/sla/nonlinear.h)"),
+    "nlsolver_solve": ("sla_nlsolver_solve", "the nonlinear solver (issue 6)"),
+    "nlsolver_solve_vjp": ("sla_nlsolver_solve_vjp", "the nonlinear solve's gradient (issue 6)"),
+    "nlsolver_destroy": ("sla_nlsolver_destroy", "the nonlinear solver (issue 6)"),
+}
+
+
+def _optional_proto(name, f):
+    if name == "logdet_grad":
+        # sla_status sla_solver_logdet_grad(sla_ctx *, sla_solver *, sla_int ib, double *sign,
+        #                                   double *logabsdet, double *grad, sla_logdet_info *info)
+        f.restype = c_int
+        f.argtypes = [P, P, c_int64, PTR, PTR, PTR, P]
+    return f
+
+
+_optional_cache = {}
+
+
+def optional(name):
+    """The C function behind OPTIONAL[name], or None when libsla lacks it."""
+    if name not in _optional_cache:
+        sym, _ = OPTIONAL[name]
+        f = getattr(lib, sym, None)
+        _optional_cache[name] = _optional_proto(name, f) if f is not None else None
+    return _optional_cache[name]
+
+
+def require(name, what, hint=""):
+    """optional(name), or NotImplementedError naming the missing C symbol."""
+    f = optional(name)
+    if f is None:
+        sym, part = OPTIONAL[name]
+        raise NotImplementedError(
+            "%s needs %s: the C function %s, which this libsla (%s) does not export%s"
+            % (what, part, sym, library_path, "; " + hint if hint else ""))
+    return f
+
+
+def not_wired(names, what):
+    """NotImplementedError for an operation whose C symbols may exist but
+    whose binding is not written yet (or whose symbols are missing)."""
+    missing = [OPTIONAL[n][0] for n in names if optional(n) is None]
+    part = OPTIONAL[names[0]][1]
+    if missing:
+        return NotImplementedError(
+            "%s needs %s: the C function(s) %s, which this libsla (%s) does not export"
+            % (what, part, ", ".join(missing), library_path))
+    return NotImplementedError(
+        "%s: libsla exports %s but this binding does not call it yet (python/sla/_lib.py "
+        "OPTIONAL lists the symbols; wire them in python/sla/sparse.py)"
+        % (what, ", ".join(OPTIONAL[n][0] for n in names)))
+
+
+# ---- contexts and errors ----------------------------------------------------
+
+_tls = threading.local()
+_default_threads = [0]
+
+
+class _Ctx:
+    def __init__(self):
+        p = c_void_p()
+        st = sla_ctx_create(ctypes.byref(p))
+        if st != 0 or not p.value:
+            raise MemoryError("sla_ctx_create failed")
+        self.ptr = p
+        sla_ctx_set_threads(p, _default_threads[0])
+
+    def __del__(self):
+        if sla_ctx_destroy is not None and self.ptr:
+            sla_ctx_destroy(ctypes.byref(self.ptr))
+
+
+def ctx():
+    """This thread's sla_ctx (one per thread, as the C library asks)."""
+    c = getattr(_tls, "ctx", None)
+    if c is None:
+        c = _tls.ctx = _Ctx()
+    return c.ptr
+
+
+def set_num_threads(n):
+    """Threads the C kernels use (0: the OpenMP default, OMP_NUM_THREADS).
+    Applies to this thread's context now and to contexts created later."""
+    n = int(n)
+    if n < 0:
+        raise ValueError("set_num_threads: n must be >= 0 (got %d)" % n)
+    _default_threads[0] = n
+    sla_ctx_set_threads(ctx(), n)
+
+
+def get_num_threads():
+    return int(sla_ctx_threads(ctx()))
+
+
+def message():
+    m = sla_ctx_message(ctx())
+    return m.decode("utf-8", "replace") if m else ""
+
+
+def check(st, where=""):
+    """Raise the SlaError subclass for an error status; return st (0 or a
+    positive warning such as SLA_NOT_CONVERGED) otherwise."""
+    if st < 0:
+        cls = _ERROR_CLASSES.get(st, SlaError)
+        raise cls(st, message(), where)
+    return st
+
+
+def version():
+    return sla_version().decode()

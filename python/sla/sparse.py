@@ -1,0 +1,492 @@
+"""The user-facing API: SparseTensor, SparseTensorList and functions."""
+
+import ctypes
+import math
+import threading
+
+import torch
+
+from . import _lib as L
+from . import _core
+from ._core import options_string
+from ._functions import Diffusion2dFn, ListSolveFn, LogdetFn, MatvecFn, SolveFn
+
+
+def _prod(shape):
+    return int(math.prod(shape)) if shape else 1
+
+
+def _out_dtype(vdtype, other):
+    if other.dtype.is_floating_point:
+        return torch.promote_types(vdtype, other.dtype)
+    return vdtype
+
+
+def _check_cpu(t, name):
+    if t.device.type != "cpu":
+        raise ValueError("%s must be a CPU tensor (sla runs on the CPU; use .cpu())" % name)
+
+
+def _canonical_rhs(b, batch_shape, n, name="b"):
+    """b -> ([B, k, n] float64 contiguous, unflatten(y3) -> user shape).
+
+    Accepted: batch + (n,) (one vector per value array), batch + (n, k)
+    (k columns), and, for a batched matrix, (n,) or (n, k) shared by the
+    whole batch. The reshapes and the cast are torch ops, so autograd sums
+    the gradient of a shared right-hand side over the batch."""
+    if not isinstance(b, torch.Tensor):
+        b = torch.as_tensor(b, dtype=torch.float64)
+    _check_cpu(b, name)
+    if b.is_complex():
+        raise TypeError("%s: complex tensors are not supported" % name)
+    bs = tuple(batch_shape)
+    B = _prod(bs)
+    shape = tuple(b.shape)
+    if len(shape) >= 1 and shape[-1] == n and shape[:-1] == bs:
+        b3 = b.reshape(B, 1, n)
+        vec = True
+    elif len(shape) >= 2 and shape[-2] == n and shape[:-2] == bs:
+        b3 = b.reshape(B, n, shape[-1]).transpose(1, 2)
+        vec = False
+    elif bs and shape == (n,):
+        b3 = b.reshape(1, 1, n).expand(B, 1, n)
+        vec = True
+    elif bs and len(shape) == 2 and shape[0] == n:
+        b3 = b.t().reshape(1, shape[1], n).expand(B, shape[1], n)
+        vec = False
+    else:
+        want = "%s or %s" % (bs + (n,), bs + (n, "k"))
+        if bs:
+            want += ", or (%d,) / (%d, k) shared by the batch" % (n, n)
+        raise ValueError("%s has shape %s; expected %s" % (name, shape, want))
+    b3 = b3.to(torch.float64).contiguous()
+
+    def unflatten(y3):
+        r = y3.shape[-1]
+        if vec:
+            return y3.reshape(bs + (r,))
+        return y3.transpose(1, 2).reshape(bs + (r, y3.shape[1]))
+
+    return b3, unflatten
+
+
+class SparseTensor:
+    """A sparse matrix, or a batch of matrices on one pattern, for PyTorch.
+
+    ``SparseTensor(values, row, col, shape)``: COO entries (row[k], col[k])
+    with values[..., k]; duplicates are summed. ``values`` is float64 or
+    float32 with shape [*batch, nnz]; ``shape`` is (M, N) or (*batch, M, N).
+    Gradients flow to ``values`` (and to right-hand sides) through solve,
+    matvec and the other operations, computed by the C library's VJPs.
+    """
+
+    def __init__(self, values, row, col, shape):
+        if not isinstance(values, torch.Tensor):
+            values = torch.as_tensor(values, dtype=torch.float64)
+        _check_cpu(values, "values")
+        if values.dtype not in (torch.float64, torch.float32):
+            raise TypeError("values must be float64 or float32 (got %s)" % values.dtype)
+        if values.dim() < 1:
+            raise ValueError("values must have shape [*batch, nnz] (got a scalar)")
+        shape = tuple(int(s) for s in shape)
+        if len(shape) < 2:
+            raise ValueError("shape must be (M, N) or (*batch, M, N) (got %s)" % (shape,))
+        batch = tuple(values.shape[:-1])
+        if len(shape) > 2 and shape[:-2] != batch:
+            raise ValueError("shape %s says batch %s but values have shape %s"
+                             % (shape, shape[:-2], tuple(values.shape)))
+        if min(shape) < 0:
+            raise ValueError("shape must be non-negative (got %s)" % (shape,))
+        nrow = row.numel() if isinstance(row, torch.Tensor) else len(row)
+        ncol = col.numel() if isinstance(col, torch.Tensor) else len(col)
+        if values.shape[-1] != nrow or nrow != ncol:
+            raise ValueError("values (last dim %d), row (%d) and col (%d) must have the same "
+                             "number of entries" % (values.shape[-1], nrow, ncol))
+        self.values = values
+        self.row = row if isinstance(row, torch.Tensor) else torch.as_tensor(row)
+        self.col = col if isinstance(col, torch.Tensor) else torch.as_tensor(col)
+        self.shape = batch + shape[-2:]
+        self._pattern = None
+
+    # ---- structure ----------------------------------------------------
+
+    @property
+    def pattern(self):
+        if self._pattern is None:
+            self._pattern = _core.get_pattern(self.row, self.col, self.shape[-2], self.shape[-1])
+        return self._pattern
+
+    @property
+    def batch_shape(self):
+        return self.shape[:-2]
+
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+    @property
+    def device(self):
+        return self.values.device
+
+    @property
+    def nnz(self):
+        return self.values.shape[-1]
+
+    @property
+    def requires_grad(self):
+        return self.values.requires_grad
+
+    @property
+    def is_batched(self):
+        return len(self.batch_shape) > 0
+
+    def __repr__(self):
+        return "SparseTensor(shape=%s, nnz=%d, dtype=%s%s)" % (
+            self.shape, self.nnz, self.dtype, ", requires_grad=True" if self.requires_grad else "")
+
+    def with_values(self, values):
+        """The same pattern (and its cached C analysis) with new values."""
+        out = SparseTensor(values, self.row, self.col, self.shape[-2:])
+        out._pattern = self._pattern
+        return out
+
+    def detach(self):
+        return self.with_values(self.values.detach())
+
+    def to(self, dtype):
+        return self.with_values(self.values.to(dtype))
+
+    def __getitem__(self, i):
+        """Index the batch dimensions: A[i] is a SparseTensor on the same pattern."""
+        if not self.is_batched:
+            raise IndexError("an unbatched SparseTensor has no batch dimension to index")
+        v = self.values[i]
+        if v.dim() < 1 or v.shape[-1] != self.nnz:
+            raise IndexError("index the batch dimensions only")
+        return self.with_values(v)
+
+    def _csr_values(self):
+        """[B, nnz_csr] values in the C pattern's order (differentiable)."""
+        B = _prod(self.batch_shape)
+        v2 = self.values.reshape(B, self.nnz)
+        return self.pattern.csr_values(v2).contiguous()
+
+    # ---- linear algebra -----------------------------------------------
+
+    def solve(self, b, method="auto", preconditioner=None, rtol=None, atol=None, maxiter=None,
+              return_info=False, x0=None, **options):
+        """x with A x = b (a batch: A_i x_i = b_i).
+
+        b: [*batch, n] or [*batch, n, k] (or [n] / [n, k] shared by a batch).
+        method: auto, cg, bicgstab, gmres, minres, cholesky, ldlt, lu,
+        umfpack, klu, superlu. preconditioner: None, jacobi, ssor, ic0, ilu0,
+        amg. rtol (relative to ||b||), atol, maxiter; further keys of the C
+        options string as keywords (restart, omega, ordering, memory_limit,
+        amg_threshold, ...). Unknown names are refused by the C library,
+        which names the nearest valid one.
+
+        x0: initial guess of an iterative method (the shape of b's
+        solution; not differentiated: the solution does not depend on it).
+
+        return_info: also return a SolveInfo (after backward, its
+        ``adjoint`` holds the report of the adjoint solves). A solve that
+        stops short of its tolerance warns with SlaConvergenceWarning unless
+        return_info is set.
+
+        The solver (factorization or preconditioner) is cached on the
+        pattern: a backward pass reuses the forward's, and a later solve
+        with new values on the same pattern refactors without re-analysis.
+        """
+        if self.shape[-2] != self.shape[-1]:
+            raise ValueError("solve needs a square matrix (shape %s)" % (self.shape,))
+        if "use_x0" in options:
+            raise ValueError("solve: pass the initial guess as x0=..., not use_x0")
+        if x0 is not None:
+            options["use_x0"] = True
+        opts = options_string(method, preconditioner, rtol, atol, maxiter, **options)
+        vals = self._csr_values()
+        b3, unflatten = _canonical_rhs(b, self.batch_shape, self.shape[-1])
+        if x0 is not None:
+            x03, _ = _canonical_rhs(torch.as_tensor(x0).detach(), self.batch_shape,
+                                    self.shape[-1], "x0")
+            if x03.shape != b3.shape:
+                raise ValueError("x0 has shape %s; it must match the solution's"
+                                 % (tuple(torch.as_tensor(x0).shape),))
+            box = {"quiet": return_info, "x0": x03}
+        else:
+            box = {"quiet": return_info}
+        solver = self.pattern.solver(opts, vals.dtype, vals.shape[0])
+        x3 = SolveFn.apply(vals, b3, solver, box)
+        x = unflatten(x3).to(_out_dtype(self.dtype, b if isinstance(b, torch.Tensor) else x3))
+        if return_info:
+            return x, box["info"]
+        return x
+
+    def matvec(self, x):
+        """A @ x: x of shape [*batch, N] or [*batch, N, k] (or shared)."""
+        vals = self._csr_values()
+        x3, unflatten = _canonical_rhs(x, self.batch_shape, self.shape[-1], "x")
+        cmat = self.pattern.matrix(vals.dtype, vals.shape[0])
+        y3 = MatvecFn.apply(vals, x3, cmat)
+        return unflatten(y3).to(_out_dtype(self.dtype, x if isinstance(x, torch.Tensor) else y3))
+
+    def __matmul__(self, x):
+        return self.matvec(x)
+
+    def T(self):
+        """The transpose (same values, row and col exchanged)."""
+        return SparseTensor(self.values, self.col, self.row, self.shape[:-2] +
+                            (self.shape[-1], self.shape[-2]))
+
+    def transpose(self):
+        return self.T()
+
+    def to_dense(self):
+        """Dense [*batch, M, N] tensor (duplicates summed; differentiable)."""
+        M, N = self.shape[-2:]
+        B = _prod(self.batch_shape)
+        idx = self.row.to(torch.int64) * N + self.col.to(torch.int64)
+        d = self.values.new_zeros(B, M * N).index_add(1, idx, self.values.reshape(B, self.nnz))
+        return d.reshape(self.batch_shape + (M, N))
+
+    def _logdet_solver(self, method, options):
+        if self.shape[-2] != self.shape[-1]:
+            raise ValueError("logdet needs a square matrix (shape %s)" % (self.shape,))
+        opts = options_string(method, None, None, None, None, **options)
+        vals = self._csr_values()
+        return vals, self.pattern.solver(opts, vals.dtype, vals.shape[0])
+
+    def slogdet(self, method="lu", **options):
+        """(sign, log|det A|) per matrix of the batch, from a sparse
+        factorization (method lu, cholesky or ldlt; never det itself, so no
+        overflow). A singular matrix gives (0, -inf). The factorization is
+        the cached solver's: solve(b, method=...) with the same method reuses it.
+
+        Gradient: d log|det A| / dA_k = (A^-1)[col_k, row_k], from the C
+        library's selected inversion (sla_solver_logdet_grad). A libsla
+        without it raises NotImplementedError when values require grad;
+        compute the value under torch.no_grad() or on A.detach()."""
+        vals, solver = self._logdet_solver(method, options)
+        bs = self.batch_shape
+        if torch.is_grad_enabled() and vals.requires_grad:
+            f = L.require("logdet_grad", "the gradient of SparseTensor.logdet/slogdet/det",
+                          "for the value alone call it under torch.no_grad() or on A.detach()")
+            sign, lad = LogdetFn.apply(vals, solver, f)
+        else:
+            B = vals.shape[0]
+            sign = torch.empty(B, dtype=torch.float64)
+            lad = torch.empty(B, dtype=torch.float64)
+            with solver.lock:
+                try:
+                    solver.prepare(vals.detach())
+                except L.SlaSingularError:
+                    if B == 1:
+                        return (torch.zeros(bs, dtype=self.dtype),
+                                torch.full(bs, -math.inf, dtype=self.dtype))
+                    raise
+                s, d = ctypes.c_double(), ctypes.c_double()
+                for ib in range(B):
+                    L.check(L.sla_solver_logdet(L.ctx(), solver.ptr, ib, ctypes.byref(s),
+                                                ctypes.byref(d)), "logdet")
+                    sign[ib], lad[ib] = s.value, d.value
+        return sign.reshape(bs).to(self.dtype), lad.reshape(bs).to(self.dtype)
+
+    def logdet(self, method="lu", **options):
+        """log det A as torch.logdet defines it: nan when det < 0, -inf when
+        singular. See slogdet for the factorization and the gradient."""
+        sign, lad = self.slogdet(method, **options)
+        nan = torch.full_like(lad, math.nan)
+        return torch.where(sign > 0, lad, torch.where(sign < 0, nan, -torch.ones_like(lad) * math.inf))
+
+    def det(self, method="lu", **options):
+        """det A = sign * exp(log|det A|) (overflows to inf where det does)."""
+        sign, lad = self.slogdet(method, **options)
+        return sign * torch.exp(lad)
+
+    def eigsh(self, k=6, which="LM", sigma=None, return_eigenvectors=True, **options):
+        """k eigenpairs of a symmetric matrix (which: LA, SA, LM, SM; sigma:
+        shift-invert). Needs the C eigensolver of issue 5."""
+        raise L.not_wired(["eigsh", "eigsh_vjp"], "SparseTensor.eigsh")
+
+    # ---- conversions --------------------------------------------------
+
+    @classmethod
+    def from_scipy(cls, M, dtype=torch.float64, requires_grad=False):
+        """From any scipy.sparse matrix (converted to COO; values copied
+        once into a tensor of `dtype`)."""
+        coo = M.tocoo()
+        vals = torch.tensor(coo.data, dtype=dtype, requires_grad=requires_grad)
+        row = torch.from_numpy(coo.row.astype("int64"))
+        col = torch.from_numpy(coo.col.astype("int64"))
+        return cls(vals, row, col, coo.shape)
+
+    def to_scipy(self):
+        """scipy.sparse.csr_matrix (unbatched matrices; index a batch first)."""
+        import scipy.sparse as sp
+        if self.is_batched:
+            raise ValueError("to_scipy: a batched SparseTensor %s; convert A[i]" % (self.shape,))
+        v = self.values.detach().cpu().numpy()
+        return sp.coo_matrix((v, (self.row.cpu().numpy(), self.col.cpu().numpy())),
+                             shape=self.shape).tocsr()
+
+    @classmethod
+    def from_dense(cls, D, requires_grad=False):
+        """The nonzeros of a dense [M, N] tensor."""
+        D = torch.as_tensor(D)
+        if D.dim() != 2:
+            raise ValueError("from_dense takes a 2-D tensor (got shape %s)" % (tuple(D.shape),))
+        r, c = torch.nonzero(D, as_tuple=True)
+        v = D[r, c].detach().clone()
+        if not v.dtype.is_floating_point:
+            v = v.to(torch.float64)
+        return cls(v.requires_grad_(requires_grad), r, c, D.shape)
+
+
+class SparseTensorList:
+    """Matrices with different patterns (a batch of graphs or meshes),
+    solved together by sla_solve_list (in parallel over the C context's
+    threads), with gradients through sla_solve_list_vjp."""
+
+    def __init__(self, tensors):
+        self.tensors = list(tensors)
+        for i, t in enumerate(self.tensors):
+            if not isinstance(t, SparseTensor):
+                raise TypeError("SparseTensorList item %d is not a SparseTensor" % i)
+            if t.is_batched:
+                raise ValueError("SparseTensorList item %d is batched %s; use one SparseTensor "
+                                 "for a batch on one pattern" % (i, t.shape))
+
+    def __len__(self):
+        return len(self.tensors)
+
+    def __getitem__(self, i):
+        return self.tensors[i]
+
+    def __iter__(self):
+        return iter(self.tensors)
+
+    def __repr__(self):
+        return "SparseTensorList(%d matrices)" % len(self.tensors)
+
+    @classmethod
+    def from_scipy(cls, mats, dtype=torch.float64):
+        return cls([SparseTensor.from_scipy(m, dtype) for m in mats])
+
+    def solve(self, bs, method="auto", preconditioner=None, rtol=None, atol=None, maxiter=None,
+              return_info=False, **options):
+        """[x_i] with A_i x_i = b_i (each b_i of shape (n_i,)); the options as
+        in SparseTensor.solve. return_info: also a list of SolveInfo."""
+        bs = list(bs)
+        if len(bs) != len(self.tensors):
+            raise ValueError("SparseTensorList.solve: %d matrices but %d right-hand sides"
+                             % (len(self.tensors), len(bs)))
+        opts = options_string(method, preconditioner, rtol, atol, maxiter, **options)
+        solvers, vals, b1s, seen = [], [], [], set()
+        for i, (A, b) in enumerate(zip(self.tensors, bs)):
+            n = A.shape[-1]
+            if A.shape[-2] != n:
+                raise ValueError("SparseTensorList item %d is not square %s" % (i, A.shape))
+            b = torch.as_tensor(b)
+            if tuple(b.shape) != (n,):
+                raise ValueError("right-hand side %d has shape %s; expected (%d,)"
+                                 % (i, tuple(b.shape), n))
+            _check_cpu(b, "right-hand side %d" % i)
+            v = A._csr_values()
+            s = A.pattern.solver(opts, v.dtype, 1)
+            if id(s) in seen:  # two items share a pattern: a private solver for this one
+                s = _core.Solver(A.pattern, opts, v.dtype, 1)
+            seen.add(id(s))
+            solvers.append(s)
+            vals.append(v)
+            b1s.append(b.to(torch.float64).contiguous())
+        box = {"quiet": return_info}
+        xs = ListSolveFn.apply(solvers, box, *vals, *b1s)
+        xs = [x.to(_out_dtype(A.dtype, b)) for x, A, b in zip(xs, self.tensors, bs)]
+        if return_info:
+            return xs, box["infos"]
+        return xs
+
+    def matvec(self, xs):
+        return [A @ x for A, x in zip(self.tensors, xs)]
+
+    def __matmul__(self, xs):
+        return self.matvec(xs)
+
+
+def spsolve(val, row, col, shape, b, **kwargs):
+    """x with A x = b for A = SparseTensor(val, row, col, shape); keyword
+    arguments as SparseTensor.solve. Differentiable in val and b."""
+    return SparseTensor(val, row, col, shape).solve(b, **kwargs)
+
+
+def nonlinear_solve(residual_fn, u0, *params, method="newton", **kwargs):
+    """u with residual_fn(u, *params) = 0, differentiable in params by the
+    implicit function theorem. Needs the C nonlinear solver of issue 6."""
+    raise L.not_wired(["nlsolver_create", "nlsolver_solve", "nlsolver_solve_vjp",
+                       "nlsolver_destroy"], "nonlinear_solve")
+
+
+# ---- generators (the C library's test problems) --------------------------
+
+_gen_lock = threading.Lock()
+_diffusion_patterns = {}
+
+
+def poisson(dim, N, dtype=torch.float64):
+    """The dim-D Poisson matrix on N^dim interior points (3-, 5- or 7-point
+    stencil, unscaled: 2*dim on the diagonal, -1 off it)."""
+    M = ctypes.c_void_p()
+    L.check(L.sla_gen_poisson(L.ctx(), int(dim), int(N), ctypes.byref(M)), "poisson")
+    try:
+        return _sparse_from_c(M, dtype)
+    finally:
+        L.sla_matrix_destroy(ctypes.byref(M))
+
+
+def _sparse_from_c(M, dtype):
+    """SparseTensor copy of a square C matrix (value array 0)."""
+    n = int(L.sla_matrix_nrows(M))
+    nnz = int(L.sla_matrix_nnz(M))
+    row = torch.empty(nnz, dtype=torch.int64)
+    col = torch.empty(nnz, dtype=torch.int64)
+    L.sla_matrix_get_rowind(M, row.data_ptr())
+    L.sla_matrix_get_colind(M, col.data_ptr())
+    vals = torch.empty(nnz, dtype=torch.float64)
+    ctypes.memmove(vals.data_ptr(), L.sla_matrix_values(M, 0), 8 * nnz)
+    return SparseTensor(vals.to(dtype), row, col, (n, n))
+
+
+def diffusion2d(N, kappa):
+    """The matrix of -div(kappa grad u) on an N x N interior grid of the
+    unit square (sla_gen_diffusion2d: finite volumes, kappa on the (N+1)^2
+    cells, a fastest; homogeneous Dirichlet boundary; unscaled, so the
+    right-hand side is h^2 f with h = 1/(N+1)).
+
+    Differentiable in kappa through the C generator's exact VJP. The
+    pattern is cached per N, so a training loop reuses one symbolic
+    analysis."""
+    N = int(N)
+    kappa = torch.as_tensor(kappa)
+    ncell = (N + 1) * (N + 1)
+    if kappa.numel() != ncell:
+        raise ValueError("diffusion2d: kappa needs (N+1)^2 = %d values (got shape %s)"
+                         % (ncell, tuple(kappa.shape)))
+    _check_cpu(kappa, "kappa")
+    with _gen_lock:
+        pat = _diffusion_patterns.get(N)
+    if pat is None:
+        M = ctypes.c_void_p()
+        ones = torch.ones(ncell, dtype=torch.float64)
+        L.check(L.sla_gen_diffusion2d(L.ctx(), N, ones.data_ptr(), ctypes.byref(M)),
+                "diffusion2d")
+        try:
+            A0 = _sparse_from_c(M, torch.float64)
+        finally:
+            L.sla_matrix_destroy(ctypes.byref(M))
+        pat = (A0.row, A0.col, A0.nnz, N * N)
+        with _gen_lock:
+            _diffusion_patterns[N] = pat
+    row, col, nnz, n = pat
+    vals = Diffusion2dFn.apply(kappa.reshape(ncell).to(torch.float64).contiguous(), N, nnz)
+    return SparseTensor(vals.to(kappa.dtype) if kappa.dtype == torch.float32 else vals,
+                        row, col, (n, n))
