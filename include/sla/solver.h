@@ -159,6 +159,10 @@ typedef struct sla_solve_info {
     char note[256];           /* dispatch decisions and fallbacks, "" if none */
 } sla_solve_info;
 
+/* sizeof(sla_solve_info) of this build, for bindings that mirror the struct
+ * (the Python package checks its copy against it at import). */
+size_t sla_solve_info_size(void);
+
 typedef struct sla_solver sla_solver;
 
 /* Create a solver for every value array of A and set it up (structure

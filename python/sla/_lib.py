@@ -190,7 +190,14 @@ class CSolveInfo(ctypes.Structure):
                 ("residual", c_double), ("residual_abs", c_double), ("rhs_norm", c_double),
                 ("reason", c_int), ("converged", c_bool), ("setup_seconds", c_double),
                 ("factor_nnz", c_double), ("ordering", ctypes.c_char * 16),
-                ("solve_seconds", c_double), ("note", ctypes.c_char * 192)]
+                ("solve_seconds", c_double), ("note", ctypes.c_char * 256)]
+
+
+_info_size = _proto("sla_solve_info_size", ctypes.c_size_t)()
+if _info_size != ctypes.sizeof(CSolveInfo):
+    raise ImportError(f"sla: this binding's copy of sla_solve_info has {ctypes.sizeof(CSolveInfo)} "
+                      f"bytes but libsla's has {_info_size}: the package and the library come "
+                      "from different versions (update python/sla/_lib.py CSolveInfo)")
 
 
 INFO_P = c_void_p  # pass ctypes.addressof(info array) (+ offset)

@@ -269,7 +269,7 @@ class SolveTests(unittest.TestCase):
             w = v.clone()
             w[0] += 0.3 if A.row[0] != A.col[0] else 0.0
             w[1] -= 0.2
-            x3 = A.with_values(w).solve(b, method="auto")
+            x3 = A.with_values(w).solve(b, method="auto", rtol=1e-13)
             Mw = sp.coo_matrix((w.numpy(), (A.row.numpy(), A.col.numpy())), shape=M.shape)
             self.assertLess(np.abs(x3.numpy() - spla.spsolve(Mw.tocsc(), b.numpy())).max(),
                             1e-10)
@@ -530,11 +530,19 @@ class ErrorTests(unittest.TestCase):
         Ind = torch.tensor([[1.0, 2.0], [2.0, 1.0]], dtype=F64)
         with self.assertRaisesRegex(sla.SlaNotSPDError, "positive definite"):
             sla.SparseTensor.from_dense(Ind).solve(torch.ones(2, dtype=F64), method="cholesky")
-        # auto falls back from the trial Cholesky and says so
-        x, info = sla.SparseTensor.from_dense(Ind).solve(torch.ones(2, dtype=F64),
-                                                         return_info=True)
+        # auto falls back from the trial Cholesky and says so (a 1D Laplacian
+        # shifted to be indefinite: its diameter makes auto factor it)
+        n = 2000
+        i = torch.arange(n)
+        row = torch.cat([i, i[1:], i[:-1]])
+        col = torch.cat([i, i[:-1], i[1:]])
+        val = torch.cat([torch.full((n,), 2.0 - 1.3, dtype=F64), -torch.ones(2 * n - 2, dtype=F64)])
+        Sh = sla.SparseTensor(val, row, col, (n, n))
+        x, info = Sh.solve(torch.ones(n, dtype=F64), return_info=True)
         self.assertIn("fell back", info.note)
-        np.testing.assert_allclose(x.numpy(), [1 / 3, 1 / 3])
+        self.assertTrue(info.converged)
+        M = sp.coo_matrix((val.numpy(), (row.numpy(), col.numpy())), shape=(n, n)).tocsc()
+        np.testing.assert_allclose(x.numpy(), spla.spsolve(M, np.ones(n)), rtol=1e-6, atol=1e-8)
         with self.assertRaisesRegex(ValueError, "square"):
             sla.SparseTensor(torch.ones(2, dtype=F64), [0, 1], [0, 1], (2, 3)).solve(
                 torch.ones(2, dtype=F64))
