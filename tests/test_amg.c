@@ -217,6 +217,33 @@ static void dot_test(sla_ctx *ctx, const sla_matrix *A, int relax, int cycle, co
     sla__pc_destroy(&pc);
 }
 
+/* Matrices too small for hypre to coarsen (one level): the cycle is an
+ * exact solve, so CG converges at once and the transpose is exact. Before,
+ * hypre's single forward l1-Gauss-Seidel sweep made CG stall on random
+ * SPD matrices of 2-15 rows. */
+static void test_one_level(sla_ctx *ctx)
+{
+    int fails = 0;
+    for (int n = 2; n <= 15; n++)
+        for (uint64_t seed = 1; seed <= 8; seed++) {
+            sla_matrix *A = NULL;
+            CHECK_OK(ctx, sla_gen_random(ctx, n, 3, 2, seed, &A));
+            double b[16], x[16];
+            tu_fill(b, n, (int)seed);
+            sla_solver_options o = amg_opts(SLA_METHOD_CG, 1e-10);
+            sla_solve_info info;
+            sla_status st = sla_solve(ctx, A, &o, b, x, &info);
+            if (st != SLA_OK || !info.converged || info.iterations > 20) fails++;
+            if (n == 3 || n == 9) dot_test(ctx, A, 13, 1, "one level, SPD");
+            sla_matrix_destroy(&A);
+            CHECK_OK(ctx, sla_gen_random(ctx, n, 3, 0, seed, &A));
+            if (n == 3 || n == 9) dot_test(ctx, A, 13, 1, "one level, general");
+            sla_matrix_destroy(&A);
+        }
+    printf("  one-level hierarchies: CG+AMG failed on %d of %d small SPD matrices\n", fails, 14 * 8);
+    CHECK(fails == 0);
+}
+
 static void test_transpose_identity(sla_ctx *ctx)
 {
     printf("transpose of the cycle:\n");
@@ -554,6 +581,7 @@ int main(void)
         double t0 = now();
         test_options_errors(ctx);
         test_transpose_identity(ctx);
+        test_one_level(ctx);
         double t1 = now();
         test_poisson(ctx);
         double t2 = now();

@@ -89,6 +89,9 @@ sla_status sla__amg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const s
  * of CPU) for a slightly costlier set-up; see bench/AMG_RESULTS.md. */
 #define SLA_AMG_AGG_INTERP 1
 
+/* Largest one-level "hierarchy" solved by a dense LU (see record_steps). */
+#define SLA_AMG_DENSE_MAX 2000
+
 static pthread_mutex_t amg_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool amg_hypre_ready; /* MPI initialized (by us or the program) and HYPRE_Init done */
 
@@ -136,6 +139,7 @@ typedef struct amg {
     step *steps;              /* the forward cycle's steps, for transposes */
     int nsteps;
     bool recorded;            /* steps hold the whole cycle */
+    bool one_level;           /* hypre built no coarse level: exact dense solves */
     const char *unsupported;  /* why the transposed cycle cannot be run, or NULL */
     tcycle *t;
     double *rcopy;            /* r when it aliases z */
@@ -390,6 +394,7 @@ static sla_status record_steps(sla_ctx *ctx, amg *g)
     g->unsupported = NULL;
     g->nsteps = 0;
     g->recorded = false;
+    g->one_level = false;
     if (hypre_ParAMGDataRelaxOrder(d) != 0 || hypre_ParAMGDataGridRelaxPoints(d) ||
         hypre_ParAMGDataFCycle(d) || hypre_ParAMGDataSmoothNumLevels(d) > 0 ||
         hypre_ParAMGDataAdditive(d) >= 0 || hypre_ParAMGDataMultAdditive(d) >= 0 ||
@@ -416,6 +421,17 @@ static sla_status record_steps(sla_ctx *ctx, amg *g)
     sla__free(&g->alloc, g->steps);
     g->steps = sla__malloc(&g->alloc, (size_t)cap, sizeof *g->steps);
     if (!g->steps) return sla__error(ctx, SLA_ERR_NOMEM, "precond amg: out of memory");
+    if (nlev == 1 && g->n <= SLA_AMG_DENSE_MAX) {
+        /* No coarse level (a matrix at or below hypre's coarsest size, or
+         * one that does not coarsen): hypre would apply one forward
+         * l1-Gauss-Seidel sweep, which is not symmetric, and CG with it
+         * stalled on small SPD matrices. The level is the coarsest one, so
+         * it is solved exactly, as the coarsest level of any cycle is. */
+        add_step(g, cap, OP_SOLVE, 0, false, 1.0);
+        g->one_level = true;
+        g->recorded = true;
+        return SLA_OK;
+    }
     if (nlev == 1) { /* no coarsening: hypre smooths with the user relaxation type */
         int rt = hypre_ParAMGDataUserRelaxType(d);
         if (rt == -1) rt = 6;
@@ -611,6 +627,27 @@ static sla_status coarse_factor(const sla_allocator *al, tcycle *t, const tlevel
         }
     }
     return SLA_OK;
+}
+
+/* x = A_c^-1 b in place: P A_c = L U. */
+static void coarse_solve(const tcycle *t, double *x)
+{
+    HYPRE_Int n = t->nc;
+    const double *a = t->lu;
+    for (HYPRE_Int c = 0; c < n; c++) { /* w = P b, the swaps in factorization order */
+        int p = t->piv[c];
+        if (p != c) {
+            double tmp = x[c];
+            x[c] = x[p];
+            x[p] = tmp;
+        }
+    }
+    for (HYPRE_Int j = 0; j < n; j++) /* L y = w, unit diagonal, by columns */
+        for (HYPRE_Int i = j + 1; i < n; i++) x[i] -= a[(size_t)j * n + i] * x[j];
+    for (HYPRE_Int j = n - 1; j >= 0; j--) { /* U x = y, by columns */
+        x[j] /= a[(size_t)j * n + j];
+        for (HYPRE_Int i = 0; i < j; i++) x[i] -= a[(size_t)j * n + i] * x[j];
+    }
 }
 
 /* x = A_c^-T b in place: P A_c = L U, so A_c^T = U^T L^T P. */
@@ -811,7 +848,14 @@ static sla_status amg_apply(const sla__pc *pc, bool transpose, const double *r, 
         else sla__copy(g->n, r, g->rcopy);
         r = g->rcopy;
     }
-    if (st == SLA_OK) {
+    if (st == SLA_OK && g->one_level) {
+        if (!g->t && (st = tcycle_build(g))) tcycle_free(g);
+        if (st == SLA_OK) {
+            sla__copy(g->n, r, z);
+            if (transpose) coarse_solve_t(g->t, z);
+            else coarse_solve(g->t, z);
+        }
+    } else if (st == SLA_OK) {
         if (transpose && g->symmetric < 0) g->symmetric = par_symmetric(g);
         if (!transpose || (g->symmetric == 1 && g->self_adjoint)) st = cycle_forward(g, r, z);
         else st = cycle_transposed(g, r, z);
