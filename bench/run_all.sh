@@ -19,6 +19,17 @@
 #   SLA_BENCH_RETRIES measure a configuration again when other processes took
 #                     more than 15 % of the machine meanwhile (default 1)
 #   SLA_BENCH_WAIT    seconds to wait for other processes to go quiet (default 30)
+#   SLA_BENCH_TORCH_KS  iteration counts, sla vs unrolled torch CG at n = 1e5
+#                     (default "10 50 100 200 400 600"; 600 takes about 6 GB in torch)
+#   SLA_BENCH_HIST_N  grid side of the residual-history runs (default 256)
+#   SLA_BENCH_DIRECT_ARGS  arguments of sla_bench_direct (default: a sweep to 1e6 2D,
+#                     1e6 3D and 1e6 convection-diffusion, SciPy at 1e4..1e6, the batch)
+#   SLA_BENCH_AMG_ARGS     arguments of sla_bench_amg (default: 2D and 3D Poisson 1e6)
+#   SLA_BENCH_QUICK=1 small sizes everywhere (a few minutes; checks the pipeline);
+#                     writes bench/out/RESULTS-quick.md, not bench/RESULTS.md
+#   SLA_BENCH_RESULTS the report's path (default bench/RESULTS.md; plots/ beside it)
+#   SLA_BENCH_PARTS   which parts to run (default cg,adjoint,torch,history,direct,amg);
+#                     RESULTS.md is written from what bench/out/ holds
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -28,12 +39,33 @@ case $build in /*) ;; *) build=$PWD/$build ;; esac
 out=$here/out
 py=/usr/bin/python3
 
-sizes=${SLA_BENCH_SIZES:-100,316,1000}
-reps=${SLA_BENCH_REPS:-5,5,3}
-scipy_reps=${SLA_BENCH_SCIPY_REPS:-5,5,2}
+quick=${SLA_BENCH_QUICK:-0}
+if [ "$quick" = 1 ]; then
+  d_sizes=100,316; d_reps=3,3; d_sreps=3,2; d_ks="100 1000"; d_adjn=316
+  d_tks="10 50 100"; d_hist=64
+  d_direct="--parts sweep,scipy,batch --sizes2d 32,100,316 --sizes3d 10,22 --sizescd 32,100 --scipy-sizes 100,316 --batch 100 --max-run 10 --quiet-wait 2"
+  d_amg="--problems p2d-1m --methods amg,cholmod --reps 1 --reps-slow 1"
+else
+  d_sizes=100,316,1000; d_reps=5,5,3; d_sreps=5,5,2; d_ks="100 1000 5000"; d_adjn=1000
+  d_tks="10 50 100 200 400 600"; d_hist=256
+  d_direct="--parts sweep,scipy,batch --sizes2d 32,100,316,1000 --sizes3d 10,22,46,100 --sizescd 32,100,316,1000 --scipy-sizes 100,316,1000 --max-run 20 --quiet-wait 5"
+  d_amg="--problems p2d-1m,p3d-1m --methods amg,jacobi,cholmod --reps 3 --reps-slow 1"
+fi
+sizes=${SLA_BENCH_SIZES:-$d_sizes}
+reps=${SLA_BENCH_REPS:-$d_reps}
+scipy_reps=${SLA_BENCH_SCIPY_REPS:-$d_sreps}
 threads=${SLA_BENCH_THREADS:-1,2}
-ks=${SLA_BENCH_KS:-100 1000 5000}
-adj_n=${SLA_BENCH_ADJ_N:-1000}
+ks=${SLA_BENCH_KS:-$d_ks}
+adj_n=${SLA_BENCH_ADJ_N:-$d_adjn}
+torch_ks=${SLA_BENCH_TORCH_KS:-$d_tks}
+hist_n=${SLA_BENCH_HIST_N:-$d_hist}
+direct_args=${SLA_BENCH_DIRECT_ARGS:-$d_direct}
+amg_args=${SLA_BENCH_AMG_ARGS:-$d_amg}
+parts=${SLA_BENCH_PARTS:-cg,adjoint,torch,history,direct,amg}
+# Quick runs report to bench/out/ so that they never replace the real report.
+if [ "$quick" = 1 ]; then results=${SLA_BENCH_RESULTS:-$out/RESULTS-quick.md}
+else results=${SLA_BENCH_RESULTS:-$here/RESULTS.md}; fi
+has_part() { case ",$parts," in *",$1,"*) return 0 ;; esac; return 1; }
 wait_s=${SLA_BENCH_WAIT:-30}
 retries=${SLA_BENCH_RETRIES:-1}
 
@@ -79,6 +111,7 @@ cmd_cg="$build/bin/sla_bench_cg --sizes $sizes --reps $reps --threads $threads -
 cmd_scipy="$py $here/scipy_cg.py --sizes $sizes --reps $scipy_reps --retries $retries"
 cmd_adj="$build/bin/sla_bench_adjoint_mem K $adj_n 2   (K in: $ks; one process each)"
 
+if has_part cg; then
 echo "== sla CG (STREAM triad, then CG) ==" >&2
 # shellcheck disable=SC2086
 "$build/bin/sla_bench_cg" --sizes "$sizes" --reps "$reps" --threads "$threads" \
@@ -87,12 +120,57 @@ echo "== sla CG (STREAM triad, then CG) ==" >&2
 echo "== SciPy CG ==" >&2
 "$py" "$here/scipy_cg.py" --sizes "$sizes" --reps "$scipy_reps" --retries "$retries" \
   > "$out/scipy.jsonl"
+fi
 
+if has_part adjoint; then
 echo "== adjoint memory ==" >&2
 : > "$out/adjoint_mem.jsonl"
 for k in $ks; do
   "$build/bin/sla_bench_adjoint_mem" "$k" "$adj_n" 2 >> "$out/adjoint_mem.jsonl"
 done
+fi
+
+# sla's adjoint (one extra solve) against differentiating through k unrolled
+# CG iterations with torch autograd, same n = 316^2 and k, one process each.
+cmd_torch="$build/bin/sla_bench_adjoint_mem K 316 2; $py bench/torch_unrolled_cg.py K 316 2   (K in: $torch_ks)"
+if has_part torch; then
+echo "== adjoint memory: sla vs unrolled CG in torch ==" >&2
+: > "$out/adjoint_torch.jsonl"
+: > "$out/adjoint_sla_small.jsonl"
+have_torch=0
+"$py" -c 'import torch' 2>/dev/null && have_torch=1
+[ "$have_torch" = 1 ] || echo "run_all.sh: $py cannot import torch (python3-torch); torch side skipped" >&2
+avail_mib=$(awk '/MemAvailable/ {print int($2 / 1024)}' /proc/meminfo)
+for k in $torch_ks; do
+  "$build/bin/sla_bench_adjoint_mem" "$k" 316 2 >> "$out/adjoint_sla_small.jsonl"
+  # about 10.5 MiB per unrolled iteration at n = 1e5: skip what cannot fit
+  if [ "$have_torch" = 1 ] && [ $(( 300 + 11 * k )) -lt $(( avail_mib * 3 / 4 )) ]; then
+    "$py" "$here/torch_unrolled_cg.py" "$k" 316 2 >> "$out/adjoint_torch.jsonl" || \
+      echo "run_all.sh: torch unrolled CG failed at k = $k" >&2
+  fi
+done
+fi
+
+cmd_hist="$build/bin/sla_bench_history --N $hist_n --json bench/out/history.jsonl"
+if has_part history; then
+echo "== residual against iteration, every preconditioner ==" >&2
+"$build/bin/sla_bench_history" --N "$hist_n" --json "$out/history.jsonl" | tee "$out/history.txt"
+fi
+
+cmd_direct="$build/bin/sla_bench_direct $direct_args --python $py --scipy-script bench/scipy_direct.py --tmp bench/out --json bench/out/direct.json"
+if has_part direct; then
+echo "== direct solvers, Krylov and SciPy: time to solution against size ==" >&2
+# shellcheck disable=SC2086
+"$build/bin/sla_bench_direct" $direct_args --python "$py" --scipy-script "$here/scipy_direct.py" \
+  --tmp "$out" --json "$out/direct.json" | tee "$out/direct.txt"
+fi
+
+cmd_amg="$build/bin/sla_bench_amg $amg_args --json bench/out/amg.json"
+if has_part amg; then
+echo "== AMG ==" >&2
+# shellcheck disable=SC2086
+"$build/bin/sla_bench_amg" $amg_args --json "$out/amg.json" | tee "$out/amg.txt"
+fi
 t_total=$(( $(date +%s) - t_start ))
 
 # ---- RESULTS.md ----------------------------------------------------------
@@ -113,12 +191,16 @@ RB_KERNEL=$(uname -r)
 export RB_DATE RB_NPROC RB_KERNEL RB_CPU="$cpu" RB_L3="$l3" \
   RB_MEM="$mem" RB_CC="$ccver" RB_NATIVE="$native" RB_BTYPE="$btype" RB_COMMIT="$commit$dirty" \
   RB_OUT="$out" RB_TOTAL="$t_total" RB_LOAD="$load" RB_WAITED="$waited" \
-  RB_CMD_CG="$cmd_cg" RB_CMD_SCIPY="$cmd_scipy" RB_CMD_ADJ="$cmd_adj" RB_BUILD="$build" RB_RETRIES="$retries"
-"$py" - "$here/RESULTS.md" <<'PYEOF'
+  RB_CMD_CG="$cmd_cg" RB_CMD_SCIPY="$cmd_scipy" RB_CMD_ADJ="$cmd_adj" RB_BUILD="$build" RB_RETRIES="$retries" \
+  RB_CMD_TORCH="$cmd_torch" RB_CMD_HIST="$cmd_hist" RB_CMD_DIRECT="$cmd_direct" RB_CMD_AMG="$cmd_amg" \
+  RB_PLOTS="$(dirname "$results")/plots"
+"$py" - "$results" <<'PYEOF'
 import json, os, sys
 
 E = os.environ
 out = E["RB_OUT"]
+if not os.path.exists(os.path.join(out, "cg.json")):
+    sys.exit("run_all.sh: bench/out/cg.json is missing: run the cg part at least once")
 cg = json.load(open(os.path.join(out, "cg.json")))
 scipy = [json.loads(l) for l in open(os.path.join(out, "scipy.jsonl")) if l.strip()]
 adj = [json.loads(l) for l in open(os.path.join(out, "adjoint_mem.jsonl")) if l.strip()]
@@ -317,6 +399,257 @@ if adj:
       "with torch autograd costs about 13 MB per iteration at n = 1e5 (7.8 GB at k = 600).")
     w("")
 
+# ---- the other benchmarks, with plots (gnuplot) -------------------------
+import shutil
+import subprocess
+
+plots = E["RB_PLOTS"]
+os.makedirs(plots, exist_ok=True)
+gnuplot = shutil.which("gnuplot")
+plot_notes = []
+
+
+def load_jsonl(name):
+    path = os.path.join(out, name)
+    if not os.path.exists(path):
+        return []
+    return [json.loads(l) for l in open(path) if l.strip().startswith("{")]
+
+
+def load_json(name):
+    path = os.path.join(out, name)
+    try:
+        return json.load(open(path))
+    except (OSError, ValueError):
+        return None
+
+
+def gp_quote(t):
+    return "'" + t.replace("'", "''") + "'"
+
+
+def plot(name, script, series):
+    """series: list of (datafile-name, rows); script uses the file names."""
+    png = os.path.join(plots, name + ".png")
+    if not gnuplot:
+        plot_notes.append(f"{name}.png not drawn: gnuplot not found (make bench installs gnuplot-nox)")
+        return None
+    tmp = os.path.join(out, "plot_" + name)
+    os.makedirs(tmp, exist_ok=True)
+    for fname, rows in series:
+        with open(os.path.join(tmp, fname), "w") as f:
+            for r in rows:
+                f.write(" ".join(str(v) for v in r) + "\n")
+    head = ("if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+            "  set terminal pngcairo size 1500,480 font 'sans,10'\n} else {\n"
+            "  set terminal png size 1500,480\n}\n"
+            f"set output {gp_quote(png)}\ncd {gp_quote(tmp)}\nset grid\nset key outside right\n")
+    r = subprocess.run([gnuplot], input=head + script, text=True, capture_output=True)
+    if r.returncode != 0 or not os.path.exists(png):
+        plot_notes.append(f"{name}.png: gnuplot failed: {r.stderr.strip()[:300]}")
+        return None
+    return "plots/" + name + ".png"
+
+
+# residual against iteration
+hist = load_jsonl("history.jsonl")
+if hist:
+    w("## Residual against iteration, every preconditioner")
+    w("")
+    w(f"`{rel(E['RB_CMD_HIST'])}`. The solver's own relative residual at every iteration "
+      "(recursive; GMRES: the residual estimate of its least-squares problem); the last column "
+      "is the true ||b - A x|| / ||b|| sla reports. diffusion2d: kappa = 1 + 0.5 sin(2 pi x) "
+      "sin(2 pi y), SPD; convdiff2d: upwind, b = (10, 10), nonsymmetric.")
+    w("")
+    w("| problem | n | method | preconditioner | iterations | set-up s | solve s | true residual | reason |")
+    w("|---|---|---|---|---|---|---|---|---|")
+    for h in hist:
+        w(f"| {h['problem']} | {h['n']} | {h['method']} | {h['precond']} | {h['iterations']} | "
+          f"{h['setup_s']:.3g} | {h['solve_s']:.3g} | {h['residual']:.2e} | {h['reason']} |")
+    w("")
+    series, cmds = [], {}
+    for i, h in enumerate(hist):
+        fname = f"h{i}.dat"
+        series.append((fname, [(a, max(b, 1e-300)) for a, b in h["history"]]))
+        cmds.setdefault(h["problem"], []).append(
+            f"{gp_quote(fname)} using 1:2 with lines lw 2 title {gp_quote(h['method'] + ' + ' + h['precond'])}")
+    sc = "set multiplot layout 1,%d\nset logscale y\nset format y '10^{%%L}'\n" % len(cmds)
+    sc += "set xlabel 'iteration'\nset ylabel 'relative residual'\n"
+    for prob, c in cmds.items():
+        sc += f"set title {gp_quote(prob)}\nplot " + ", ".join(c) + "\n"
+    sc += "unset multiplot\n"
+    img = plot("residual_history", sc, series)
+    if img:
+        w(f"![residual against iteration]({img})")
+        w("")
+
+# time to solution against size
+direct = load_json("direct.json")
+scipy_cg = {r["N"]: r for r in scipy} if scipy else {}
+if direct and direct.get("sweep"):
+    sweep = [r for r in direct["sweep"] if r.get("state") == "ok"]
+    probs = []
+    for r in sweep:
+        if r["problem"] not in probs:
+            probs.append(r["problem"])
+    w("## Time to solution against size, every backend and SciPy")
+    w("")
+    w(f"`{rel(E['RB_CMD_DIRECT'])}`. Time to solution = `sla_solver_create` + one solve, b = ones, "
+      "rtol 1e-8, medians; `auto` plans one solve (`auto_solves=1`). SciPy: `spsolve` "
+      "(SuperLU) on 2D Poisson, and `cg` from the CG part above. The full analysis of these "
+      "numbers (orderings, flop rates, the auto model) is in bench/DIRECT_RESULTS.md.")
+    w("")
+    series, panels = [], []
+    for prob in probs:
+        rows = [r for r in sweep if r["problem"] == prob]
+        variants = []
+        for r in rows:
+            if r["variant"] not in variants:
+                variants.append(r["variant"])
+        ns = sorted({r["n"] for r in rows})
+        w(f"**{prob}** (seconds; `*`: more than 25 % other load during the measurement)")
+        w("")
+        extra = []
+        if prob == "poisson2d":
+            sp_d = {x["n"]: x["scipy"] for x in direct.get("scipy_poisson2d", []) if x.get("scipy")}
+            if sp_d:
+                extra.append(("scipy spsolve", {n: v["spsolve_s"] for n, v in sp_d.items()}))
+            if scipy_cg:
+                extra.append(("scipy cg", {v["n"]: v["median_s"] for v in scipy_cg.values()}))
+        w("| n | " + " | ".join(variants + [e[0] for e in extra]) + " | auto chose |")
+        w("|---|" + "---|" * (len(variants) + len(extra) + 1))
+        for n in ns:
+            cells, chose = [], ""
+            for v in variants:
+                m = [r for r in rows if r["variant"] == v and r["n"] == n]
+                if m:
+                    star = "*" if m[0].get("other_load_pct", 0) > 25 else ""
+                    cells.append(f"{m[0]['total_s']:.3g}{star}")
+                    if v == "auto":
+                        chose = m[0].get("method", "")
+                else:
+                    cells.append("-")
+            for _, d in extra:
+                cells.append(f"{d[n]:.3g}" if n in d else "-")
+            w(f"| {n} | " + " | ".join(cells) + f" | {chose} |")
+        w("")
+        c = []
+        for v in variants:
+            fname = f"{prob}_{len(series)}.dat"
+            pts = sorted((r["n"], r["total_s"]) for r in rows if r["variant"] == v)
+            series.append((fname, pts))
+            style = "linespoints lw 3 pt 7" if v == "auto" else "linespoints lw 1 pt 6"
+            c.append(f"{gp_quote(fname)} using 1:2 with {style} title {gp_quote(v)}")
+        for name, d in extra:
+            fname = f"{prob}_{len(series)}.dat"
+            series.append((fname, sorted(d.items())))
+            c.append(f"{gp_quote(fname)} using 1:2 with linespoints dt 2 lw 2 pt 4 title {gp_quote(name)}")
+        panels.append((prob, c))
+    sc = "set multiplot layout 1,%d\nset logscale xy\nset format x '10^{%%L}'\n" % len(panels)
+    sc += "set xlabel 'unknowns n'\nset ylabel 'seconds (create + solve)'\nset key top left font ',8'\n"
+    for prob, c in panels:
+        sc += f"set title {gp_quote(prob)}\nplot " + ", ".join(c) + "\n"
+    sc += "unset multiplot\n"
+    img = plot("time_vs_dof", sc, series)
+    if img:
+        w(f"![time to solution against size]({img})")
+        w("")
+    b = direct.get("batch") or {}
+    if b.get("sla") and b.get("scipy"):
+        scb = b["scipy"]
+        w(f"**Batched solve + VJP**: {scb['count']} systems of 2D diffusion on one {scb['N']} x "
+          f"{scb['N']} pattern (n = {scb['n']}). SciPy: a loop of `spsolve(A, b)` + "
+          "`spsolve(A.T, gx)` + the gradient on the pattern.")
+        w("")
+        w("| what | threads | set-up s | solve s | VJP s | total s | SciPy loop / sla | other load |")
+        w("|---|---|---|---|---|---|---|---|")
+        for x in b["sla"]:
+            w(f"| sla {x['method']} ({x['chose']}) | {x['threads']} | {x['create_s']:.3f} | "
+              f"{x['solve_s']:.3f} | {x['vjp_s']:.3f} | {x['total_s']:.3f} | "
+              f"{scb['loop_s'] / x['total_s']:.1f}x | {x['other_load_pct']:.0f} % |")
+        w(f"| SciPy loop | 1 | - | {scb['solve_s']:.3f} | {scb['adjoint_s'] + scb['grad_s']:.3f} | "
+          f"{scb['loop_s']:.3f} | 1.0x | {scb['other_load_pct']:.0f} % |")
+        w("")
+
+# AMG
+amg = load_json("amg.json")
+if isinstance(amg, dict):
+    amg = amg.get("results") or amg.get("rows") or []
+if amg:
+    w("## AMG-preconditioned CG against CG + Jacobi and CHOLMOD")
+    w("")
+    w(f"`{rel(E['RB_CMD_AMG'])}`; rtol 1e-8, each (problem, method) in its own process. "
+      "Analysis and tuning: bench/AMG_RESULTS.md.")
+    w("")
+    w("| problem | method | n | set-up s | solve s | total s | iterations | residual | bytes / DOF |")
+    w("|---|---|---|---|---|---|---|---|---|")
+    for r in amg:
+        if r.get("status", "").startswith("SLA_ERR"):
+            w(f"| {r['problem']} | {r['method']} | - | - | - | - | - | - | {r.get('message', '')[:80]} |")
+            continue
+        w(f"| {r['problem']} | {r['method']} | {r['n']} | {r['setup_s']:.3g} | {r['solve_s']:.3g} | "
+          f"{r['total_s']:.3g} | {r['iterations']} | {r['residual']:.2e} | {r['bytes_per_dof']:.0f} |")
+    w("")
+
+# adjoint memory: sla vs unrolled torch
+sla_small = load_jsonl("adjoint_sla_small.jsonl")
+torch_rows = load_jsonl("adjoint_torch.jsonl")
+if sla_small:
+    n0 = sla_small[0]["n"]
+    w(f"## Adjoint memory against iteration count: sla vs unrolled CG in PyTorch (n = {n0})")
+    w("")
+    w(f"`{rel(E['RB_CMD_TORCH'])}`. Both run exactly k CG iterations on 2D Poisson "
+      "(b = ones, x0 = 0) and differentiate L = sum(x) with respect to b and the matrix values. "
+      "sla: solve + `sla_solver_solve_vjp` (one adjoint solve); torch: the k iterations written "
+      "with torch operations, then `backward()`, which keeps every iteration's intermediates. "
+      "Peak RSS of each process (MiB).")
+    w("")
+    tk = {r["k"]: r for r in torch_rows}
+    w("| k | sla peak RSS | sla solve + VJP s | torch peak RSS | torch forward + backward s | torch / sla memory |")
+    w("|---|---|---|---|---|---|")
+    for a in sla_small:
+        t = tk.get(a["k"])
+        tcell = (f"{t['peak_rss_mib']:.0f} | {t['forward_s'] + t['backward_s']:.2f} | "
+                 f"{t['peak_rss_mib'] / a['peak_rss_mib']:.0f}x") if t else "- | - | -"
+        w(f"| {a['k']} | {a['peak_rss_mib']:.0f} | {a['solve_s'] + a['vjp_s']:.2f} | {tcell} |")
+    w("")
+    if torch_rows and len(torch_rows) > 1:
+        t0, t1 = torch_rows[0], torch_rows[-1]
+        slope = (t1["peak_rss_mib"] - t0["peak_rss_mib"]) / max(1, t1["k"] - t0["k"])
+        w(f"torch grows by {slope:.1f} MiB per iteration; sla stays flat "
+          f"({min(a['peak_rss_mib'] for a in sla_small):.0f}-{max(a['peak_rss_mib'] for a in sla_small):.0f} MiB). "
+          "The torch process also holds the torch runtime itself (its RSS before the solve: "
+          f"{t0['rss_before_mib']:.0f} MiB).")
+        w("")
+    series = [("sla.dat", [(a["k"], a["peak_rss_mib"]) for a in sla_small])]
+    c = ["'sla.dat' using 1:2 with linespoints lw 3 pt 7 title 'sla: solve + VJP (adjoint solve)'"]
+    if torch_rows:
+        series.append(("torch.dat", [(t["k"], t["peak_rss_mib"]) for t in torch_rows]))
+        c.append("'torch.dat' using 1:2 with linespoints lw 2 pt 5 title 'PyTorch: unrolled CG + backward'")
+    sc = ("set xlabel 'CG iterations k'\nset ylabel 'peak RSS (MiB)'\nset key top left\n"
+          f"set title 'adjoint memory, 2D Poisson n = {n0}'\nplot " + ", ".join(c) + "\n")
+    img = plot("adjoint_memory", sc, series)
+    if img:
+        w(f"![adjoint memory against iteration count]({img})")
+        w("")
+
+others = [("DIRECT_RESULTS.md", "direct solvers, crossover sweep, auto dispatch, batches"),
+          ("AMG_RESULTS.md", "AMG tuning and the largest problem"),
+          ("EIG_RESULTS.md", "eigsh and logdet with gradients"),
+          ("NL_RESULTS.md", "nonlinear solve with implicit gradients"),
+          ("DIST_RESULTS.md", "the MPI layer"),
+          ("RELIABILITY.md", "fuzzing, failure injection, concurrency")]
+have = [(f, d) for f, d in others if os.path.exists(os.path.join(os.path.dirname(out), f))]
+if have:
+    w("## More results")
+    w("")
+    for f, d in have:
+        w(f"- [{f}]({f}): {d}")
+    w("")
+if plot_notes:
+    w("Plot notes: " + "; ".join(plot_notes))
+    w("")
+
 open(sys.argv[1], "w").write("\n".join(L) + "\n")
 PYEOF
-echo "run_all.sh: wrote $here/RESULTS.md (${t_total} s)" >&2
+echo "run_all.sh: wrote $results (${t_total} s)" >&2

@@ -6,7 +6,7 @@ set -euo pipefail
 PKGS="build-essential cmake pkg-config libopenblas-dev liblapacke-dev libsuitesparse-dev libsuperlu-dev libmetis-dev libhypre-dev libopenmpi-dev openmpi-bin"
 # Benchmarks compare against SciPy with Debian's interpreter.
 if [ "${SLA_DEPS_BENCH:-0}" = 1 ]; then
-  PKGS="$PKGS python3-numpy python3-scipy"
+  PKGS="$PKGS python3-numpy python3-scipy gnuplot-nox"
 fi
 
 # The PyTorch binding (python/) and its tests use Debian's /usr/bin/python3
