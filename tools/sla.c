@@ -608,6 +608,8 @@ static int cmd_solve(int argc, char **argv)
                 (long long)n, (long long)n, (long long)nnz, t_read);
     }
 
+    /* auto plans for the solves this command runs: nrhs, twice with --adjoint */
+    opts.auto_solves = (int)(nrhs * (adj_path ? 2 : 1) < 1000000 ? nrhs * (adj_path ? 2 : 1) : 1000000);
     st = sla_solver_create(ctx, A, &opts, &S);
     if (st < 0) {
         rc = lib_fail(ctx, st, apath);
