@@ -376,6 +376,142 @@ static sla_status chol_logdet(sla_ctx *ctx, void *symv, void *numv, double *sign
     return SLA_OK;
 }
 
+/* Selected inversion (Takahashi): Z = A^-1 on the pattern of the factor.
+ * With P A P^T = L D L^T (L unit lower triangular, simplicial), Z = P A^-1
+ * P^T satisfies Z L = L^-T D^-1, an upper triangular matrix with diagonal
+ * 1/D; column j of that identity below and on the diagonal gives, with S =
+ * the rows of column j of L below j,
+ *     Z[S, j] = -Z[S, S] L[S, j],    Z[j, j] = 1/D[j] - L[S, j]^T Z[S, j].
+ * S is a clique of the filled graph, so every Z[S, S] needed lies on the
+ * pattern of L (column min(i, k), row max(i, k)), already computed when
+ * the columns are taken from the last to the first. zx holds Z's lower
+ * triangle on L's pattern (same positions as L->x). */
+static void chol_takahashi(const cholmod_factor *L, double *zx, SuiteSparse_long *map)
+{
+    const SuiteSparse_long *Lp = L->p, *Li = L->i, *Lnz = L->nz;
+    const double *Lx = L->x;
+    const SuiteSparse_long n = (SuiteSparse_long)L->n;
+    for (SuiteSparse_long i = 0; i < n; i++) map[i] = -1;
+    for (SuiteSparse_long j = n - 1; j >= 0; j--) {
+        const SuiteSparse_long p0 = Lp[j] + 1, p1 = Lp[j] + Lnz[j];
+        for (SuiteSparse_long p = p0; p < p1; p++) {
+            map[Li[p]] = p;   /* where row Li[p] sits in column j */
+            zx[p] = 0.0;      /* accumulates y = Z[S, S] L[S, j] */
+        }
+        for (SuiteSparse_long p = p0; p < p1; p++) {
+            const SuiteSparse_long k = Li[p];
+            const double lk = Lx[p];
+            double yk = zx[Lp[k]] * lk; /* Z[k, k] L[k, j] */
+            /* Z[i, k] for i in S below k: column k of Z's lower triangle */
+            for (SuiteSparse_long q = Lp[k] + 1; q < Lp[k] + Lnz[k]; q++) {
+                const SuiteSparse_long m = map[Li[q]];
+                if (m < 0) continue;
+                zx[m] += zx[q] * lk;   /* y[i] += Z[i, k] L[k, j] */
+                yk += zx[q] * Lx[m];   /* y[k] += Z[k, i] L[i, j] */
+            }
+            zx[p] += yk;
+        }
+        double d = 1.0 / Lx[Lp[j]];
+        for (SuiteSparse_long p = p0; p < p1; p++) {
+            zx[p] = -zx[p];
+            d -= Lx[p] * zx[p];
+            map[Li[p]] = -1;
+        }
+        zx[Lp[j]] = d;
+    }
+}
+
+/* Position of row i in column c of L (rows after the diagonal sorted), -1. */
+static SuiteSparse_long chol_find(const cholmod_factor *L, SuiteSparse_long c, SuiteSparse_long i,
+                                  bool sorted)
+{
+    const SuiteSparse_long *Lp = L->p, *Li = L->i, *Lnz = L->nz;
+    SuiteSparse_long lo = Lp[c], hi = Lp[c] + Lnz[c] - 1;
+    if (Li[lo] == i) return lo;
+    lo++;
+    if (!sorted) {
+        for (SuiteSparse_long p = lo; p <= hi; p++)
+            if (Li[p] == i) return p;
+        return -1;
+    }
+    while (lo <= hi) {
+        SuiteSparse_long mid = lo + (hi - lo) / 2;
+        if (Li[mid] == i) return mid;
+        if (Li[mid] < i) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return -1;
+}
+
+sla_status sla__cholmod_selinv(sla_ctx *ctx, void *symv, void *numv, const sla_matrix *A, double *z)
+{
+    chol_sym *s = symv;
+    chol_num *f = numv;
+    if (!s || !f || !A || !z) return sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod selinv: NULL argument");
+    if (A->nrows != s->n || A->nnz != s->nnz)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod selinv: matrix does not match the factor");
+    if (s->n == 0) return SLA_OK;
+    sla_status st = SLA_OK;
+    sla_allocator a = sla__ctx_alloc(ctx);
+    double *zx = NULL;
+    SuiteSparse_long *map = NULL;
+    /* a simplicial LDL^T copy with packed, monotonic columns */
+    cholmod_factor *L = cholmod_l_copy_factor(f->L, &f->cm);
+    if (!L) return chol_fail(ctx, &f->cm, "selinv (copy of the factor)");
+    if (!cholmod_l_change_factor(CHOLMOD_REAL, 0, 0, 1, 1, L, &f->cm) || f->cm.status < 0) {
+        st = chol_fail(ctx, &f->cm, "selinv (conversion to simplicial LDL^T)");
+        goto done;
+    }
+    const SuiteSparse_long n = s->n;
+    const SuiteSparse_long *Lp = L->p, *Li = L->i, *Lnz = L->nz, *Perm = L->Perm;
+    const double *Lx = L->x;
+    for (SuiteSparse_long j = 0; j < n; j++) {
+        if (Lnz[j] < 1 || Li[Lp[j]] != j) {
+            st = sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod selinv: column %lld of the factor does not "
+                            "start with its diagonal", (long long)j);
+            goto done;
+        }
+        if (Lx[Lp[j]] == 0.0 || !isfinite(Lx[Lp[j]])) {
+            long long k = Perm ? (long long)Perm[j] : (long long)j;
+            st = sla__error(ctx, SLA_ERR_SINGULAR,
+                            "selected inverse: zero pivot at column %lld (the matrix is singular)", k);
+            goto done;
+        }
+    }
+    bool sorted = true;
+    for (SuiteSparse_long j = 0; j < n && sorted; j++)
+        for (SuiteSparse_long p = Lp[j] + 2; p < Lp[j] + Lnz[j]; p++)
+            if (Li[p] <= Li[p - 1]) { sorted = false; break; }
+
+    zx = sla__ctx_malloc(ctx, L->nzmax, sizeof *zx, "selected inverse");
+    map = zx ? sla__ctx_malloc(ctx, (size_t)n, sizeof *map, "selected inverse work space") : NULL;
+    if (!map) { st = SLA_ERR_NOMEM; goto done; }
+    /* map doubles as the inverse permutation once the recurrence is done */
+    chol_takahashi(L, zx, map);
+    for (SuiteSparse_long i = 0; i < n; i++) map[Perm ? Perm[i] : i] = i;
+    /* entry k = (i, j) of A: (A^-1)[j, i] = Z[pinv j, pinv i], stored in
+     * column min, row max */
+    for (sla_int i = 0; i < n; i++) {
+        for (sla_int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+            SuiteSparse_long pi = map[i], pj = map[A->colind[k]];
+            SuiteSparse_long c = pi < pj ? pi : pj, r = pi < pj ? pj : pi;
+            SuiteSparse_long p = chol_find(L, c, r, sorted);
+            if (p < 0) {
+                st = sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod selinv: entry (%lld, %lld) is not on "
+                                "the factor's pattern", (long long)i, (long long)A->colind[k]);
+                goto done;
+            }
+            z[k] = zx[p];
+        }
+    }
+
+done:
+    sla__free(&a, zx);
+    sla__free(&a, map);
+    cholmod_l_free_factor(&L, &f->cm);
+    return st;
+}
+
 static const sla__direct_ops chol_ops = {
     .name = "cholmod",
     .analyze = chol_analyze,
