@@ -83,6 +83,112 @@ sla_status sla_solver_logdet_grad(sla_ctx *ctx, sla_solver *S, sla_int ib,
 sla_status sla_det(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
                    sla_logdet_method method, double *det);
 
+/* ---- symmetric eigenpairs ---------------------------------------------- */
+
+/* Which eigenvalues. Without a shift: largest / smallest algebraic (LA /
+ * SA), largest / smallest magnitude (LM / SM). SM is computed by
+ * shift-invert around 0 (a factorization of A) unless A is singular, then
+ * by plain Lanczos. With a shift sigma (shift-invert on (A - sigma I)^-1):
+ * LM and SM give the eigenvalues nearest sigma, LA those nearest above it,
+ * SA those nearest below it. */
+typedef enum sla_eig_which {
+    SLA_EIG_LA = 0,
+    SLA_EIG_SA,
+    SLA_EIG_LM,
+    SLA_EIG_SM
+} sla_eig_which;
+
+const char *sla_eig_which_name(sla_eig_which w);
+
+typedef struct sla_eigsh_options {
+    sla_int k;                 /* eigenpairs wanted, 1 <= k < n; default 6 */
+    sla_eig_which which;       /* default SLA_EIG_LM */
+    bool shift_invert;         /* use sigma; default false */
+    double sigma;              /* the shift (when shift_invert) */
+    double tol;                /* ARPACK's relative accuracy of the Ritz values;
+                                  default 0 = machine epsilon */
+    sla_int ncv;               /* Lanczos basis size; default 0 = min(n, max(2k + 1, 20)) */
+    sla_int maxiter;           /* ARPACK restarts; default 0 = max(1000, 10 n) */
+    sla_method factor_method;  /* shift-invert factorization of A - sigma I: auto tries
+                                  cholesky, then ldlt, then lu; or cholesky/ldlt/lu/klu/
+                                  umfpack/superlu */
+    const double *v0;          /* start vector (n), default NULL = a seeded random vector */
+    /* gradients (sla_eigsh_vjp) */
+    double degenerate_tol;     /* |l_i - l_j| <= degenerate_tol * max |l| makes i, j a
+                                  degenerate cluster; default 1e-9 */
+    double grad_rtol;          /* MINRES tolerance of the projected solves; default 1e-12 */
+    sla_int grad_maxiter;      /* default 0 = max(1000, 10 n) */
+} sla_eigsh_options;
+
+void sla_eigsh_options_default(sla_eigsh_options *opts);
+
+typedef struct sla_eigsh_info {
+    char method[40];           /* "arpack", "arpack shift-invert (cholesky)" ... */
+    bool converged;            /* all k pairs converged */
+    sla_int nconv;             /* pairs that converged */
+    sla_int iterations;        /* ARPACK restarts (Lanczos iterations for vjp) */
+    sla_int nops;              /* operator applications (solves in shift-invert) */
+    double max_residual;       /* max_i ||A v_i - l_i v_i|| over the converged pairs */
+    double factor_seconds;     /* shift-invert: the factorization */
+    double seconds;            /* the whole call */
+    char note[192];            /* dispatch decisions, "" if none */
+} sla_eigsh_info;
+
+/* k eigenpairs of the symmetric value array ib of A (only the matrix's
+ * action is used; A must be symmetric, checked to 1e-12 relative), with
+ * ARPACK's implicitly restarted Lanczos (dsaupd/dseupd).
+ * evals (k) receives the eigenvalues in ascending algebraic order; evecs
+ * (n x k, column-major, leading dimension ldv >= n; may be NULL) the
+ * orthonormal eigenvectors in the same order; residuals (k, may be NULL)
+ * ||A v_i - l_i v_i|| with ||v_i|| = 1. info may be NULL.
+ * Returns SLA_OK, or SLA_NOT_CONVERGED (a warning) when fewer than k pairs
+ * converged within maxiter: the first info.nconv entries (ascending) hold
+ * the converged pairs, the rest are NaN.
+ * ARPACK keeps state in Fortran SAVE variables, so sla serializes its
+ * calls with a process-wide mutex (the one exception to "no global
+ * state"); the matrix products and solves are the library's own.
+ * Errors: SLA_ERR_ARGUMENT (options, A not symmetric), SLA_ERR_DIMENSION,
+ * SLA_ERR_INDEX, SLA_ERR_VALUE, SLA_ERR_SINGULAR (A - sigma I singular),
+ * SLA_ERR_UNAVAILABLE (no ARPACK in this build), SLA_ERR_NOMEM. */
+sla_status sla_eigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
+                     const sla_eigsh_options *opts, double *evals,
+                     double *evecs, sla_int ldv, double *residuals,
+                     sla_eigsh_info *info);
+
+/* Every value array: evals [nbatch][k], evecs [nbatch][n * k] (ld n, may
+ * be NULL), residuals [nbatch][k] (may be NULL), info [nbatch] (may be
+ * NULL). The arrays run one after the other (ARPACK is serialized). */
+sla_status sla_eigsh_batch(sla_ctx *ctx, const sla_matrix *A,
+                           const sla_eigsh_options *opts, double *evals,
+                           double *evecs, double *residuals,
+                           sla_eigsh_info *info);
+
+/* VJP of (evals, evecs) = eigsh(A_ib): given the k computed pairs and
+ * gl = dL/d evals (k, may be NULL) and gv = dL/d evecs (n x k, leading
+ * dimension ldgv, may be NULL), writes gA (nnz, overwritten):
+ *   gA[p] = sum_i gl_i v_i[r] v_i[c] + u_i[r] v_i[c]     (p = (r, c))
+ * with u_i = sum_{j != i} v_j (v_j . g_i) / (l_i - l_j) over the computed
+ * pairs, plus the component on the complement of the computed eigenspace,
+ * -(A - l_i I)^+ Q g_i, from one projected MINRES solve per vector
+ * (Q = I - V V^T). Eigenvalues: Hellmann-Feynman; eigenvectors:
+ * first-order perturbation of the unit eigenvector.
+ * A degenerate cluster (|l_i - l_j| <= degenerate_tol max |l|) has no
+ * unique eigenvectors: a loss that is not invariant within it (gl_i !=
+ * gl_j, or v_j . g_i != v_i . g_j) is refused with SLA_ERR_UNSUPPORTED
+ * naming the pair; an invariant one gets the gradient along symmetric
+ * perturbations. info (may be NULL): iterations = the most MINRES
+ * iterations, max_residual = the largest relative MINRES residual.
+ * The cluster must not straddle the k-th eigenvalue (an eigenvalue left
+ * out equal to a computed one): that makes the projected solve singular,
+ * reported as SLA_NOT_CONVERGED.
+ * Returns SLA_OK, SLA_NOT_CONVERGED (a projected solve missed grad_rtol;
+ * gA is still written), or an error. */
+sla_status sla_eigsh_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
+                         const sla_eigsh_options *opts, sla_int k,
+                         const double *evals, const double *evecs,
+                         sla_int ldv, const double *gl, const double *gv,
+                         sla_int ldgv, double *gA, sla_eigsh_info *info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -82,6 +82,7 @@ sla_status sla_solver_logdet_grad(sla_ctx *ctx, sla_solver *S, sla_int ib, doubl
     if (info) {
         snprintf(info->method, sizeof info->method, "%s", sla_method_name(sla_solver_method(S)));
         info->factor_seconds = sla_solver_setup_seconds(S);
+        info->factor_nnz = sla__solver_factor_nnz(S);
     }
     if (!grad) return sla__ok(ctx, SLA_OK);
     if (sg == 0.0)

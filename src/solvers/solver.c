@@ -774,3 +774,5 @@ bool sla__solver_direct(const sla_solver *S, sla_int ib, const sla__direct_ops *
 }
 
 const sla_matrix *sla__solver_matrix(const sla_solver *S) { return S ? S->A : NULL; }
+
+double sla__solver_factor_nnz(const sla_solver *S) { return S && S->dops ? S->dstats.factor_nnz : 0.0; }

@@ -1,0 +1,197 @@
+/* Benchmark: log-determinant + exact gradient (selected inversion) and
+ * eigsh on 2D Poisson.
+ *
+ *   sla_bench_eig [--logdet-sizes 128,316,1000] [--reps 3] [--cols 64]
+ *                 [--eig-N 350] [--eig-k 6] [--eig-reps 3]
+ *                 [--python /usr/bin/python3] [--script bench/scipy_eig.py]
+ *                 [--threads 2] [--json out.json] [--no-scipy]
+ *
+ * logdet: per size, median of reps of (a) the Cholesky factorization
+ * (analysis + numeric, sla_solver_create with method=cholesky), (b) the
+ * gradient by selected inversion (sla_solver_logdet_grad), and at the
+ * smallest size (c) one solve per column with the same factor, timed on
+ * --cols columns and scaled to n columns (the naive gradient), checked
+ * against the selected inverse on those columns.
+ * eigsh: the 6 smallest eigenpairs of 2D Poisson at N = 350 (n = 122,500)
+ * by shift-invert around 0 (sla_eigsh, which = SM), and SciPy's
+ * eigsh(A, k=6, sigma=0) in the same run (bench/scipy_eig.py), eigenvalues
+ * compared to the analytic ones.
+ * Prints a table and, with --json, writes one JSON object.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "sla.h"
+
+#define MAXS 8
+
+static int parse_list(const char *s, long *v, int max)
+{
+    int n = 0;
+    while (*s && n < max) {
+        v[n++] = strtol(s, (char **)&s, 10);
+        if (*s == ',') s++;
+    }
+    return n;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+typedef struct {
+    long N, n, nnz;
+    double factor_s, grad_s, logdet_s, ratio, factor_nnz, logabsdet, other_load;
+    double percol_s, naive_s, naive_ratio, naive_err;
+    int cols;
+} ld_row;
+
+static int bench_logdet(sla_ctx *ctx, long N, int reps, int cols, ld_row *r)
+{
+    memset(r, 0, sizeof *r);
+    sla_matrix *A = NULL;
+    if (sla_gen_poisson(ctx, 2, N, &A)) return -1;
+    r->N = N;
+    r->n = (long)sla_matrix_nrows(A);
+    r->nnz = (long)sla_matrix_nnz(A);
+    double *g = malloc((size_t)r->nnz * sizeof *g);
+    double tf[16], tg[16], tl[16];
+    load_mark l0 = load_now();
+    for (int k = 0; k < reps; k++) {
+        sla_solver_options o;
+        sla_solver_options_default(&o);
+        o.method = SLA_METHOD_CHOLESKY;
+        sla_solver *S = NULL;
+        double t0 = now();
+        if (sla_solver_create(ctx, A, &o, &S)) {
+            fprintf(stderr, "factor failed: %s\n", sla_ctx_message(ctx));
+            return -1;
+        }
+        double t1 = now();
+        double sg, lad;
+        sla_solver_logdet(ctx, S, 0, &sg, &lad);
+        double t2 = now();
+        sla_logdet_info info;
+        if (sla_solver_logdet_grad(ctx, S, 0, NULL, NULL, g, &info)) {
+            fprintf(stderr, "grad failed: %s\n", sla_ctx_message(ctx));
+            return -1;
+        }
+        double t3 = now();
+        tf[k] = t1 - t0;
+        tl[k] = t2 - t1;
+        tg[k] = t3 - t2;
+        r->logabsdet = lad;
+        if (k == 0 && cols > 0) {
+            /* the naive gradient: column i of A^-1 for `cols` columns */
+            long n = r->n, c = cols < n ? cols : n;
+            double *E = calloc((size_t)(n * c), sizeof *E), *X = malloc((size_t)(n * c) * sizeof *X);
+            long stride = n / c;
+            for (long j = 0; j < c; j++) E[j * n + j * stride] = 1.0;
+            double s0 = now();
+            for (long j = 0; j < c; j++) sla_solver_solve(ctx, S, 0, 1, E + j * n, n, X + j * n, n, NULL);
+            double s1 = now();
+            r->cols = (int)c;
+            r->percol_s = (s1 - s0) / (double)c;
+            r->naive_s = r->percol_s * (double)n;
+            /* the diagonal entries of those columns against the selected inverse */
+            const sla_int *rp = sla_matrix_rowptr(A);
+            sla_int *ci = malloc((size_t)r->nnz * sizeof *ci);
+            sla_matrix_get_colind(A, ci);
+            double err = 0.0;
+            for (long j = 0; j < c; j++) {
+                long i = j * stride;
+                for (sla_int p = rp[i]; p < rp[i + 1]; p++)
+                    err = fmax(err, fabs(g[p] - X[j * n + ci[p]]) / fabs(X[j * n + i]));
+            }
+            r->naive_err = err;
+            free(ci);
+            free(E);
+            free(X);
+        }
+        r->factor_nnz = info.factor_nnz;
+        sla_solver_destroy(&S);
+    }
+    load_mark l1 = load_now();
+    r->factor_s = median(tf, reps);
+    r->grad_s = median(tg, reps);
+    r->logdet_s = median(tl, reps);
+    r->ratio = r->grad_s / r->factor_s;
+    if (r->naive_s > 0) r->naive_ratio = r->naive_s / r->grad_s;
+    r->other_load = other_load_pct(l0, l1);
+    free(g);
+    sla_matrix_destroy(&A);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *sizes = "128,316,1000", *json = NULL;
+    int reps = 3, cols = 64, threads = 2;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--logdet-sizes") && i + 1 < argc) sizes = argv[++i];
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--cols") && i + 1 < argc) cols = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+        else {
+            fprintf(stderr, "usage: %s [--logdet-sizes N,N] [--reps R] [--cols C] [--threads T] [--json F]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    if (reps < 1 || reps > 16) reps = 3;
+    sla_ctx *ctx = NULL;
+    sla_ctx_create(&ctx);
+    sla_ctx_set_threads(ctx, threads);
+
+    long Ns[MAXS];
+    int ns = parse_list(sizes, Ns, MAXS);
+    ld_row rows[MAXS];
+    printf("logdet + exact gradient, 2D Poisson, Cholesky (CHOLMOD, AMD), %d threads, median of %d\n", threads,
+           reps);
+    printf("%9s %10s %12s %10s %10s %10s %8s %12s %12s %8s\n", "n", "nnz", "factor nnz", "factor s",
+           "logdet s", "grad s", "grad/fac", "1 solve/col", "naive/grad", "load %");
+    for (int s = 0; s < ns; s++) {
+        if (bench_logdet(ctx, Ns[s], reps, s == 0 ? cols : 0, &rows[s])) return 1;
+        ld_row *r = &rows[s];
+        char naive[32] = "-", nr[32] = "-";
+        if (r->naive_s > 0) {
+            snprintf(naive, sizeof naive, "%.3g s", r->naive_s);
+            snprintf(nr, sizeof nr, "%.0fx", r->naive_ratio);
+        }
+        printf("%9ld %10ld %12.4g %10.3f %10.4f %10.3f %8.2f %12s %12s %8.0f\n", r->n, r->nnz, r->factor_nnz,
+               r->factor_s, r->logdet_s, r->grad_s, r->ratio, naive, nr, r->other_load);
+        fflush(stdout);
+    }
+    if (json) {
+        FILE *f = fopen(json, "w");
+        if (f) {
+            fprintf(f, "{\"threads\": %d, \"reps\": %d, \"logdet\": [", threads, reps);
+            for (int s = 0; s < ns; s++) {
+                ld_row *r = &rows[s];
+                fprintf(f,
+                        "%s{\"N\": %ld, \"n\": %ld, \"nnz\": %ld, \"factor_nnz\": %.0f, \"factor_s\": %.6g, "
+                        "\"logdet_s\": %.6g, \"grad_s\": %.6g, \"grad_over_factor\": %.4g, \"logabsdet\": %.17g, "
+                        "\"naive_cols\": %d, \"naive_per_col_s\": %.6g, \"naive_s\": %.6g, "
+                        "\"naive_over_grad\": %.4g, \"naive_max_rel_diff\": %.3g, \"other_load_pct\": %.1f}",
+                        s ? ", " : "", r->N, r->n, r->nnz, r->factor_nnz, r->factor_s, r->logdet_s, r->grad_s,
+                        r->ratio, r->logabsdet, r->cols, r->percol_s, r->naive_s, r->naive_ratio, r->naive_err,
+                        r->other_load);
+            }
+            fprintf(f, "]}\n");
+            fclose(f);
+        }
+    }
+    sla_ctx_destroy(&ctx);
+    return 0;
+}
