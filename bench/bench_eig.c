@@ -4,7 +4,7 @@
  *   sla_bench_eig [--logdet-sizes 128,316,1000] [--reps 3] [--cols 64]
  *                 [--eig-N 350] [--eig-k 6] [--eig-reps 3]
  *                 [--python /usr/bin/python3] [--script bench/scipy_eig.py]
- *                 [--threads 2] [--json out.json] [--no-scipy]
+ *                 [--threads 1] [--json out.json] [--no-scipy]
  *
  * logdet: per size, median of reps of (a) the Cholesky factorization
  * (analysis + numeric, sla_solver_create with method=cholesky), (b) the
@@ -133,18 +133,131 @@ static int bench_logdet(sla_ctx *ctx, long N, int reps, int cols, ld_row *r)
     return 0;
 }
 
+typedef struct {
+    long N, n;
+    int k, reps;
+    double median_s, factor_s, max_res, max_err, other_load;
+    long nops;
+    double l[16];
+    char method[48];
+    int ok;
+    /* SciPy */
+    int have_scipy;
+    double sp_median_s, sp_max_res, sp_max_err, sp_l[16];
+    char sp_version[32];
+} eig_row;
+
+static int cmp_l(const void *a, const void *b) { return cmp_d(a, b); }
+
+/* The k smallest analytic eigenvalues of 2D Poisson N x N. */
+static void poisson_ref(long N, int k, double *ref)
+{
+    double h = 3.14159265358979323846 / (double)(N + 1);
+    long m = N < 64 ? N : 64; /* the k smallest use small modes only */
+    double *all = malloc((size_t)(m * m) * sizeof *all);
+    for (long i = 0; i < m; i++)
+        for (long j = 0; j < m; j++) all[i * m + j] = 4.0 - 2.0 * cos((double)(i + 1) * h) - 2.0 * cos((double)(j + 1) * h);
+    qsort(all, (size_t)(m * m), sizeof *all, cmp_l);
+    memcpy(ref, all, (size_t)k * sizeof *ref);
+    free(all);
+}
+
+/* A number after "key": in a one-line JSON object. */
+static double json_num(const char *line, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(line, pat);
+    return p ? strtod(p + strlen(pat), NULL) : NAN;
+}
+
+static int bench_eigsh(sla_ctx *ctx, long N, int k, int reps, const char *python, const char *script, eig_row *r)
+{
+    memset(r, 0, sizeof *r);
+    sla_matrix *A = NULL;
+    if (sla_gen_poisson(ctx, 2, N, &A)) return -1;
+    r->N = N;
+    r->n = (long)sla_matrix_nrows(A);
+    r->k = k;
+    r->reps = reps;
+    sla_eigsh_options o;
+    sla_eigsh_options_default(&o);
+    o.k = k;
+    o.which = SLA_EIG_SM; /* shift-invert around 0 */
+    double t[16], tf[16], res[16], ref[16];
+    poisson_ref(N, k, ref);
+    load_mark l0 = load_now();
+    for (int i = 0; i < reps; i++) {
+        sla_eigsh_info info;
+        double t0 = now();
+        sla_status st = sla_eigsh(ctx, A, 0, &o, r->l, NULL, 0, res, &info);
+        t[i] = now() - t0;
+        if (st) {
+            fprintf(stderr, "eigsh failed: %s\n", sla_ctx_message(ctx));
+            return -1;
+        }
+        tf[i] = info.factor_seconds;
+        r->nops = (long)info.nops;
+        snprintf(r->method, sizeof r->method, "%s", info.method);
+        r->max_res = info.max_residual;
+    }
+    r->other_load = other_load_pct(l0, load_now());
+    r->median_s = median(t, reps);
+    r->factor_s = median(tf, reps);
+    for (int i = 0; i < k; i++) r->max_err = fmax(r->max_err, fabs(r->l[i] - ref[i]));
+    sla_matrix_destroy(&A);
+    if (python && script) {
+        char cmd[1024], line[8192];
+        snprintf(cmd, sizeof cmd, "%s %s --N %ld --k %d --reps %d", python, script, N, k, reps);
+        FILE *p = popen(cmd, "r");
+        if (p && fgets(line, sizeof line, p)) {
+            r->have_scipy = 1;
+            r->sp_median_s = json_num(line, "median_s");
+            r->sp_max_err = json_num(line, "max_abs_err");
+            const char *e = strstr(line, "\"eigenvalues\": [");
+            if (e) {
+                e += strlen("\"eigenvalues\": [");
+                for (int i = 0; i < k; i++) {
+                    r->sp_l[i] = strtod(e, (char **)&e);
+                    if (*e == ',') e++;
+                }
+            }
+            const char *q = strstr(line, "\"residuals\": [");
+            if (q) {
+                q += strlen("\"residuals\": [");
+                for (int i = 0; i < k; i++) {
+                    r->sp_max_res = fmax(r->sp_max_res, strtod(q, (char **)&q));
+                    if (*q == ',') q++;
+                }
+            }
+            const char *v = strstr(line, "\"scipy\": \"");
+            if (v) sscanf(v + strlen("\"scipy\": \""), "%31[^\"]", r->sp_version);
+        }
+        if (p) pclose(p);
+    }
+    r->ok = 1;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    const char *sizes = "128,316,1000", *json = NULL;
-    int reps = 3, cols = 64, threads = 2;
+    const char *sizes = "128,316,1000", *json = NULL, *python = "/usr/bin/python3", *script = "bench/scipy_eig.py";
+    int reps = 3, cols = 64, threads = 1, eigN = 350, eigk = 6, eigreps = 3, scipy = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--logdet-sizes") && i + 1 < argc) sizes = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--cols") && i + 1 < argc) cols = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
+        else if (!strcmp(argv[i], "--eig-N") && i + 1 < argc) eigN = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--eig-k") && i + 1 < argc) eigk = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--eig-reps") && i + 1 < argc) eigreps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--python") && i + 1 < argc) python = argv[++i];
+        else if (!strcmp(argv[i], "--script") && i + 1 < argc) script = argv[++i];
+        else if (!strcmp(argv[i], "--no-scipy")) scipy = 0;
         else {
-            fprintf(stderr, "usage: %s [--logdet-sizes N,N] [--reps R] [--cols C] [--threads T] [--json F]\n",
+            fprintf(stderr, "usage: %s [--logdet-sizes N,N] [--reps R] [--cols C] [--threads T] [--json F]\n"
+                    "          [--eig-N N] [--eig-k K] [--eig-reps R] [--python P] [--script S] [--no-scipy]\n",
                     argv[0]);
             return 2;
         }
@@ -173,6 +286,27 @@ int main(int argc, char **argv)
                r->factor_s, r->logdet_s, r->grad_s, r->ratio, naive, nr, r->other_load);
         fflush(stdout);
     }
+    if (eigk < 1 || eigk > 16) eigk = 6;
+    if (eigreps < 1 || eigreps > 16) eigreps = 3;
+    eig_row er;
+    memset(&er, 0, sizeof er);
+    if (eigN > 0) {
+        printf("\neigsh: %d smallest eigenpairs of 2D Poisson, N = %d (n = %ld), median of %d\n", eigk, eigN,
+               (long)eigN * eigN, eigreps);
+        fflush(stdout);
+        if (bench_eigsh(ctx, eigN, eigk, eigreps, scipy ? python : NULL, scipy ? script : NULL, &er)) return 1;
+        printf("%-34s %10s %10s %12s %12s %8s\n", "", "time s", "factor s", "max |l-ref|", "max resid", "load %");
+        printf("%-34s %10.3f %10.3f %12.2e %12.2e %8.0f\n", er.method, er.median_s, er.factor_s, er.max_err,
+               er.max_res, er.other_load);
+        if (er.have_scipy) {
+            printf("%-34s %10.3f %10s %12.2e %12.2e\n", "scipy eigsh(sigma=0) (SuperLU)", er.sp_median_s, "-",
+                   er.sp_max_err, er.sp_max_res);
+            printf("scipy / sla = %.2fx\n", er.sp_median_s / er.median_s);
+        }
+        printf("eigenvalues (sla):  ");
+        for (int i = 0; i < eigk; i++) printf(" %.12g", er.l[i]);
+        printf("\n");
+    }
     if (json) {
         FILE *f = fopen(json, "w");
         if (f) {
@@ -188,7 +322,22 @@ int main(int argc, char **argv)
                         r->ratio, r->logabsdet, r->cols, r->percol_s, r->naive_s, r->naive_ratio, r->naive_err,
                         r->other_load);
             }
-            fprintf(f, "]}\n");
+            fprintf(f, "]");
+            if (er.ok) {
+                fprintf(f, ", \"eigsh\": {\"N\": %ld, \"n\": %ld, \"k\": %d, \"reps\": %d, \"method\": \"%s\", "
+                           "\"median_s\": %.6g, \"factor_s\": %.6g, \"operator_applications\": %ld, "
+                           "\"max_abs_err\": %.3g, \"max_residual\": %.3g, \"other_load_pct\": %.1f, \"eigenvalues\": [",
+                        er.N, er.n, er.k, er.reps, er.method, er.median_s, er.factor_s, er.nops, er.max_err,
+                        er.max_res, er.other_load);
+                for (int i = 0; i < er.k; i++) fprintf(f, "%s%.17g", i ? ", " : "", er.l[i]);
+                fprintf(f, "]");
+                if (er.have_scipy)
+                    fprintf(f, ", \"scipy\": {\"version\": \"%s\", \"median_s\": %.6g, \"max_abs_err\": %.3g, "
+                               "\"max_residual\": %.3g}, \"scipy_over_sla\": %.4g",
+                            er.sp_version, er.sp_median_s, er.sp_max_err, er.sp_max_res, er.sp_median_s / er.median_s);
+                fprintf(f, "}");
+            }
+            fprintf(f, "}\n");
             fclose(f);
         }
     }

@@ -179,7 +179,7 @@ int main(void)
     sla_eigsh_options o;
     sla_eigsh_options_default(&o);
     {
-        double l[2];
+        double l[6];
         sla_status st = sla_eigsh(ctx, S, 0, &o, l, NULL, 0, NULL, NULL);
         if (st == SLA_ERR_UNAVAILABLE) {
             printf("ARPACK not in this build: eigsh unavailable (%s)\n", sla_ctx_message(ctx));
