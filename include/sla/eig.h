@@ -83,6 +83,50 @@ sla_status sla_solver_logdet_grad(sla_ctx *ctx, sla_solver *S, sla_int ib,
 sla_status sla_det(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
                    sla_logdet_method method, double *det);
 
+/* ---- stochastic log-determinant (SPD matrices too large to factor) ---- */
+
+typedef struct sla_slq_options {
+    sla_int probes;             /* Rademacher probe vectors; default 32 */
+    sla_int lanczos_steps;      /* Lanczos steps per probe (quadrature nodes); default 50 */
+    uint64_t seed;              /* probe generator seed; default 1 */
+    sla_solver_options solver;  /* the gradient's solves A x = z, one per probe: default
+                                   method cg, rtol 1e-10 (set precond = amg for large
+                                   problems) */
+} sla_slq_options;
+
+void sla_slq_options_default(sla_slq_options *opts);
+
+typedef struct sla_slq_info {
+    sla_int probes, lanczos_steps;
+    double std_error;          /* standard error of the logdet estimate (the probes' spread
+                                  / sqrt(probes)) */
+    double ritz_min, ritz_max; /* extreme Ritz values met (a check on positive definiteness) */
+    sla_int solve_iterations;  /* gradient: the most Krylov iterations of one solve */
+    double seconds;
+    char note[192];
+} sla_slq_info;
+
+/* Stochastic Lanczos quadrature estimate of log det A_ib for a symmetric
+ * positive definite A, from matrix-vector products only:
+ *   log det A = tr log A ~ (1/P) sum_p z_p^T log(A) z_p,
+ * each quadratic form by m-point Gauss quadrature from m Lanczos steps
+ * started at the Rademacher probe z_p (||z_p||^2 = n). *std_error (may be
+ * NULL) receives the standard error over the probes (the estimate's own
+ * spread; the quadrature error is not included and falls fast with m).
+ * grad (nnz, may be NULL) receives Hutchinson's unbiased estimate of
+ * d log det A / dA_k = (A^-1)[col_k, row_k]:
+ *   (1/P) sum_p (A^-1 z_p)[col_k] z_p[row_k],
+ * one solve per probe with opts->solver (same probes). Deterministic for a
+ * given seed. Errors: SLA_ERR_ARGUMENT (options, A not symmetric),
+ * SLA_ERR_NOT_SPD (a Ritz value <= 0), SLA_ERR_DIMENSION, SLA_ERR_INDEX,
+ * SLA_ERR_VALUE, SLA_ERR_UNAVAILABLE (no LAPACK in this build),
+ * SLA_ERR_NOMEM; SLA_NOT_CONVERGED (a warning) when a gradient solve missed
+ * its tolerance. */
+sla_status sla_logdet_slq(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
+                          const sla_slq_options *opts, double *logdet,
+                          double *std_error, double *grad,
+                          sla_slq_info *info);
+
 /* ---- symmetric eigenpairs ---------------------------------------------- */
 
 /* Which eigenvalues. Without a shift: largest / smallest algebraic (LA /
