@@ -166,5 +166,16 @@ run logdet "$tmp/N.mtx" --grad-A "$tmp/GN.mtx"; expect 2 "logdet singular gradie
 run logdet "$A" --method qr;  expect 2 "logdet bad method"; stderr_has 'did you mean' "logdet bad method"
 run logdet "$DATA/qc324.mtx"; expect 2 "logdet complex matrix"
 
+# stochastic Lanczos quadrature: within 4 standard errors of the exact value
+run logdet "$A" --method slq --probes 64 --json --grad-A "$tmp/GS.mtx"
+if [ "$rc" -eq 2 ] && grep -qi "lapack" "$ERR"; then ok; else
+    expect 0 "logdet slq"; jeq method slq "logdet slq"; jeq grad_method hutchinson "logdet slq"
+    est=$(jget logabsdet); se=$(jget std_error)
+    if awk -v a="$est" -v b="$lc" -v s="$se" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(s > 0 && d <= 4 * s) }'; then
+        ok; else fail "logdet slq: $est +- $se vs exact $lc"; fi
+    if [ "$(mm_entries "$tmp/GS.mtx")" = 1920 ]; then ok; else fail "logdet slq --grad-A"; fi
+fi
+run logdet "$A" --method slq --probes 0; expect 2 "logdet slq --probes 0"
+
 echo "test_cli_eig: $checks checks passed, $fails failed"
 [ "$fails" -eq 0 ]
