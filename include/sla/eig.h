@@ -233,6 +233,41 @@ sla_status sla_eigsh_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
                          sla_int ldv, const double *gl, const double *gv,
                          sla_int ldgv, double *gA, sla_eigsh_info *info);
 
+/* ---- LOBPCG: smallest eigenpairs of large SPD matrices ------------------ */
+
+typedef struct sla_lobpcg_options {
+    sla_int k;                  /* eigenpairs wanted (the smallest), 1 <= k, 3 k < n; default 6 */
+    double tol;                 /* stop when ||A x_i - l_i x_i|| <= tol ||A||_1 for every i
+                                   (||A||_1: the largest absolute row sum); default 1e-8.
+                                   Residuals stall near 1e-10 ||A||_1; the eigenvalues
+                                   are then accurate to about (residual)^2 / gap */
+    sla_int maxiter;            /* default 500 */
+    sla_solver_options pc;      /* the preconditioner: pc.precond (none, jacobi, ssor, ic0,
+                                   amg, user with pc.user_precond) and its settings
+                                   (pc.amg, pc.omega); default amg when this build has
+                                   hypre, else jacobi */
+    const double *x0;           /* start block (n x k, ld n), default NULL = seeded random */
+    uint64_t seed;              /* default 1 */
+} sla_lobpcg_options;
+
+void sla_lobpcg_options_default(sla_lobpcg_options *opts);
+
+/* The k smallest eigenpairs of the symmetric positive definite value array
+ * ib of A by LOBPCG (Knyazev's locally optimal block preconditioned
+ * conjugate gradient), without factorizing A: per iteration one
+ * preconditioner application and two products with A per vector, and a
+ * Rayleigh-Ritz step on [X, W, P] orthonormalized by SVQB. Results as for
+ * sla_eigsh (ascending, orthonormal, residuals); info->iterations counts
+ * LOBPCG iterations, info->nops the products with A.
+ * Returns SLA_OK, SLA_NOT_CONVERGED (the best iterate is returned, nconv
+ * counts the pairs within tol), or an error: SLA_ERR_ARGUMENT,
+ * SLA_ERR_NOT_SPD (a preconditioner breakdown), SLA_ERR_UNAVAILABLE (no
+ * LAPACK in this build), SLA_ERR_NOMEM. */
+sla_status sla_lobpcg(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
+                      const sla_lobpcg_options *opts, double *evals,
+                      double *evecs, sla_int ldv, double *residuals,
+                      sla_eigsh_info *info);
+
 #ifdef __cplusplus
 }
 #endif
