@@ -15,7 +15,8 @@
  * eigsh: the 6 smallest eigenpairs of 2D Poisson at N = 350 (n = 122,500)
  * by shift-invert around 0 (sla_eigsh, which = SM), and SciPy's
  * eigsh(A, k=6, sigma=0) in the same run (bench/scipy_eig.py), eigenvalues
- * compared to the analytic ones.
+ * compared to the analytic ones; and sla_lobpcg (AMG preconditioner, no
+ * factorization) on the same problem.
  * Prints a table and, with --json, writes one JSON object.
  */
 #include <stdio.h>
@@ -145,6 +146,11 @@ typedef struct {
     int have_scipy;
     double sp_median_s, sp_max_res, sp_max_err, sp_l[16];
     char sp_version[32];
+    /* LOBPCG with AMG */
+    int have_lobpcg;
+    double lob_median_s, lob_max_err, lob_max_res;
+    long lob_its, lob_nops;
+    char lob_method[80];
 } eig_row;
 
 static int cmp_l(const void *a, const void *b) { return cmp_d(a, b); }
@@ -205,6 +211,34 @@ static int bench_eigsh(sla_ctx *ctx, long N, int k, int reps, const char *python
     r->median_s = median(t, reps);
     r->factor_s = median(tf, reps);
     for (int i = 0; i < k; i++) r->max_err = fmax(r->max_err, fabs(r->l[i] - ref[i]));
+    /* LOBPCG (no factorization), default preconditioner (AMG when built with hypre) */
+    {
+        sla_lobpcg_options lo;
+        sla_lobpcg_options_default(&lo);
+        lo.k = k;
+        double tl[16], ll[16], lr[16];
+        int okl = 1;
+        for (int i = 0; i < reps && okl; i++) {
+            sla_eigsh_info info;
+            double t0 = now();
+            sla_status st = sla_lobpcg(ctx, A, 0, &lo, ll, NULL, 0, lr, &info);
+            tl[i] = now() - t0;
+            if (st < 0) {
+                fprintf(stderr, "lobpcg: %s\n", sla_ctx_message(ctx));
+                okl = 0;
+                break;
+            }
+            r->lob_its = (long)info.iterations;
+            r->lob_nops = (long)info.nops;
+            r->lob_max_res = info.max_residual;
+            snprintf(r->lob_method, sizeof r->lob_method, "%s%s", info.method, st ? " NOT CONVERGED" : "");
+        }
+        if (okl) {
+            r->have_lobpcg = 1;
+            r->lob_median_s = median(tl, reps);
+            for (int i = 0; i < k; i++) r->lob_max_err = fmax(r->lob_max_err, fabs(ll[i] - ref[i]));
+        }
+    }
     sla_matrix_destroy(&A);
     if (python && script) {
         char cmd[1024], line[8192];
@@ -298,6 +332,9 @@ int main(int argc, char **argv)
         printf("%-34s %10s %10s %12s %12s %8s\n", "", "time s", "factor s", "max |l-ref|", "max resid", "load %");
         printf("%-34s %10.3f %10.3f %12.2e %12.2e %8.0f\n", er.method, er.median_s, er.factor_s, er.max_err,
                er.max_res, er.other_load);
+        if (er.have_lobpcg)
+            printf("%-34s %10.3f %10s %12.2e %12.2e   (%ld iterations, %ld products, tol 1e-8 ||A||_1)\n",
+                   er.lob_method, er.lob_median_s, "-", er.lob_max_err, er.lob_max_res, er.lob_its, er.lob_nops);
         if (er.have_scipy) {
             printf("%-34s %10.3f %10s %12.2e %12.2e\n", "scipy eigsh(sigma=0) (SuperLU)", er.sp_median_s, "-",
                    er.sp_max_err, er.sp_max_res);
@@ -331,6 +368,10 @@ int main(int argc, char **argv)
                         er.max_res, er.other_load);
                 for (int i = 0; i < er.k; i++) fprintf(f, "%s%.17g", i ? ", " : "", er.l[i]);
                 fprintf(f, "]");
+                if (er.have_lobpcg)
+                    fprintf(f, ", \"lobpcg\": {\"method\": \"%s\", \"median_s\": %.6g, \"iterations\": %ld, "
+                               "\"products\": %ld, \"max_abs_err\": %.3g, \"max_residual\": %.3g}",
+                            er.lob_method, er.lob_median_s, er.lob_its, er.lob_nops, er.lob_max_err, er.lob_max_res);
                 if (er.have_scipy)
                     fprintf(f, ", \"scipy\": {\"version\": \"%s\", \"median_s\": %.6g, \"max_abs_err\": %.3g, "
                                "\"max_residual\": %.3g}, \"scipy_over_sla\": %.4g",
