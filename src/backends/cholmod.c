@@ -657,6 +657,17 @@ done:
     return st;
 }
 
+sla_status sla__cholmod_make_simplicial(sla_ctx *ctx, void *numv)
+{
+    chol_num *f = numv;
+    if (!f) return sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod: NULL factor");
+    if (!f->L || !f->L->is_super) return SLA_OK;
+    /* keep LL^T (no division by D in the solves) */
+    if (!cholmod_l_change_factor(CHOLMOD_REAL, 1, 0, 1, 1, f->L, &f->cm) || f->cm.status < 0)
+        return chol_fail(ctx, &f->cm, "conversion to a simplicial factor");
+    return SLA_OK;
+}
+
 static const sla__direct_ops chol_ops = {
     .name = "cholmod",
     .analyze = chol_analyze,

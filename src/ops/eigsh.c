@@ -384,6 +384,16 @@ sla_status sla_eigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_ei
             sla_matrix_destroy(&M);
             return sla__error(ctx, st, "eigsh: factorization of A - sigma I (sigma = %g) failed: %s", sigma, msg);
         } else {
+            /* one right-hand side per Lanczos step: a simplicial Cholesky
+             * factor solves faster than the supernodal one */
+            const sla__direct_ops *d;
+            void *sym, *num;
+            if (sla__solver_direct(E.S, 0, &d, &sym, &num) && !strcmp(d->name, "cholmod") &&
+                (st = sla__cholmod_make_simplicial(ctx, num))) {
+                sla_solver_destroy(&E.S);
+                sla_matrix_destroy(&M);
+                return st;
+            }
             snprintf(method, sizeof method, "arpack shift-invert (%s)", sla_method_name(sla_solver_method(E.S)));
             which = o.which == SLA_EIG_SM ? "LM" : which;
         }

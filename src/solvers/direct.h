@@ -109,6 +109,11 @@ double *sla__values_f64_view(sla_ctx *ctx, const sla_matrix *A, sla_int ib, doub
  * SLA_ERR_NOMEM; SLA_ERR_UNAVAILABLE without SuiteSparse. */
 sla_status sla__cholmod_selinv(sla_ctx *ctx, void *sym, void *num, const sla_matrix *A, double *z);
 
+/* CHOLMOD backend only: convert a supernodal numeric factor in place to a
+ * simplicial LL^T one (single right-hand-side solves are about 15 % faster:
+ * no BLAS call per supernode). No-op for simplicial factors. */
+sla_status sla__cholmod_make_simplicial(sla_ctx *ctx, void *num);
+
 /* The direct factorization of value array ib held by S: false (nothing
  * written) when S uses a Krylov method or ib is out of range. */
 bool sla__solver_direct(const sla_solver *S, sla_int ib, const sla__direct_ops **ops, void **sym,
