@@ -395,6 +395,27 @@ int main(void)
         CHECK_OK(ctx, sla_eigsh_batch(ctx, B, &b, l, NULL, res, info));
         for (int i = 0; i < 3; i++) CHECK_CLOSE(l[3 + i], 2 * l[i], 1e-12);
         CHECK(info[1].converged);
+        /* batched VJP = one VJP per value array; for 2A: gl terms equal, gv terms halve */
+        double *V = malloc((size_t)(2 * 3 * n) * sizeof *V), *gv = malloc((size_t)(2 * 3 * n) * sizeof *gv);
+        double gl[6] = {1, -2, 0.5, 1, -2, 0.5}, *gA = malloc((size_t)(2 * nnz) * sizeof *gA);
+        double *g1 = malloc((size_t)nnz * sizeof *g1);
+        CHECK_OK(ctx, sla_eigsh_batch(ctx, B, &b, l, V, NULL, NULL));
+        tu_fill(gv, 3 * n, 8);
+        /* the same loss on both arrays (eigenvector signs may differ: flip gv with them) */
+        for (long long i = 0; i < 3; i++) {
+            double d = 0;
+            for (long long r = 0; r < n; r++) d += V[i * n + r] * V[(3 + i) * n + r];
+            for (long long r = 0; r < n; r++) gv[(3 + i) * n + r] = (d < 0 ? -1 : 1) * gv[i * n + r];
+        }
+        CHECK_OK(ctx, sla_eigsh_batch_vjp(ctx, B, &b, 3, l, V, gl, gv, gA, NULL));
+        CHECK_OK(ctx, sla_eigsh_vjp(ctx, An, 0, &b, 3, l, V, n, gl, gv, n, g1, NULL));
+        CHECK(tu_reldiff(nnz, gA, g1) < 1e-10);
+        /* array 1 is 2A: the same eigenvectors, eigenvalue gaps doubled, so
+         * gA(2A) = gl part + half the eigenvector part; with gv = 0 they agree */
+        memset(gv, 0, (size_t)(2 * 3 * n) * sizeof *gv);
+        CHECK_OK(ctx, sla_eigsh_batch_vjp(ctx, B, &b, 3, l, V, gl, gv, gA, NULL));
+        CHECK(tu_reldiff(nnz, gA + nnz, gA) < 1e-10);
+        free(V); free(gv); free(gA); free(g1);
         free(vals); free(rp); free(ci);
         sla_matrix_destroy(&B);
     }

@@ -233,6 +233,14 @@ sla_status sla_eigsh_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
                          sla_int ldv, const double *gl, const double *gv,
                          sla_int ldgv, double *gA, sla_eigsh_info *info);
 
+/* Batched VJP: evals, gl [nbatch][k]; evecs, gv [nbatch][n * k] (ld n);
+ * gl or gv may be NULL; gA [nbatch][nnz]; info [nbatch] (may be NULL). */
+sla_status sla_eigsh_batch_vjp(sla_ctx *ctx, const sla_matrix *A,
+                               const sla_eigsh_options *opts, sla_int k,
+                               const double *evals, const double *evecs,
+                               const double *gl, const double *gv,
+                               double *gA, sla_eigsh_info *info);
+
 /* ---- LOBPCG: smallest eigenpairs of large SPD matrices ------------------ */
 
 typedef struct sla_lobpcg_options {

@@ -634,3 +634,27 @@ sla_status sla_eigsh_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sl
                           o.grad_rtol, worst);
     return sla__ok(ctx, SLA_OK);
 }
+
+sla_status sla_eigsh_batch_vjp(sla_ctx *ctx, const sla_matrix *A, const sla_eigsh_options *opts, sla_int k,
+                               const double *evals, const double *evecs, const double *gl, const double *gv,
+                               double *gA, sla_eigsh_info *info)
+{
+    if (!A || !evals || !evecs || !gA) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_eigsh_batch_vjp: NULL argument");
+    if (k < 1 || k > A->nrows)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_eigsh_batch_vjp: k = %lld out of [1, n]", (long long)k);
+    const size_t n = (size_t)A->nrows, nk = (size_t)k;
+    sla_status worst = SLA_OK;
+    for (sla_int b = 0; b < A->nbatch; b++) {
+        sla_status st = sla_eigsh_vjp(ctx, A, b, opts, k, evals + (size_t)b * nk, evecs + (size_t)b * n * nk,
+                                      A->nrows, gl ? gl + (size_t)b * nk : NULL, gv ? gv + (size_t)b * n * nk : NULL,
+                                      A->nrows, gA + (size_t)b * (size_t)A->nnz, info ? info + b : NULL);
+        if (st < 0) {
+            char msg[400];
+            snprintf(msg, sizeof msg, "%s", sla_ctx_message(ctx));
+            return sla__error(ctx, st, "value array %lld: %s", (long long)b, msg);
+        }
+        if (st > 0) worst = st;
+    }
+    if (worst) return sla__error(ctx, worst, "eigsh batch vjp: a projected solve missed its tolerance (see info)");
+    return sla__ok(ctx, SLA_OK);
+}
