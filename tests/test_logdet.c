@@ -179,6 +179,14 @@ int main(void)
     check_one(ctx, "poisson2d 12", P, SLA_LOGDET_LDLT, "ldlt", "selinv");
     check_one(ctx, "poisson2d 12", P, SLA_LOGDET_LU, "lu", "solves");
     check_one(ctx, "random spd 150", R, SLA_LOGDET_AUTO, "cholesky", "selinv");
+    {
+        /* larger supernodes (3D separators) */
+        sla_matrix *P3 = NULL;
+        CHECK_OK(ctx, sla_gen_poisson(ctx, 3, 8, &P3));
+        check_one(ctx, "poisson3d 8", P3, SLA_LOGDET_CHOLESKY, "cholesky", "selinv");
+        check_one(ctx, "poisson3d 8", P3, SLA_LOGDET_LDLT, "ldlt", "selinv");
+        sla_matrix_destroy(&P3);
+    }
     check_one(ctx, "convdiff 10", C, SLA_LOGDET_AUTO, "lu", "solves");
     check_one(ctx, "random general 120", G, SLA_LOGDET_AUTO, "lu", "solves");
 

@@ -473,7 +473,7 @@ static sla_status chol_selinv_super(sla_ctx *ctx, const cholmod_factor *L, doubl
     const SuiteSparse_long n = (SuiteSparse_long)L->n, nsuper = (SuiteSparse_long)L->nsuper;
     const SuiteSparse_long *super = L->super, *pi = L->pi, *px = L->px, *Ls = L->s;
     const double *Lx = L->x;
-    SuiteSparse_long maxm = 0, maxc = 0;
+    SuiteSparse_long maxm = 0, maxmc = 0;
     for (SuiteSparse_long s = 0; s < nsuper; s++) {
         SuiteSparse_long c = super[s + 1] - super[s], r = pi[s + 1] - pi[s];
         if (r > INT32_MAX / 2 || r < c) return SLA_ERR_UNSUPPORTED;
@@ -482,12 +482,12 @@ static sla_status chol_selinv_super(sla_ctx *ctx, const cholmod_factor *L, doubl
         for (SuiteSparse_long i = pi[s] + c + 1; i < pi[s + 1]; i++)
             if (Ls[i] <= Ls[i - 1]) return SLA_ERR_UNSUPPORTED;
         if (r - c > maxm) maxm = r - c;
-        if (c > maxc) maxc = c;
+        if ((r - c) * c > maxmc) maxmc = (r - c) * c;
         for (SuiteSparse_long j = super[s]; j < super[s + 1]; j++) colsup[j] = s;
     }
     (void)n;
     sla_allocator a = sla__ctx_alloc(ctx);
-    double *Y = sla__ctx_malloc(ctx, (size_t)(maxm * maxc) + 1, sizeof *Y, "selected inverse block");
+    double *Y = sla__ctx_malloc(ctx, (size_t)maxmc + 1, sizeof *Y, "selected inverse block");
     double *ZRR = Y ? sla__ctx_malloc(ctx, (size_t)(maxm * maxm) + 1, sizeof *ZRR, "selected inverse block") : NULL;
     if (!ZRR) {
         sla__free(&a, Y);
