@@ -24,6 +24,7 @@ void sla_slq_options_default(sla_slq_options *o)
     o->solver.rtol = 1e-10;
 }
 
+#ifdef SLA_HAVE_LAPACK
 /* Probe p: entries +-1 from a xorshift64* stream of (seed, p). */
 static void rademacher(sla_int n, uint64_t seed, sla_int p, double *z)
 {
@@ -37,7 +38,6 @@ static void rademacher(sla_int n, uint64_t seed, sla_int p, double *z)
     }
 }
 
-#ifdef SLA_HAVE_LAPACK
 /* z^T log(A) z by m steps of Lanczos from z (no reorthogonalization) and
  * the Gauss quadrature of T: ||z||^2 sum_k tau_k^2 log theta_k, tau_k the
  * first components of T's unit eigenvectors. work: 3 n; tw: 4 m + m^2. */
