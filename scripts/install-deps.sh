@@ -3,7 +3,7 @@
 # quick when everything is present. Runs apt-get as root (or through sudo).
 set -euo pipefail
 
-PKGS="build-essential cmake pkg-config libopenblas-dev liblapacke-dev libsuitesparse-dev libsuperlu-dev libmetis-dev libhypre-dev libopenmpi-dev openmpi-bin"
+PKGS="build-essential cmake pkg-config libopenblas-dev liblapacke-dev libsuitesparse-dev libsuperlu-dev libmetis-dev libhypre-dev libopenmpi-dev openmpi-bin libarpack2-dev"
 # Benchmarks compare against SciPy with Debian's interpreter.
 if [ "${SLA_DEPS_BENCH:-0}" = 1 ]; then
   PKGS="$PKGS python3-numpy python3-scipy gnuplot-nox"

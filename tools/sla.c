@@ -1280,6 +1280,352 @@ static int cmd_demo(int argc, char **argv)
     return rc ? rc : rc2;
 }
 
+/* ---- sla eigsh / sla logdet ------------------------------------------ */
+
+static const char eigsh_help[] =
+    "usage: sla eigsh A.mtx -k K [options]\n"
+    "\n"
+    "k eigenpairs of a symmetric matrix by ARPACK's implicitly restarted Lanczos,\n"
+    "eigenvalues in ascending order, each with its residual ||A v - l v||.\n"
+    "\n"
+    "  -k K, --k K        number of eigenpairs (default 6)\n"
+    "  --which W          LA|SA|LM|SM: largest/smallest algebraic, largest/smallest\n"
+    "                     magnitude (default LM; SM runs shift-invert around 0)\n"
+    "  --sigma S          shift-invert around S: the eigenvalues nearest S (with\n"
+    "                     --which LA/SA: nearest above/below S)\n"
+    "  --method M         factorization of A - sigma I: auto|cholesky|ldlt|lu|umfpack|\n"
+    "                     klu|superlu (default auto: cholesky, then ldlt, then lu)\n"
+    "  --tol T            ARPACK's relative accuracy (default 0 = machine epsilon)\n"
+    "  --ncv M            Lanczos basis size (default max(2k+1, 20))\n"
+    "  --maxiter K        ARPACK restarts (default max(1000, 10 n))\n"
+    "  --out V.mtx        write the eigenvectors (n x k Matrix Market array)\n"
+    "  --threads T        number of threads (0 = OpenMP default)\n"
+    "  --json             print one JSON object with the report\n"
+    "\n"
+    "Exit status: 0 converged, 2 bad input, 3 not converged.\n";
+
+static int cmd_eigsh(int argc, char **argv)
+{
+    optdef defs[] = {
+        {"--k", "-k", 1, NULL, 0},       {"--which", NULL, 1, NULL, 0},  {"--sigma", NULL, 1, NULL, 0},
+        {"--method", NULL, 1, NULL, 0},  {"--tol", NULL, 1, NULL, 0},    {"--ncv", NULL, 1, NULL, 0},
+        {"--maxiter", NULL, 1, NULL, 0}, {"--out", "-o", 1, NULL, 0},    {"--threads", NULL, 1, NULL, 0},
+        {"--json", NULL, 0, NULL, 0},    {"--help", "-h", 0, NULL, 0},
+    };
+    const int nd = (int)(sizeof defs / sizeof defs[0]);
+    const char *pos[1];
+    int npos = 0;
+    int rc = parse_args("eigsh", argc, argv, 2, defs, nd, pos, 1, &npos);
+    if (rc) return rc;
+    if (optseen(defs, nd, "--help")) {
+        fputs(eigsh_help, stdout);
+        return EXIT_OK;
+    }
+    if (npos != 1) {
+        err("eigsh: expected a matrix file (see 'sla eigsh --help')");
+        return EXIT_BAD;
+    }
+    sla_eigsh_options o;
+    sla_eigsh_options_default(&o);
+    const char *s;
+    long long v = 0, threads = 0;
+    if ((s = optval(defs, nd, "--k"))) {
+        if (parse_int("-k", s, 1, 1000000, &v)) return EXIT_BAD;
+        o.k = v;
+    }
+    if ((s = optval(defs, nd, "--which"))) {
+        static const char *const wn[] = {"LA", "SA", "LM", "SM"};
+        int w = lookup_name("--which", s, wn, 4);
+        if (w < 0) return EXIT_BAD;
+        o.which = (sla_eig_which)w;
+    }
+    if ((s = optval(defs, nd, "--sigma"))) {
+        if (parse_double("--sigma", s, &o.sigma)) return EXIT_BAD;
+        o.shift_invert = true;
+    }
+    if ((s = optval(defs, nd, "--method"))) {
+        int m = lookup_name("--method", s, method_names, N_METHODS);
+        if (m < 0) return EXIT_BAD;
+        o.factor_method = method_values[m];
+    }
+    if ((s = optval(defs, nd, "--tol")) && parse_double("--tol", s, &o.tol)) return EXIT_BAD;
+    if ((s = optval(defs, nd, "--ncv"))) {
+        if (parse_int("--ncv", s, 2, 100000, &v)) return EXIT_BAD;
+        o.ncv = v;
+    }
+    if ((s = optval(defs, nd, "--maxiter"))) {
+        if (parse_int("--maxiter", s, 1, 1000000000, &v)) return EXIT_BAD;
+        o.maxiter = v;
+    }
+    if ((s = optval(defs, nd, "--threads")) && parse_int("--threads", s, 0, 4096, &threads)) return EXIT_BAD;
+    const int json = optseen(defs, nd, "--json");
+    const char *out_path = optval(defs, nd, "--out");
+
+    sla_ctx *ctx = NULL;
+    sla_matrix *A = NULL;
+    double *l = NULL, *V = NULL, *res = NULL;
+    if (sla_ctx_create(&ctx) != SLA_OK) {
+        err("out of memory");
+        return EXIT_INTERNAL;
+    }
+    sla_ctx_set_threads(ctx, (int)threads);
+    rc = read_matrix(ctx, pos[0], &A);
+    if (rc) goto done;
+    sla_int n = sla_matrix_nrows(A);
+    l = xcalloc((size_t)o.k, sizeof *l);
+    res = xcalloc((size_t)o.k, sizeof *res);
+    V = xcalloc((size_t)n * (size_t)o.k, sizeof *V);
+    if (!l || !res || !V) {
+        rc = EXIT_INTERNAL;
+        goto done;
+    }
+    sla_eigsh_info info;
+    double t0 = now_seconds();
+    sla_status st = sla_eigsh(ctx, A, 0, &o, l, V, n, res, &info);
+    double secs = now_seconds() - t0;
+    if (st < 0) {
+        rc = lib_fail(ctx, st, pos[0]);
+        goto done;
+    }
+    if (out_path) {
+        sla_status sw = sla_mm_write_dense(ctx, out_path, n, o.k, V);
+        if (sw < 0) {
+            rc = lib_fail(ctx, sw, out_path);
+            goto done;
+        }
+    }
+    if (json) {
+        printf("{\"n\":%lld,\"nnz\":%lld,\"k\":%lld,\"which\":", (long long)n, (long long)sla_matrix_nnz(A),
+               (long long)o.k);
+        json_string(stdout, sla_eig_which_name(o.which));
+        printf(",\"sigma\":");
+        if (o.shift_invert) json_number(stdout, "%.17g", o.sigma);
+        else printf("null");
+        printf(",\"eigenvalues\":[");
+        for (sla_int i = 0; i < o.k; i++) {
+            if (i) printf(",");
+            json_number(stdout, "%.17g", l[i]);
+        }
+        printf("],\"residuals\":[");
+        for (sla_int i = 0; i < o.k; i++) {
+            if (i) printf(",");
+            json_number(stdout, "%.6e", res[i]);
+        }
+        printf("],\"converged\":%s,\"nconv\":%lld,\"method\":", info.converged ? "true" : "false",
+               (long long)info.nconv);
+        json_string(stdout, info.method);
+        printf(",\"note\":");
+        json_string(stdout, info.note);
+        printf(",\"iterations\":%lld,\"operator_applications\":%lld,\"factor_seconds\":",
+               (long long)info.iterations, (long long)info.nops);
+        json_number(stdout, "%.6g", info.factor_seconds);
+        printf(",\"seconds\":");
+        json_number(stdout, "%.6g", secs);
+        printf("}\n");
+    } else {
+        printf("%s: n = %lld, %lld eigenpairs (%s%s), %s\n", pos[0], (long long)n, (long long)o.k,
+               sla_eig_which_name(o.which), o.shift_invert ? ", shift-invert" : "", info.method);
+        for (sla_int i = 0; i < o.k; i++) printf("  %3lld  %24.17g  residual %.3e\n", (long long)i, l[i], res[i]);
+        printf("  %lld restarts, %lld operator applications, %.3f s (factorization %.3f s)\n",
+               (long long)info.iterations, (long long)info.nops, secs, info.factor_seconds);
+        if (info.note[0]) printf("  note: %s\n", info.note);
+        if (out_path) printf("  wrote the eigenvectors to %s\n", out_path);
+    }
+    fflush(stdout);
+    if (st == SLA_NOT_CONVERGED) {
+        err("%s", sla_ctx_message(ctx));
+        rc = EXIT_NOCONV;
+    } else {
+        rc = EXIT_OK;
+    }
+done:
+    free(l);
+    free(V);
+    free(res);
+    sla_matrix_destroy(&A);
+    sla_ctx_destroy(&ctx);
+    return rc;
+}
+
+static const char logdet_help[] =
+    "usage: sla logdet A.mtx [options]\n"
+    "\n"
+    "sign and log|det A| from a sparse factorization (never det itself), and\n"
+    "optionally its exact gradient d log|det A| / dA_ij = (A^-1)_ji on A's\n"
+    "pattern (selected inversion for Cholesky/LDL^T; one solve per column for LU).\n"
+    "\n"
+    "  --method M         auto|cholesky|ldlt|lu|slq (default auto: cholesky for symmetric\n"
+    "                     matrices, ldlt if not positive definite, else lu; slq:\n"
+    "                     stochastic Lanczos quadrature for SPD matrices, matrix-vector\n"
+    "                     products only, with a standard error; its gradient is\n"
+    "                     Hutchinson's estimate with CG solves)\n"
+    "  --probes P         slq: Rademacher probes (default 32)\n"
+    "  --steps M          slq: Lanczos steps per probe (default 50)\n"
+    "  --seed S           slq: probe seed (default 1)\n"
+    "  --grad-A G.mtx     write the gradient (coordinate, A's full stored pattern)\n"
+    "  --threads T        number of threads (0 = OpenMP default)\n"
+    "  --json             print one JSON object with the report\n"
+    "\n"
+    "A singular matrix gives sign 0 and log|det| = -inf (JSON null); its gradient\n"
+    "does not exist (exit 2 with --grad-A).\n";
+
+static int cmd_logdet(int argc, char **argv)
+{
+    optdef defs[] = {
+        {"--method", NULL, 1, NULL, 0}, {"--grad-A", NULL, 1, NULL, 0}, {"--threads", NULL, 1, NULL, 0},
+        {"--json", NULL, 0, NULL, 0},   {"--help", "-h", 0, NULL, 0},    {"--probes", NULL, 1, NULL, 0},
+        {"--steps", NULL, 1, NULL, 0},  {"--seed", NULL, 1, NULL, 0},
+    };
+    const int nd = (int)(sizeof defs / sizeof defs[0]);
+    const char *pos[1];
+    int npos = 0;
+    int rc = parse_args("logdet", argc, argv, 2, defs, nd, pos, 1, &npos);
+    if (rc) return rc;
+    if (optseen(defs, nd, "--help")) {
+        fputs(logdet_help, stdout);
+        return EXIT_OK;
+    }
+    if (npos != 1) {
+        err("logdet: expected a matrix file (see 'sla logdet --help')");
+        return EXIT_BAD;
+    }
+    static const char *const mn[] = {"auto", "cholesky", "ldlt", "lu", "slq"};
+    sla_logdet_method m = SLA_LOGDET_AUTO;
+    const char *s;
+    long long threads = 0, lv = 0;
+    int slq = 0;
+    sla_slq_options so;
+    sla_slq_options_default(&so);
+    if ((s = optval(defs, nd, "--method"))) {
+        int k = lookup_name("--method", s, mn, 5);
+        if (k < 0) return EXIT_BAD;
+        if (k == 4) slq = 1;
+        else m = (sla_logdet_method)k;
+    }
+    if ((s = optval(defs, nd, "--probes"))) {
+        if (parse_int("--probes", s, 1, 100000000, &lv)) return EXIT_BAD;
+        so.probes = lv;
+    }
+    if ((s = optval(defs, nd, "--steps"))) {
+        if (parse_int("--steps", s, 1, 10000, &lv)) return EXIT_BAD;
+        so.lanczos_steps = lv;
+    }
+    if ((s = optval(defs, nd, "--seed"))) {
+        if (parse_int("--seed", s, 0, 1000000000000LL, &lv)) return EXIT_BAD;
+        so.seed = (uint64_t)lv;
+    }
+    if ((s = optval(defs, nd, "--threads")) && parse_int("--threads", s, 0, 4096, &threads)) return EXIT_BAD;
+    const char *gpath = optval(defs, nd, "--grad-A");
+    const int json = optseen(defs, nd, "--json");
+
+    sla_ctx *ctx = NULL;
+    sla_matrix *A = NULL;
+    double *g = NULL;
+    if (sla_ctx_create(&ctx) != SLA_OK) {
+        err("out of memory");
+        return EXIT_INTERNAL;
+    }
+    sla_ctx_set_threads(ctx, (int)threads);
+    rc = read_matrix(ctx, pos[0], &A);
+    if (rc) goto done;
+    if (gpath && !(g = xcalloc((size_t)sla_matrix_nnz(A), sizeof *g))) {
+        rc = EXIT_INTERNAL;
+        goto done;
+    }
+    double sign = 0, lad = 0;
+    sla_logdet_info info;
+    double t0 = now_seconds();
+    if (slq) {
+        sla_slq_info si;
+        double se = 0.0;
+        sla_status st = sla_logdet_slq(ctx, A, 0, &so, &lad, &se, g, &si);
+        double secs = now_seconds() - t0;
+        if (st < 0) {
+            rc = lib_fail(ctx, st, pos[0]);
+            goto done;
+        }
+        if (gpath) {
+            sla_status sw = sla_mm_write_pattern_values(ctx, gpath, A, g);
+            if (sw < 0) {
+                rc = lib_fail(ctx, sw, gpath);
+                goto done;
+            }
+        }
+        if (json) {
+            printf("{\"n\":%lld,\"nnz\":%lld,\"sign\":1,\"logabsdet\":", (long long)sla_matrix_nrows(A),
+                   (long long)sla_matrix_nnz(A));
+            json_number(stdout, "%.17g", lad);
+            printf(",\"std_error\":");
+            json_number(stdout, "%.6g", se);
+            printf(",\"method\":\"slq\",\"grad_method\":\"%s\",\"probes\":%lld,\"lanczos_steps\":%lld,"
+                   "\"seconds\":", gpath ? "hutchinson" : "", (long long)si.probes, (long long)si.lanczos_steps);
+            json_number(stdout, "%.6g", secs);
+            printf("}\n");
+        } else {
+            printf("%s: n = %lld, log det = %.10g +- %.3g (slq, %lld probes x %lld Lanczos steps), %.3f s\n",
+                   pos[0], (long long)sla_matrix_nrows(A), lad, se, (long long)si.probes,
+                   (long long)si.lanczos_steps, secs);
+            if (gpath) printf("  wrote Hutchinson's gradient estimate to %s\n", gpath);
+        }
+        fflush(stdout);
+        rc = st == SLA_NOT_CONVERGED ? EXIT_NOCONV : EXIT_OK;
+        if (st == SLA_NOT_CONVERGED) err("%s", sla_ctx_message(ctx));
+        goto done;
+    }
+    sla_status st = sla_logdet(ctx, A, 0, m, &sign, &lad, g, &info);
+    double secs = now_seconds() - t0;
+    bool singular = st == SLA_ERR_SINGULAR && sign == 0.0;
+    if (st < 0 && !singular) {
+        rc = lib_fail(ctx, st, pos[0]);
+        goto done;
+    }
+    if (gpath && !singular) {
+        sla_status sw = sla_mm_write_pattern_values(ctx, gpath, A, g);
+        if (sw < 0) {
+            rc = lib_fail(ctx, sw, gpath);
+            goto done;
+        }
+    }
+    if (json) {
+        printf("{\"n\":%lld,\"nnz\":%lld,\"sign\":%g,\"logabsdet\":", (long long)sla_matrix_nrows(A),
+               (long long)sla_matrix_nnz(A), sign);
+        json_number(stdout, "%.17g", lad);
+        printf(",\"singular\":%s,\"method\":", singular ? "true" : "false");
+        json_string(stdout, info.method[0] ? info.method : sla_logdet_method_name(m));
+        printf(",\"grad_method\":");
+        json_string(stdout, info.grad_method);
+        printf(",\"note\":");
+        json_string(stdout, singular ? sla_ctx_message(ctx) : info.note);
+        printf(",\"factor_seconds\":");
+        json_number(stdout, "%.6g", info.factor_seconds);
+        printf(",\"grad_seconds\":");
+        json_number(stdout, "%.6g", info.grad_seconds);
+        printf(",\"seconds\":");
+        json_number(stdout, "%.6g", secs);
+        printf("}\n");
+    } else {
+        printf("%s: n = %lld, sign %+g, log|det| = %.17g (%s)\n", pos[0], (long long)sla_matrix_nrows(A), sign,
+               lad, info.method[0] ? info.method : sla_logdet_method_name(m));
+        printf("  factorization %.3f s", info.factor_seconds);
+        if (gpath && !singular) printf(", gradient (%s) %.3f s; wrote it to %s", info.grad_method,
+                                       info.grad_seconds, gpath);
+        printf("\n");
+        if (info.note[0]) printf("  note: %s\n", info.note);
+    }
+    fflush(stdout);
+    if (singular) {
+        err("%s", sla_ctx_message(ctx));
+        rc = gpath ? EXIT_BAD : EXIT_OK;
+    } else {
+        rc = EXIT_OK;
+    }
+done:
+    free(g);
+    sla_matrix_destroy(&A);
+    sla_ctx_destroy(&ctx);
+    return rc;
+}
+
 /* ---- main ----------------------------------------------------------- */
 
 static const char main_help[] =
@@ -1292,6 +1638,8 @@ static const char main_help[] =
     "  gen KIND N -o F    write a test matrix (poisson1d/2d/3d, diffusion2d,\n"
     "                     convdiff2d, aniso2d, random)\n"
     "  info A.mtx         size and structure of a matrix\n"
+    "  eigsh A.mtx -k K   k eigenpairs of a symmetric matrix (ARPACK)\n"
+    "  logdet A.mtx       sign and log|det A|, --grad-A for its gradient\n"
     "  demo [KIND]        inverse: recover a conductivity field with Adam through\n"
     "                     the differentiable solve; poisson: 2D Poisson solve,\n"
     "                     adjoint, finite-difference check; no KIND: both\n"
@@ -1321,6 +1669,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "gen")) return cmd_gen(argc, argv);
     if (!strcmp(cmd, "info")) return cmd_info(argc, argv);
     if (!strcmp(cmd, "demo")) return cmd_demo(argc, argv);
+    if (!strcmp(cmd, "eigsh")) return cmd_eigsh(argc, argv);
+    if (!strcmp(cmd, "logdet")) return cmd_logdet(argc, argv);
     if (!strcmp(cmd, "help")) {
         const char *topic = argc > 2 ? argv[2] : "";
         if (!strcmp(topic, "solve")) fputs(solve_help, stdout);

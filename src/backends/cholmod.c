@@ -397,6 +397,298 @@ static sla_status chol_logdet(sla_ctx *ctx, void *symv, void *numv, double *sign
     return SLA_OK;
 }
 
+/* Selected inversion (Takahashi): Z = A^-1 on the pattern of the factor.
+ * With P A P^T = L D L^T (L unit lower triangular, simplicial), Z = P A^-1
+ * P^T satisfies Z L = L^-T D^-1, an upper triangular matrix with diagonal
+ * 1/D; column j of that identity below and on the diagonal gives, with S =
+ * the rows of column j of L below j,
+ *     Z[S, j] = -Z[S, S] L[S, j],    Z[j, j] = 1/D[j] - L[S, j]^T Z[S, j].
+ * S is a clique of the filled graph, so every Z[S, S] needed lies on the
+ * pattern of L (column min(i, k), row max(i, k)), already computed when
+ * the columns are taken from the last to the first. zx holds Z's lower
+ * triangle on L's pattern (same positions as L->x). */
+static void chol_takahashi(const cholmod_factor *L, double *zx, SuiteSparse_long *map)
+{
+    const SuiteSparse_long *Lp = L->p, *Li = L->i, *Lnz = L->nz;
+    const double *Lx = L->x;
+    const SuiteSparse_long n = (SuiteSparse_long)L->n;
+    for (SuiteSparse_long i = 0; i < n; i++) map[i] = -1;
+    for (SuiteSparse_long j = n - 1; j >= 0; j--) {
+        const SuiteSparse_long p0 = Lp[j] + 1, p1 = Lp[j] + Lnz[j];
+        for (SuiteSparse_long p = p0; p < p1; p++) {
+            map[Li[p]] = p;   /* where row Li[p] sits in column j */
+            zx[p] = 0.0;      /* accumulates y = Z[S, S] L[S, j] */
+        }
+        for (SuiteSparse_long p = p0; p < p1; p++) {
+            const SuiteSparse_long k = Li[p];
+            const double lk = Lx[p];
+            double yk = zx[Lp[k]] * lk; /* Z[k, k] L[k, j] */
+            /* Z[i, k] for i in S below k: column k of Z's lower triangle */
+            for (SuiteSparse_long q = Lp[k] + 1; q < Lp[k] + Lnz[k]; q++) {
+                const SuiteSparse_long m = map[Li[q]];
+                if (m < 0) continue;
+                zx[m] += zx[q] * lk;   /* y[i] += Z[i, k] L[k, j] */
+                yk += zx[q] * Lx[m];   /* y[k] += Z[k, i] L[i, j] */
+            }
+            zx[p] += yk;
+        }
+        double d = 1.0 / Lx[Lp[j]];
+        for (SuiteSparse_long p = p0; p < p1; p++) {
+            zx[p] = -zx[p];
+            d -= Lx[p] * zx[p];
+            map[Li[p]] = -1;
+        }
+        zx[Lp[j]] = d;
+    }
+}
+
+/* Position of row i in column c of L (rows after the diagonal sorted), -1. */
+static SuiteSparse_long chol_find(const cholmod_factor *L, SuiteSparse_long c, SuiteSparse_long i,
+                                  bool sorted)
+{
+    const SuiteSparse_long *Lp = L->p, *Li = L->i, *Lnz = L->nz;
+    SuiteSparse_long lo = Lp[c], hi = Lp[c] + Lnz[c] - 1;
+    if (Li[lo] == i) return lo;
+    lo++;
+    if (!sorted) {
+        for (SuiteSparse_long p = lo; p <= hi; p++)
+            if (Li[p] == i) return p;
+        return -1;
+    }
+    while (lo <= hi) {
+        SuiteSparse_long mid = lo + (hi - lo) / 2;
+        if (Li[mid] == i) return mid;
+        if (Li[mid] < i) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return -1;
+}
+
+#ifdef SLA_HAVE_LAPACK
+/* BLAS and LAPACK (Fortran interface, 32-bit integers, hidden string
+ * lengths last), which CHOLMOD itself uses. */
+void dtrsm_(const char *side, const char *uplo, const char *ta, const char *diag, const int *m, const int *n,
+            const double *alpha, const double *a, const int *lda, double *b, const int *ldb, size_t, size_t,
+            size_t, size_t);
+void dsymm_(const char *side, const char *uplo, const int *m, const int *n, const double *alpha, const double *a,
+            const int *lda, const double *b, const int *ldb, const double *beta, double *c, const int *ldc,
+            size_t, size_t);
+void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k, const double *alpha,
+            const double *a, const int *lda, const double *b, const int *ldb, const double *beta, double *c,
+            const int *ldc, size_t, size_t);
+void dpotri_(const char *uplo, const int *n, double *a, const int *lda, int *info, size_t);
+
+/* Selected inversion on the supernodal LL^T factor, with dense blocks
+ * (SelInv). For supernode s with columns J (its diagonal block L_D, c x c)
+ * and off-diagonal rows R (the block L_B, m x c), Z = A^-1 (permuted)
+ * satisfies Z L = L^-T (upper triangular), whose block column J gives
+ *     Z[R, J] = -Z[R, R] Y,   Z[J, J] = (L_D L_D^T)^-1 - Z[R, J]^T Y,
+ * with Y = L_B L_D^-1. R is a clique of the filled graph, so Z[R, R] lies
+ * in the blocks of the supernodes after s, already computed when the
+ * supernodes are taken from the last to the first; it is gathered into a
+ * dense m x m array (lower triangle). zx holds Z in L's block layout.
+ * Returns SLA_ERR_UNSUPPORTED (nothing recorded) when the factor's row
+ * lists are not sorted, so the caller can take the simplicial path. */
+static sla_status chol_selinv_super(sla_ctx *ctx, const cholmod_factor *L, double *zx, SuiteSparse_long *colsup)
+{
+    const SuiteSparse_long n = (SuiteSparse_long)L->n, nsuper = (SuiteSparse_long)L->nsuper;
+    const SuiteSparse_long *super = L->super, *pi = L->pi, *px = L->px, *Ls = L->s;
+    const double *Lx = L->x;
+    SuiteSparse_long maxm = 0, maxmc = 0;
+    for (SuiteSparse_long s = 0; s < nsuper; s++) {
+        SuiteSparse_long c = super[s + 1] - super[s], r = pi[s + 1] - pi[s];
+        if (r > INT32_MAX / 2 || r < c) return SLA_ERR_UNSUPPORTED;
+        for (SuiteSparse_long i = 0; i < c; i++)
+            if (Ls[pi[s] + i] != super[s] + i) return SLA_ERR_UNSUPPORTED;
+        for (SuiteSparse_long i = pi[s] + c + 1; i < pi[s + 1]; i++)
+            if (Ls[i] <= Ls[i - 1]) return SLA_ERR_UNSUPPORTED;
+        if (r - c > maxm) maxm = r - c;
+        if ((r - c) * c > maxmc) maxmc = (r - c) * c;
+        for (SuiteSparse_long j = super[s]; j < super[s + 1]; j++) colsup[j] = s;
+    }
+    (void)n;
+    sla_allocator a = sla__ctx_alloc(ctx);
+    double *Y = sla__ctx_malloc(ctx, (size_t)maxmc + 1, sizeof *Y, "selected inverse block");
+    double *ZRR = Y ? sla__ctx_malloc(ctx, (size_t)(maxm * maxm) + 1, sizeof *ZRR, "selected inverse block") : NULL;
+    if (!ZRR) {
+        sla__free(&a, Y);
+        return SLA_ERR_NOMEM;
+    }
+    sla_status st = SLA_OK;
+    const double one = 1.0, mone = -1.0, zero = 0.0;
+    for (SuiteSparse_long s = nsuper - 1; s >= 0 && !st; s--) {
+        const int c = (int)(super[s + 1] - super[s]), r = (int)(pi[s + 1] - pi[s]), m = r - c;
+        const double *blk = Lx + px[s];
+        double *zb = zx + px[s];
+        const SuiteSparse_long *rows = Ls + pi[s];
+        /* Z[J, J] = (L_D L_D^T)^-1 (lower triangle; the upper one zeroed) */
+        for (int j = 0; j < c; j++)
+            for (int i = 0; i < c; i++) zb[(size_t)j * r + i] = i >= j ? blk[(size_t)j * r + i] : 0.0;
+        int info = 0;
+        dpotri_("L", &c, zb, &r, &info, 1);
+        if (info != 0) {
+            st = sla__error(ctx, SLA_ERR_SINGULAR, "selected inverse: zero pivot in supernode %lld",
+                            (long long)s);
+            break;
+        }
+        if (m == 0) continue;
+        /* Y = L_B L_D^-1 */
+        for (int j = 0; j < c; j++)
+            memcpy(Y + (size_t)j * m, blk + (size_t)j * r + c, (size_t)m * sizeof *Y);
+        dtrsm_("R", "L", "N", "N", &m, &c, &one, blk, &r, Y, &m, 1, 1, 1, 1);
+        /* gather the lower triangle of Z[R, R]: column a lies in supernode t */
+        for (int aa = 0; aa < m; aa++) {
+            const SuiteSparse_long ra = rows[c + aa], t = colsup[ra];
+            const SuiteSparse_long tr = pi[t + 1] - pi[t], *trow = Ls + pi[t];
+            const double *zt = zx + px[t] + (size_t)(ra - super[t]) * (size_t)tr;
+            SuiteSparse_long q = ra - super[t];
+            for (int b = aa; b < m; b++) {
+                const SuiteSparse_long rb = rows[c + b];
+                while (q < tr && trow[q] != rb) q++;
+                if (q == tr) {
+                    st = sla__error(ctx, SLA_ERR_ARGUMENT,
+                                    "selected inverse: row %lld missing from supernode %lld", (long long)rb,
+                                    (long long)t);
+                    break;
+                }
+                ZRR[(size_t)aa * m + b] = zt[q];
+            }
+            if (st) break;
+        }
+        if (st) break;
+        /* Z[R, J] = -Z[R, R] Y;  Z[J, J] -= Z[R, J]^T Y */
+        dsymm_("L", "L", &m, &c, &mone, ZRR, &m, Y, &m, &zero, zb + c, &r, 1, 1);
+        dgemm_("T", "N", &c, &c, &m, &mone, zb + c, &r, Y, &m, &one, zb, &r, 1, 1);
+    }
+    sla__free(&a, Y);
+    sla__free(&a, ZRR);
+    return st;
+}
+#endif
+
+sla_status sla__cholmod_selinv(sla_ctx *ctx, void *symv, void *numv, const sla_matrix *A, double *z)
+{
+    chol_sym *s = symv;
+    chol_num *f = numv;
+    if (!s || !f || !A || !z) return sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod selinv: NULL argument");
+    if (A->nrows != s->n || A->nnz != s->nnz)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod selinv: matrix does not match the factor");
+    if (s->n == 0) return SLA_OK;
+    sla_status st = SLA_OK;
+    sla_allocator a = sla__ctx_alloc(ctx);
+    double *zx = NULL;
+    SuiteSparse_long *map = NULL;
+#ifdef SLA_HAVE_LAPACK
+    if (f->L->is_super && f->L->is_ll) {
+        const cholmod_factor *S = f->L;
+        const SuiteSparse_long n = s->n;
+        zx = sla__ctx_malloc(ctx, S->xsize, sizeof *zx, "selected inverse");
+        SuiteSparse_long *colsup = zx ? sla__ctx_malloc(ctx, 2 * (size_t)n, sizeof *colsup,
+                                                        "selected inverse work space") : NULL;
+        if (!colsup) {
+            sla__free(&a, zx);
+            return SLA_ERR_NOMEM;
+        }
+        st = chol_selinv_super(ctx, S, zx, colsup);
+        if (st == SLA_OK) {
+            /* entry k = (i, j) of A: (A^-1)[j, i] = Z[pinv j, pinv i], in the
+             * block column of min, at the position of max in its row list */
+            SuiteSparse_long *pinv = colsup + n;
+            const SuiteSparse_long *Perm = S->Perm, *super = S->super, *pi = S->pi, *px = S->px, *Ls = S->s;
+            for (SuiteSparse_long i = 0; i < n; i++) pinv[Perm ? Perm[i] : i] = i;
+            for (sla_int i = 0; i < n && !st; i++)
+                for (sla_int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+                    SuiteSparse_long p1 = pinv[i], p2 = pinv[A->colind[k]];
+                    SuiteSparse_long col = p1 < p2 ? p1 : p2, row = p1 < p2 ? p2 : p1, t = colsup[col];
+                    SuiteSparse_long lo = pi[t], hi = pi[t + 1] - 1, tr = pi[t + 1] - pi[t];
+                    while (lo < hi) { /* the row lists are sorted (checked) */
+                        SuiteSparse_long mid = lo + (hi - lo) / 2;
+                        if (Ls[mid] < row) lo = mid + 1;
+                        else hi = mid;
+                    }
+                    if (Ls[lo] != row) {
+                        st = sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod selinv: entry (%lld, %lld) is not on "
+                                        "the factor's pattern", (long long)i, (long long)A->colind[k]);
+                        break;
+                    }
+                    z[k] = zx[px[t] + (col - super[t]) * tr + (lo - pi[t])];
+                }
+        }
+        sla__free(&a, colsup);
+        sla__free(&a, zx);
+        zx = NULL;
+        if (st != SLA_ERR_UNSUPPORTED) return st;
+        st = SLA_OK; /* unsorted row lists: the simplicial path below */
+    }
+#endif
+    /* a simplicial LDL^T copy with packed, monotonic columns */
+    cholmod_factor *L = cholmod_l_copy_factor(f->L, &f->cm);
+    if (!L) return chol_fail(ctx, &f->cm, "selinv (copy of the factor)");
+    if (!cholmod_l_change_factor(CHOLMOD_REAL, 0, 0, 1, 1, L, &f->cm) || f->cm.status < 0) {
+        st = chol_fail(ctx, &f->cm, "selinv (conversion to simplicial LDL^T)");
+        goto done;
+    }
+    const SuiteSparse_long n = s->n;
+    const SuiteSparse_long *Lp = L->p, *Li = L->i, *Lnz = L->nz, *Perm = L->Perm;
+    const double *Lx = L->x;
+    for (SuiteSparse_long j = 0; j < n; j++) {
+        if (Lnz[j] < 1 || Li[Lp[j]] != j) {
+            st = sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod selinv: column %lld of the factor does not "
+                            "start with its diagonal", (long long)j);
+            goto done;
+        }
+        if (Lx[Lp[j]] == 0.0 || !isfinite(Lx[Lp[j]])) {
+            long long k = Perm ? (long long)Perm[j] : (long long)j;
+            st = sla__error(ctx, SLA_ERR_SINGULAR,
+                            "selected inverse: zero pivot at column %lld (the matrix is singular)", k);
+            goto done;
+        }
+    }
+    bool sorted = true;
+    for (SuiteSparse_long j = 0; j < n && sorted; j++)
+        for (SuiteSparse_long p = Lp[j] + 2; p < Lp[j] + Lnz[j]; p++)
+            if (Li[p] <= Li[p - 1]) { sorted = false; break; }
+
+    zx = sla__ctx_malloc(ctx, L->nzmax, sizeof *zx, "selected inverse");
+    map = zx ? sla__ctx_malloc(ctx, (size_t)n, sizeof *map, "selected inverse work space") : NULL;
+    if (!map) { st = SLA_ERR_NOMEM; goto done; }
+    /* map doubles as the inverse permutation once the recurrence is done */
+    chol_takahashi(L, zx, map);
+    for (SuiteSparse_long i = 0; i < n; i++) map[Perm ? Perm[i] : i] = i;
+    /* entry k = (i, j) of A: (A^-1)[j, i] = Z[pinv j, pinv i], stored in
+     * column min, row max */
+    for (sla_int i = 0; i < n; i++) {
+        for (sla_int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+            SuiteSparse_long pi = map[i], pj = map[A->colind[k]];
+            SuiteSparse_long c = pi < pj ? pi : pj, r = pi < pj ? pj : pi;
+            SuiteSparse_long p = chol_find(L, c, r, sorted);
+            if (p < 0) {
+                st = sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod selinv: entry (%lld, %lld) is not on "
+                                "the factor's pattern", (long long)i, (long long)A->colind[k]);
+                goto done;
+            }
+            z[k] = zx[p];
+        }
+    }
+
+done:
+    sla__free(&a, zx);
+    sla__free(&a, map);
+    cholmod_l_free_factor(&L, &f->cm);
+    return st;
+}
+
+sla_status sla__cholmod_make_simplicial(sla_ctx *ctx, void *numv)
+{
+    chol_num *f = numv;
+    if (!f) return sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod: NULL factor");
+    if (!f->L || !f->L->is_super) return SLA_OK;
+    /* keep LL^T (no division by D in the solves) */
+    if (!cholmod_l_change_factor(CHOLMOD_REAL, 1, 0, 1, 1, f->L, &f->cm) || f->cm.status < 0)
+        return chol_fail(ctx, &f->cm, "conversion to a simplicial factor");
+    return SLA_OK;
+}
+
 static const sla__direct_ops chol_ops = {
     .name = "cholmod",
     .analyze = chol_analyze,

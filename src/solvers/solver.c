@@ -993,3 +993,17 @@ sla_status sla_solve(sla_ctx *ctx, const sla_matrix *A, const sla_solver_options
     sla_solver_destroy(&S);
     return st;
 }
+
+bool sla__solver_direct(const sla_solver *S, sla_int ib, const sla__direct_ops **ops, void **sym,
+                        void **num)
+{
+    if (!S || !S->dops || ib < 0 || ib >= S->A->nbatch) return false;
+    *ops = S->dops;
+    *sym = S->sym;
+    *num = S->num[ib];
+    return true;
+}
+
+const sla_matrix *sla__solver_matrix(const sla_solver *S) { return S ? S->A : NULL; }
+
+double sla__solver_factor_nnz(const sla_solver *S) { return S && S->dops ? S->dstats.factor_nnz : 0.0; }

@@ -1,0 +1,660 @@
+/* Symmetric eigenpairs by ARPACK's implicitly restarted Lanczos (regular
+ * mode on A, or shift-invert on (A - sigma I)^-1 through a direct solver),
+ * and the VJP of eigenvalues (Hellmann-Feynman) and eigenvectors
+ * (first-order perturbation, one projected MINRES solve per vector). */
+#include "../solvers/direct.h"
+#include "../solvers/krylov.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef SLA_HAVE_ARPACK
+#include <arpack.h>
+#include <pthread.h>
+#include <limits.h>
+/* ARPACK keeps its state between reverse-communication calls in Fortran
+ * SAVE variables: one eigsh at a time in the process. */
+static pthread_mutex_t arpack_lock = PTHREAD_MUTEX_INITIALIZER;
+#endif
+
+const char *sla_eig_which_name(sla_eig_which w)
+{
+    switch (w) {
+    case SLA_EIG_LA: return "LA";
+    case SLA_EIG_SA: return "SA";
+    case SLA_EIG_LM: return "LM";
+    case SLA_EIG_SM: return "SM";
+    }
+    return "unknown";
+}
+
+void sla_eigsh_options_default(sla_eigsh_options *o)
+{
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->k = 6;
+    o->which = SLA_EIG_LM;
+    o->factor_method = SLA_METHOD_AUTO;
+    o->degenerate_tol = 1e-9;
+    o->grad_rtol = 1e-12;
+}
+
+static sla_status check_opts(sla_ctx *ctx, const sla_eigsh_options *o, sla_int n)
+{
+    if (o->k < 1 || o->k >= n)
+        return sla__error(ctx, SLA_ERR_ARGUMENT,
+                          "eigsh: k = %lld must be in [1, n) with n = %lld (use a dense eigensolver for "
+                          "all eigenpairs)",
+                          (long long)o->k, (long long)n);
+    if (o->which < SLA_EIG_LA || o->which > SLA_EIG_SM)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "eigsh: unknown which = %d", (int)o->which);
+    if (o->shift_invert && !isfinite(o->sigma))
+        return sla__error(ctx, SLA_ERR_VALUE, "eigsh: sigma is not finite");
+    if (!(o->tol >= 0.0) || !isfinite(o->tol))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "eigsh: tol = %g must be >= 0", o->tol);
+    if (o->ncv != 0 && (o->ncv <= o->k || o->ncv > n))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "eigsh: ncv = %lld must be in (k, n] = (%lld, %lld]",
+                          (long long)o->ncv, (long long)o->k, (long long)n);
+    if (o->maxiter < 0 || o->grad_maxiter < 0)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "eigsh: negative maxiter");
+    if (!(o->degenerate_tol >= 0.0) || !(o->grad_rtol > 0.0))
+        return sla__error(ctx, SLA_ERR_ARGUMENT,
+                          "eigsh: degenerate_tol = %g must be >= 0 and grad_rtol = %g > 0", o->degenerate_tol,
+                          o->grad_rtol);
+    if (o->shift_invert || o->which == SLA_EIG_SM) {
+        sla_method m = o->factor_method;
+        if (m != SLA_METHOD_AUTO && (m < SLA_METHOD_CHOLESKY || m > SLA_METHOD_SUPERLU))
+            return sla__error(ctx, SLA_ERR_ARGUMENT,
+                              "eigsh: factor_method %s is not a direct method (cholesky, ldlt, lu, umfpack, "
+                              "klu, superlu or auto)",
+                              sla_method_name(m));
+    }
+    return SLA_OK;
+}
+
+/* Value array ib of A as a one-array matrix sharing A's arrays. */
+static void single_view(const sla_matrix *A, sla_int ib, sla_matrix *view)
+{
+    *view = *A;
+    view->nbatch = 1;
+    view->values = (char *)A->values + (size_t)ib * (size_t)A->nnz * sla__dtype_size(A->dtype);
+    view->own_rowptr = false;
+    view->own_values = false;
+}
+
+static sla_status check_common(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla_matrix *V)
+{
+    if (!A) return sla__error(ctx, SLA_ERR_ARGUMENT, "eigsh: A is NULL");
+    if (A->nrows != A->ncols)
+        return sla__error(ctx, SLA_ERR_DIMENSION, "eigsh: matrix is %lld x %lld, not square",
+                          (long long)A->nrows, (long long)A->ncols);
+    if (ib < 0 || ib >= A->nbatch)
+        return sla__error(ctx, SLA_ERR_INDEX, "value array %lld out of range [0, %lld)", (long long)ib,
+                          (long long)A->nbatch);
+    single_view(A, ib, V);
+    sla_status st = sla_matrix_check_values(ctx, V, 0);
+    if (st) return st;
+    sla_matrix_props pr;
+    if ((st = sla_matrix_properties(ctx, V, 0, 1e-12, &pr))) return st;
+    if (!pr.symmetric)
+        return sla__error(ctx, SLA_ERR_ARGUMENT,
+                          "eigsh: the matrix is not symmetric (max |a_ij - a_ji| / max |a| = %.3g)",
+                          pr.symmetry_error);
+    return SLA_OK;
+}
+
+#ifdef SLA_HAVE_ARPACK
+
+/* A - sigma I as a new one-array float64 matrix (the diagonal added to the
+ * pattern where it is missing). */
+static sla_status shifted_matrix(sla_ctx *ctx, const sla_matrix *V, double sigma, sla_matrix **out)
+{
+    const sla_int n = V->nrows;
+    sla_allocator a = sla__ctx_alloc(ctx);
+    sla_int missing = 0;
+    for (sla_int i = 0; i < n; i++)
+        if (sla__find(V, i, i) < 0) missing++;
+    sla_int nnz = V->nnz + missing;
+    sla_int *rp = sla__ctx_malloc(ctx, (size_t)n + 1, sizeof *rp, "shifted matrix");
+    sla_int *ci = rp ? sla__ctx_malloc(ctx, (size_t)nnz, sizeof *ci, "shifted matrix") : NULL;
+    double *vx = ci ? sla__ctx_malloc(ctx, (size_t)nnz, sizeof *vx, "shifted matrix") : NULL;
+    sla_status st = SLA_ERR_NOMEM;
+    if (vx) {
+        sla_int q = 0;
+        rp[0] = 0;
+        for (sla_int i = 0; i < n; i++) {
+            bool diag = false;
+            for (sla_int p = V->rowptr[i]; p < V->rowptr[i + 1]; p++) {
+                sla_int j = V->colind[p];
+                if (!diag && j > i) { /* the missing diagonal goes before */
+                    ci[q] = i;
+                    vx[q++] = -sigma;
+                    diag = true;
+                }
+                ci[q] = j;
+                vx[q++] = sla__val(V, 0, p) - (j == i ? sigma : 0.0);
+                if (j == i) diag = true;
+            }
+            if (!diag) {
+                ci[q] = i;
+                vx[q++] = -sigma;
+            }
+            rp[i + 1] = q;
+        }
+        st = sla_matrix_from_csr(ctx, n, n, rp, ci, SLA_F64, 1, vx, SLA_COPY, out);
+    }
+    sla__free(&a, rp);
+    sla__free(&a, ci);
+    sla__free(&a, vx);
+    return st;
+}
+
+static sla_status factor_with(sla_ctx *ctx, const sla_matrix *M, sla_method m, sla_solver **S)
+{
+    sla_solver_options o;
+    sla_solver_options_default(&o);
+    o.method = m;
+    return sla_solver_create(ctx, M, &o, S);
+}
+
+/* The factorization of A - sigma I: auto tries Cholesky, LDL^T, LU. */
+static sla_status shift_factor(sla_ctx *ctx, const sla_matrix *M, sla_method m, sla_solver **S, char *note,
+                               size_t nlen)
+{
+    if (m != SLA_METHOD_AUTO) return factor_with(ctx, M, m, S);
+    sla_status st = factor_with(ctx, M, SLA_METHOD_CHOLESKY, S);
+    if (st == SLA_ERR_NOT_SPD) {
+        st = factor_with(ctx, M, SLA_METHOD_LDLT, S);
+        if (st == SLA_ERR_SINGULAR) {
+            snprintf(note, nlen, "shift-invert: A - sigma I indefinite, ldlt met a zero pivot; used lu");
+            st = factor_with(ctx, M, SLA_METHOD_LU, S);
+        }
+    }
+    return st;
+}
+
+typedef struct eig_op {
+    const sla_matrix *A; /* one-array view */
+    sla_solver *S;       /* shift-invert: factor of A - sigma I */
+    sla_int n;
+    int nt;
+} eig_op;
+
+static sla_status op_apply(sla_ctx *ctx, const eig_op *E, const double *x, double *y)
+{
+    if (!E->S) {
+        sla__spmv(E->A, 0, x, y, E->nt);
+        return SLA_OK;
+    }
+    /* the backend's triangular solves alone: ARPACK needs no residual
+     * check per step, and the final pairs' residuals are computed on A */
+    const sla__direct_ops *d;
+    void *sym, *num;
+    if (sla__solver_direct(E->S, 0, &d, &sym, &num)) return d->solve(ctx, sym, num, false, 1, x, E->n, y, E->n);
+    sla_status st = sla_solver_solve(ctx, E->S, 0, 1, x, E->n, y, E->n, NULL);
+    return st == SLA_NOT_CONVERGED ? SLA_OK : st;
+}
+
+static const char *arpack_message(int info)
+{
+    switch (info) {
+    case 3: return "no shifts could be applied during the implicit restart (try a larger ncv)";
+    case -1: return "n must be positive";
+    case -2: return "nev must be positive";
+    case -3: return "ncv must be in (nev, n]";
+    case -4: return "maxiter must be positive";
+    case -5: return "unknown which";
+    case -7: return "workspace too small";
+    case -9: return "the starting vector is zero";
+    case -9999: return "could not build a Lanczos factorization (the start vector may be in an invariant "
+                       "subspace)";
+    default: return "ARPACK error";
+    }
+}
+
+typedef struct sort_item {
+    double v;
+    int i;
+} sort_item;
+
+static int cmp_item(const void *a, const void *b)
+{
+    double x = ((const sort_item *)a)->v, y = ((const sort_item *)b)->v;
+    return x < y ? -1 : x > y;
+}
+
+/* Lanczos on E (regular mode 1 or shift-invert mode 3); writes the k
+ * results sorted ascending. Called with arpack_lock held. */
+static sla_status run_arpack(sla_ctx *ctx, const eig_op *E, const sla_eigsh_options *o, bool si,
+                             double sigma, const char *which, double *evals, double *Z, int *nconv_out,
+                             sla_int *iters, sla_int *nops, bool *maxit)
+{
+    const int n = (int)E->n, nev = (int)o->k;
+    int ncv = (int)(o->ncv ? o->ncv : (2 * o->k + 1 > 20 ? 2 * o->k + 1 : 20));
+    if (ncv > n) ncv = n;
+    const int lworkl = ncv * (ncv + 8);
+    sla_allocator a = sla__ctx_alloc(ctx);
+    double *resid = sla__ctx_malloc(ctx, (size_t)n, sizeof *resid, "eigsh work space");
+    double *V = resid ? sla__ctx_malloc(ctx, (size_t)n * (size_t)ncv, sizeof *V, "eigsh Lanczos basis") : NULL;
+    double *workd = V ? sla__ctx_malloc(ctx, 3 * (size_t)n, sizeof *workd, "eigsh work space") : NULL;
+    double *workl = workd ? sla__ctx_malloc(ctx, (size_t)lworkl, sizeof *workl, "eigsh work space") : NULL;
+    double *d = workl ? sla__ctx_malloc(ctx, (size_t)ncv, sizeof *d, "eigsh work space") : NULL;
+    int *select = d ? sla__ctx_calloc(ctx, (size_t)ncv, sizeof *select, "eigsh work space") : NULL;
+    double *Zt = select ? sla__ctx_malloc(ctx, (size_t)n * (size_t)nev, sizeof *Zt, "eigsh eigenvectors") : NULL;
+    sort_item *it = Zt ? sla__ctx_malloc(ctx, (size_t)nev, sizeof *it, "eigsh work space") : NULL;
+    sla_status st = SLA_OK;
+    if (!it) {
+        st = SLA_ERR_NOMEM;
+        goto done;
+    }
+    if (o->v0) {
+        memcpy(resid, o->v0, (size_t)n * sizeof *resid);
+    } else {
+        unsigned long long s = 0x9E3779B97F4A7C15ULL;
+        for (int i = 0; i < n; i++) {
+            s ^= s >> 12;
+            s ^= s << 25;
+            s ^= s >> 27;
+            resid[i] = (double)((s * 2685821657736338717ULL) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+        }
+    }
+    int iparam[11] = {0}, ipntr[14] = {0};
+    iparam[0] = 1;
+    sla_int mx = o->maxiter ? o->maxiter : (10 * E->n > 1000 ? 10 * E->n : 1000);
+    iparam[2] = mx > INT_MAX ? INT_MAX : (int)mx;
+    iparam[6] = si ? 3 : 1;
+    int ido = 0, info = 1;
+    *nops = 0;
+    for (;;) {
+        dsaupd_c(&ido, "I", n, which, nev, o->tol, resid, ncv, V, n, iparam, ipntr, workd, workl, lworkl, &info);
+        if (ido != -1 && ido != 1) break;
+        const double *x = workd + ipntr[0] - 1;
+        double *y = workd + ipntr[1] - 1;
+        (*nops)++;
+        if ((st = op_apply(ctx, E, x, y))) goto done;
+        if (!sla__all_finite(E->n, y)) {
+            st = sla__error(ctx, SLA_ERR_VALUE, "eigsh: the operator produced NaN/Inf");
+            goto done;
+        }
+    }
+    *iters = iparam[2];
+    *maxit = info == 1;
+    if (info < 0 || info == 3) {
+        st = sla__error(ctx, SLA_ERR_ARGUMENT, "eigsh: ARPACK dsaupd failed (info %d): %s", info,
+                        arpack_message(info));
+        goto done;
+    }
+    int nconv = iparam[4];
+    if (nconv > 0) {
+        int info2 = 0;
+        dseupd_c(1, "A", select, d, Zt, n, sigma, "I", n, which, nev, o->tol, resid, ncv, V, n, iparam, ipntr,
+                 workd, workl, lworkl, &info2);
+        if (info2 != 0) {
+            st = sla__error(ctx, SLA_ERR_ARGUMENT, "eigsh: ARPACK dseupd failed (info %d)", info2);
+            goto done;
+        }
+        nconv = iparam[4] < nev ? iparam[4] : nev;
+    }
+    for (int i = 0; i < nconv; i++) it[i] = (sort_item){d[i], i};
+    qsort(it, (size_t)nconv, sizeof *it, cmp_item);
+    for (int i = 0; i < nev; i++) {
+        if (i < nconv) {
+            evals[i] = it[i].v;
+            memcpy(Z + (size_t)i * (size_t)n, Zt + (size_t)it[i].i * (size_t)n, (size_t)n * sizeof *Z);
+        } else {
+            evals[i] = NAN;
+            for (int r = 0; r < n; r++) Z[(size_t)i * (size_t)n + r] = NAN;
+        }
+    }
+    *nconv_out = nconv;
+done:
+    sla__free(&a, resid);
+    sla__free(&a, V);
+    sla__free(&a, workd);
+    sla__free(&a, workl);
+    sla__free(&a, d);
+    sla__free(&a, select);
+    sla__free(&a, Zt);
+    sla__free(&a, it);
+    return st;
+}
+
+#endif /* SLA_HAVE_ARPACK */
+
+sla_status sla_eigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_eigsh_options *opts, double *evals,
+                     double *evecs, sla_int ldv, double *residuals, sla_eigsh_info *info)
+{
+    double t0 = sla__now();
+    if (info) memset(info, 0, sizeof *info);
+    sla_eigsh_options o;
+    if (opts) o = *opts;
+    else sla_eigsh_options_default(&o);
+    sla_matrix V;
+    sla_status st = check_common(ctx, A, ib, &V);
+    if (st) return st;
+    if ((st = check_opts(ctx, &o, A->nrows))) return st;
+    if (!evals) return sla__error(ctx, SLA_ERR_ARGUMENT, "eigsh: evals is NULL");
+    if (evecs && ldv < A->nrows)
+        return sla__error(ctx, SLA_ERR_DIMENSION, "eigsh: ldv = %lld < n = %lld", (long long)ldv,
+                          (long long)A->nrows);
+    if (o.v0 && !sla__all_finite(A->nrows, o.v0))
+        return sla__error(ctx, SLA_ERR_VALUE, "eigsh: v0 has NaN/Inf");
+#ifndef SLA_HAVE_ARPACK
+    (void)evecs;
+    (void)residuals;
+    (void)t0;
+    return sla__error(ctx, SLA_ERR_UNAVAILABLE,
+                      "eigsh needs ARPACK, which was not found when sla was configured (install "
+                      "libarpack2-dev and reconfigure)");
+#else
+    if (A->nrows > INT_MAX / 4 || (o.ncv ? o.ncv : 2 * o.k + 20) > 46340)
+        return sla__error(ctx, SLA_ERR_TOO_LARGE, "eigsh: n or ncv too large for ARPACK's 32-bit indices");
+    const sla_int n = A->nrows, k = o.k;
+    sla_allocator a = sla__ctx_alloc(ctx);
+    char note[192] = "", method[40] = "arpack";
+    eig_op E = {.A = &V, .S = NULL, .n = n, .nt = sla__threads(ctx)};
+    sla_matrix *M = NULL;
+    bool si = o.shift_invert;
+    double sigma = o.sigma;
+    const char *which = sla_eig_which_name(o.which);
+    double tf = 0.0;
+    if (!si && o.which == SLA_EIG_SM) {
+        /* smallest magnitude = nearest 0: shift-invert around 0 */
+        si = true;
+        sigma = 0.0;
+    }
+    if (si) {
+        double t1 = sla__now();
+        if ((st = shifted_matrix(ctx, &V, sigma, &M))) return st;
+        st = shift_factor(ctx, M, o.factor_method, &E.S, note, sizeof note);
+        tf = sla__now() - t1;
+        if (st == SLA_ERR_SINGULAR && !o.shift_invert) {
+            /* A itself singular: plain Lanczos for the smallest magnitudes */
+            snprintf(note, sizeof note, "SM: A is singular, so no shift-invert around 0; used plain Lanczos "
+                                        "(slow for clustered small eigenvalues)");
+            sla_matrix_destroy(&M);
+            si = false;
+            sigma = 0.0;
+            st = SLA_OK;
+        } else if (st) {
+            char msg[400];
+            snprintf(msg, sizeof msg, "%s", sla_ctx_message(ctx));
+            sla_matrix_destroy(&M);
+            return sla__error(ctx, st, "eigsh: factorization of A - sigma I (sigma = %g) failed: %s", sigma, msg);
+        } else {
+            /* one right-hand side per Lanczos step: a simplicial Cholesky
+             * factor solves faster than the supernodal one */
+            const sla__direct_ops *d;
+            void *sym, *num;
+            if (sla__solver_direct(E.S, 0, &d, &sym, &num) && !strcmp(d->name, "cholmod") &&
+                (st = sla__cholmod_make_simplicial(ctx, num))) {
+                sla_solver_destroy(&E.S);
+                sla_matrix_destroy(&M);
+                return st;
+            }
+            snprintf(method, sizeof method, "arpack shift-invert (%s)", sla_method_name(sla_solver_method(E.S)));
+            which = o.which == SLA_EIG_SM ? "LM" : which;
+        }
+    }
+    double *Z = sla__ctx_malloc(ctx, (size_t)n * (size_t)k, sizeof *Z, "eigsh eigenvectors");
+    double *r = Z ? sla__ctx_malloc(ctx, (size_t)n, sizeof *r, "eigsh residual") : NULL;
+    int nconv = 0;
+    sla_int iters = 0, nops = 0;
+    bool maxit = false;
+    if (!r) st = SLA_ERR_NOMEM;
+    if (!st) {
+        pthread_mutex_lock(&arpack_lock);
+        st = run_arpack(ctx, &E, &o, si, sigma, which, evals, Z, &nconv, &iters, &nops, &maxit);
+        pthread_mutex_unlock(&arpack_lock);
+    }
+    double maxres = 0.0;
+    if (!st) {
+        for (sla_int i = 0; i < k; i++) {
+            double *v = Z + (size_t)i * (size_t)n;
+            double res = NAN;
+            if (i < nconv) {
+                /* r = A v - l v */
+                sla__spmv(&V, 0, v, r, E.nt);
+                sla__axpy(n, -evals[i], v, r, E.nt);
+                res = sla__nrm2(n, r, E.nt);
+                maxres = fmax(maxres, res);
+            }
+            if (residuals) residuals[i] = res;
+            if (evecs) memcpy(evecs + (size_t)i * (size_t)ldv, v, (size_t)n * sizeof *v);
+        }
+    }
+    sla__free(&a, Z);
+    sla__free(&a, r);
+    sla_solver_destroy(&E.S);
+    sla_matrix_destroy(&M);
+    if (st) return st;
+    if (info) {
+        snprintf(info->method, sizeof info->method, "%s", method);
+        snprintf(info->note, sizeof info->note, "%s", note);
+        info->converged = nconv >= k;
+        info->nconv = nconv;
+        info->iterations = iters;
+        info->nops = nops;
+        info->max_residual = maxres;
+        info->factor_seconds = tf;
+        info->seconds = sla__now() - t0;
+    }
+    if (nconv < k)
+        return sla__error(ctx, SLA_NOT_CONVERGED,
+                          "eigsh: only %d of %lld eigenpairs converged%s (try a larger maxiter or ncv, or "
+                          "shift-invert)",
+                          nconv, (long long)k, maxit ? " within maxiter" : "");
+    return sla__ok(ctx, SLA_OK);
+#endif
+}
+
+sla_status sla_eigsh_batch(sla_ctx *ctx, const sla_matrix *A, const sla_eigsh_options *opts, double *evals,
+                           double *evecs, double *residuals, sla_eigsh_info *info)
+{
+    if (!A || !evals) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_eigsh_batch: NULL argument");
+    sla_eigsh_options o;
+    if (opts) o = *opts;
+    else sla_eigsh_options_default(&o);
+    sla_status worst = SLA_OK;
+    for (sla_int b = 0; b < A->nbatch; b++) {
+        size_t ok = (size_t)b * (size_t)o.k;
+        sla_status st = sla_eigsh(ctx, A, b, &o, evals + ok, evecs ? evecs + ok * (size_t)A->nrows : NULL,
+                                  A->nrows, residuals ? residuals + ok : NULL, info ? info + b : NULL);
+        if (st < 0) {
+            char msg[400];
+            snprintf(msg, sizeof msg, "%s", sla_ctx_message(ctx));
+            return sla__error(ctx, st, "value array %lld: %s", (long long)b, msg);
+        }
+        if (st > 0) worst = st;
+    }
+    if (worst) return sla__error(ctx, worst, "eigsh batch: some value arrays did not converge (see info)");
+    return sla__ok(ctx, SLA_OK);
+}
+
+/* ---- VJP ------------------------------------------------------------------ */
+
+/* Q (A - l I) Q x with Q = I - V V^T (V: n x k orthonormal). */
+typedef struct proj_op {
+    const sla_matrix *A;
+    const double *V;
+    sla_int ldv, k;
+    double lambda;
+    double *t; /* n */
+} proj_op;
+
+static void project(const proj_op *P, double *x, int nt)
+{
+    for (sla_int j = 0; j < P->k; j++) {
+        const double *v = P->V + (size_t)j * (size_t)P->ldv;
+        double c = sla__dot(P->A->nrows, v, x, nt);
+        sla__axpy(P->A->nrows, -c, v, x, nt);
+    }
+}
+
+static void proj_apply(void *data, const double *x, double *y, int nt)
+{
+    proj_op *P = data;
+    sla_int n = P->A->nrows;
+    sla__copy(n, x, P->t);
+    project(P, P->t, nt);
+    sla__spmv(P->A, 0, P->t, y, nt);
+    sla__axpy(n, -P->lambda, P->t, y, nt);
+    project(P, y, nt);
+}
+
+sla_status sla_eigsh_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_eigsh_options *opts, sla_int k,
+                         const double *evals, const double *evecs, sla_int ldv, const double *gl,
+                         const double *gv, sla_int ldgv, double *gA, sla_eigsh_info *info)
+{
+    double t0 = sla__now();
+    if (info) memset(info, 0, sizeof *info);
+    sla_eigsh_options o;
+    if (opts) o = *opts;
+    else sla_eigsh_options_default(&o);
+    sla_matrix V;
+    sla_status st = check_common(ctx, A, ib, &V);
+    if (st) return st;
+    const sla_int n = A->nrows;
+    if (k < 1 || k > n) return sla__error(ctx, SLA_ERR_ARGUMENT, "eigsh vjp: k = %lld out of [1, n]", (long long)k);
+    if (!evals || !evecs || !gA) return sla__error(ctx, SLA_ERR_ARGUMENT, "eigsh vjp: NULL evals, evecs or gA");
+    if (ldv < n || (gv && ldgv < n))
+        return sla__error(ctx, SLA_ERR_DIMENSION, "eigsh vjp: leading dimensions %lld, %lld < n = %lld",
+                          (long long)ldv, (long long)ldgv, (long long)n);
+    if (!(o.degenerate_tol >= 0.0) || !(o.grad_rtol > 0.0) || o.grad_maxiter < 0)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "eigsh vjp: bad degenerate_tol, grad_rtol or grad_maxiter");
+    double scale = 0.0;
+    for (sla_int i = 0; i < k; i++) {
+        if (!isfinite(evals[i]))
+            return sla__error(ctx, SLA_ERR_VALUE, "eigsh vjp: eigenvalue %lld is not finite", (long long)i);
+        scale = fmax(scale, fabs(evals[i]));
+    }
+    for (sla_int i = 0; i < k; i++)
+        if (!sla__all_finite(n, evecs + (size_t)i * (size_t)ldv))
+            return sla__error(ctx, SLA_ERR_VALUE, "eigsh vjp: eigenvector %lld has NaN/Inf", (long long)i);
+    if (gl && !sla__all_finite(k, gl)) return sla__error(ctx, SLA_ERR_VALUE, "eigsh vjp: gl has NaN/Inf");
+    const int nt = sla__threads(ctx);
+    const double dtol = o.degenerate_tol * fmax(scale, 1e-300);
+
+    /* degenerate clusters: the loss must be invariant within them */
+    for (sla_int i = 0; i < k; i++)
+        for (sla_int j = i + 1; j < k; j++) {
+            if (fabs(evals[i] - evals[j]) > dtol) continue;
+            if (gl && fabs(gl[i] - gl[j]) > 1e-8 * fmax(fabs(gl[i]), fabs(gl[j])) + 1e-300)
+                return sla__error(ctx, SLA_ERR_UNSUPPORTED,
+                                  "eigsh vjp: eigenvalues %lld and %lld are degenerate (%.17g, %.17g) but "
+                                  "dL/dl differs (%g vs %g): the loss is not invariant within the cluster, "
+                                  "so its gradient is not defined",
+                                  (long long)i, (long long)j, evals[i], evals[j], gl[i], gl[j]);
+            if (gv) {
+                const double *vi = evecs + (size_t)i * (size_t)ldv, *vj = evecs + (size_t)j * (size_t)ldv;
+                const double *gi = gv + (size_t)i * (size_t)ldgv, *gj = gv + (size_t)j * (size_t)ldgv;
+                double asym = sla__dot(n, vj, gi, nt) - sla__dot(n, vi, gj, nt);
+                double mag = sla__nrm2(n, gi, nt) + sla__nrm2(n, gj, nt);
+                if (fabs(asym) > 1e-8 * mag)
+                    return sla__error(ctx, SLA_ERR_UNSUPPORTED,
+                                      "eigsh vjp: eigenvalues %lld and %lld are degenerate (%.17g, %.17g) and "
+                                      "the loss is not invariant under rotations of their eigenvectors "
+                                      "(v_%lld . g_%lld - v_%lld . g_%lld = %.3g): the eigenvectors are not "
+                                      "unique, so the gradient is not defined",
+                                      (long long)i, (long long)j, evals[i], evals[j], (long long)j, (long long)i,
+                                      (long long)i, (long long)j, asym);
+            }
+        }
+
+    sla_allocator a = sla__ctx_alloc(ctx);
+    double *u = sla__ctx_malloc(ctx, (size_t)n, 3 * sizeof *u, "eigsh vjp work space");
+    if (!u) return SLA_ERR_NOMEM;
+    double *b = u + n, *w = u + 2 * n;
+    double *t = sla__ctx_malloc(ctx, (size_t)n, sizeof *t, "eigsh vjp work space");
+    if (!t) {
+        sla__free(&a, u);
+        return SLA_ERR_NOMEM;
+    }
+    for (sla_int p = 0; p < V.nnz; p++) gA[p] = 0.0;
+    sla_int maxit_used = 0;
+    double worst = 0.0;
+    bool all_conv = true;
+    for (sla_int i = 0; i < k && st >= 0; i++) {
+        const double *vi = evecs + (size_t)i * (size_t)ldv;
+        const double *gi = gv ? gv + (size_t)i * (size_t)ldgv : NULL;
+        double gli = gl ? gl[i] : 0.0;
+        sla__zero(n, u);
+        if (gi) {
+            /* the computed eigenspace: sum_j v_j (v_j . g_i) / (l_i - l_j) */
+            for (sla_int j = 0; j < k; j++) {
+                if (j == i || fabs(evals[i] - evals[j]) <= dtol) continue;
+                const double *vj = evecs + (size_t)j * (size_t)ldv;
+                sla__axpy(n, sla__dot(n, vj, gi, nt) / (evals[i] - evals[j]), vj, u, nt);
+            }
+            /* its complement: (A - l_i I) w = -Q g_i with w in range(Q) */
+            proj_op P = {.A = &V, .V = evecs, .ldv = ldv, .k = k, .lambda = evals[i], .t = t};
+            for (sla_int r = 0; r < n; r++) b[r] = -gi[r];
+            project(&P, b, nt);
+            if (sla__nrm2(n, b, nt) > 0.0) {
+                sla__op op = {.n = n, .nt = nt, .data = &P, .apply = proj_apply};
+                sla__kopts ko = {.rtol = o.grad_rtol,
+                                 .atol = 0.0,
+                                 .maxiter = o.grad_maxiter ? o.grad_maxiter : (10 * n > 1000 ? 10 * n : 1000)};
+                sla_solve_info si;
+                memset(&si, 0, sizeof si);
+                st = sla__minres(ctx, &op, NULL, b, w, &ko, &si);
+                if (st < 0) break;
+                if (st == SLA_NOT_CONVERGED) all_conv = false;
+                st = SLA_OK;
+                maxit_used = si.iterations > maxit_used ? si.iterations : maxit_used;
+                worst = fmax(worst, si.residual);
+                project(&P, w, nt);
+                sla__axpy(n, 1.0, w, u, nt);
+            }
+        }
+        /* gA[p] += gl_i v_i[r] v_i[c] + u[r] v_i[c] */
+        for (sla_int r = 0; r < n; r++) {
+            double cr = gli * vi[r] + u[r];
+            if (cr == 0.0) continue;
+            for (sla_int p = V.rowptr[r]; p < V.rowptr[r + 1]; p++) gA[p] += cr * vi[V.colind[p]];
+        }
+    }
+    sla__free(&a, u);
+    sla__free(&a, t);
+    if (st < 0) return st;
+    if (info) {
+        snprintf(info->method, sizeof info->method, "projected minres");
+        info->converged = all_conv;
+        info->nconv = k;
+        info->iterations = maxit_used;
+        info->max_residual = worst;
+        info->seconds = sla__now() - t0;
+    }
+    if (!all_conv)
+        return sla__error(ctx, SLA_NOT_CONVERGED,
+                          "eigsh vjp: a projected solve missed grad_rtol = %g (relative residual %.3g): an "
+                          "eigenvalue left out may equal a computed one, or raise grad_maxiter",
+                          o.grad_rtol, worst);
+    return sla__ok(ctx, SLA_OK);
+}
+
+sla_status sla_eigsh_batch_vjp(sla_ctx *ctx, const sla_matrix *A, const sla_eigsh_options *opts, sla_int k,
+                               const double *evals, const double *evecs, const double *gl, const double *gv,
+                               double *gA, sla_eigsh_info *info)
+{
+    if (!A || !evals || !evecs || !gA) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_eigsh_batch_vjp: NULL argument");
+    if (k < 1 || k > A->nrows)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_eigsh_batch_vjp: k = %lld out of [1, n]", (long long)k);
+    const size_t n = (size_t)A->nrows, nk = (size_t)k;
+    sla_status worst = SLA_OK;
+    for (sla_int b = 0; b < A->nbatch; b++) {
+        sla_status st = sla_eigsh_vjp(ctx, A, b, opts, k, evals + (size_t)b * nk, evecs + (size_t)b * n * nk,
+                                      A->nrows, gl ? gl + (size_t)b * nk : NULL, gv ? gv + (size_t)b * n * nk : NULL,
+                                      A->nrows, gA + (size_t)b * (size_t)A->nnz, info ? info + b : NULL);
+        if (st < 0) {
+            char msg[400];
+            snprintf(msg, sizeof msg, "%s", sla_ctx_message(ctx));
+            return sla__error(ctx, st, "value array %lld: %s", (long long)b, msg);
+        }
+        if (st > 0) worst = st;
+    }
+    if (worst) return sla__error(ctx, worst, "eigsh batch vjp: a projected solve missed its tolerance (see info)");
+    return sla__ok(ctx, SLA_OK);
+}

@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# End-to-end tests of `sla eigsh` and `sla logdet`.
+#   bash test_cli_eig.sh <path-to-sla> <test-data-dir>
+# Every check runs the real binary (under ASan in the sanitizer build, where
+# a leak or a memory error changes the exit status and fails the check).
+set -u
+
+SLA=${1:?usage: test_cli_eig.sh <path-to-sla> <test-data-dir>}
+DATA=${2:?usage: test_cli_eig.sh <path-to-sla> <test-data-dir>}
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sla-cli-eig.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+fails=0
+checks=0
+OUT=$tmp/stdout
+ERR=$tmp/stderr
+rc=0
+
+fail() {
+    fails=$((fails + 1))
+    echo "FAIL: $*"
+    echo "  command: ${LAST_CMD:-}"
+    echo "  exit status: $rc"
+    sed 's/^/  stdout: /' "$OUT" 2>/dev/null | head -20
+    sed 's/^/  stderr: /' "$ERR" 2>/dev/null | head -20
+}
+ok() { checks=$((checks + 1)); }
+
+# run ARGS...: run sla, stdout/stderr to files, status in $rc.
+run() {
+    LAST_CMD="sla $*"
+    "$SLA" "$@" >"$OUT" 2>"$ERR"
+    rc=$?
+}
+
+# expect STATUS DESCRIPTION: check the last run's exit status.
+expect() {
+    if [ "$rc" -eq "$1" ]; then ok; else fail "$2: expected exit $1"; fi
+}
+
+# stdout_has / stderr_has REGEX DESCRIPTION (extended regex, case-insensitive)
+stdout_has() { if grep -Eqi -- "$1" "$OUT"; then ok; else fail "$2: stdout lacks /$1/"; fi; }
+stderr_has() { if grep -Eqi -- "$1" "$ERR"; then ok; else fail "$2: stderr lacks /$1/"; fi; }
+
+# jget KEY [FILE]: the value of "KEY": in a one-line JSON object (first hit,
+# quotes stripped). For the adjoint object, use jget_adj.
+jget() {
+    grep -o "\"$1\": *[^,}]*" "${2:-$OUT}" | head -n 1 | sed 's/^[^:]*: *//; s/"//g'
+}
+jget_adj() {
+    sed 's/.*"adjoint": *{//' "$OUT" | grep -o "\"$1\": *[^,}]*" | head -n 1 |
+        sed 's/^[^:]*: *//; s/"//g'
+}
+jeq() { # jeq KEY VALUE DESCRIPTION
+    local v
+    v=$(jget "$1")
+    if [ "$v" = "$2" ]; then ok; else fail "$3: \"$1\" is '$v', expected '$2'"; fi
+}
+one_json_object() { # exactly one line, an object
+    if [ "$(wc -l <"$OUT")" -eq 1 ] && grep -q '^{.*}$' "$OUT"; then ok; else
+        fail "$1: stdout is not exactly one JSON object"
+    fi
+}
+
+# mm_entries FILE: the number of data lines (not comments, not the size line).
+mm_entries() { grep -v '^%' "$1" | sed 1d | grep -c .; }
+# mm_size FILE: the size line.
+mm_size() { grep -v '^%' "$1" | head -n 1 | tr -s ' \t' ' ' | sed 's/^ //; s/ $//'; }
+
+# write_array FILE ROWS COLS VALUE-EXPR: an array Matrix Market file whose
+# entry (i, j) (1-based, column-major) is awk's VALUE-EXPR.
+write_array() {
+    awk -v r="$2" -v c="$3" "BEGIN {
+        print \"%%MatrixMarket matrix array real general\"
+        print r, c
+        for (j = 1; j <= c; j++) for (i = 1; i <= r; i++) printf \"%.17g\\n\", $4
+    }" >"$1"
+}
+
+# jarr KEY: the elements of the JSON array "KEY":[...] one per line.
+jarr() { grep -o "\"$1\":\[[^]]*\]" "$OUT" | sed 's/^[^[]*\[//; s/\]$//' | tr ',' '\n'; }
+# close A B TOL: |A - B| <= TOL * max(1, |A|, |B|)
+close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = 1;
+    if (a > m || -a > m) m = (a < 0 ? -a : a); if (b > m || -b > m) m = (b < 0 ? -b : b);
+    exit !(d <= t * m) }'; }
+
+A=$tmp/A.mtx
+run gen poisson2d 20 -o "$A"; expect 0 "gen poisson2d 20"
+have_arpack=1
+
+# ---- eigsh -----------------------------------------------------------------
+run eigsh --help; expect 0 "eigsh --help"; stdout_has "usage: sla eigsh" "eigsh --help"
+run eigsh "$A" -k 4 --which SM --json
+if [ "$rc" -eq 2 ] && grep -qi "arpack" "$ERR"; then
+    have_arpack=0; ok   # a build without ARPACK says so
+else
+    expect 0 "eigsh SM"; one_json_object "eigsh SM"
+    jeq converged true "eigsh SM"; jeq nconv 4 "eigsh SM"; jeq which SM "eigsh SM"
+    stdout_has '"method":"arpack shift-invert \(cholesky\)"' "eigsh SM"
+    # smallest: 2 (2 - 2 cos(pi / 21)); the next two equal
+    l0=$(jarr eigenvalues | sed -n 1p); l1=$(jarr eigenvalues | sed -n 2p); l2=$(jarr eigenvalues | sed -n 3p)
+    ref=$(awk 'BEGIN { printf "%.17g", 4 - 4 * cos(atan2(0, -1) / 21) }')
+    if close "$l0" "$ref" 1e-12; then ok; else fail "eigsh SM: l0 = $l0, expected $ref"; fi
+    if close "$l1" "$l2" 1e-12; then ok; else fail "eigsh SM: l1 = $l1 != l2 = $l2"; fi
+    r=$(jarr residuals | sort -g | tail -1)
+    if close "$r" 0 1e-10; then ok; else fail "eigsh SM: residual $r"; fi
+fi
+
+if [ "$have_arpack" = 1 ]; then
+    # LA and ascending order; eigenvectors written
+    run eigsh "$A" -k 3 --which LA --json --out "$tmp/V.mtx"; expect 0 "eigsh LA"
+    if [ "$(jarr eigenvalues | sort -g | tr '\n' ' ')" = "$(jarr eigenvalues | tr '\n' ' ')" ]; then ok; else
+        fail "eigsh LA: eigenvalues not ascending"; fi
+    top=$(jarr eigenvalues | tail -1)
+    ref=$(awk 'BEGIN { printf "%.17g", 4 + 4 * cos(atan2(0, -1) / 21) }')
+    if close "$top" "$ref" 1e-12; then ok; else fail "eigsh LA: top = $top, expected $ref"; fi
+    if [ "$(mm_size "$tmp/V.mtx")" = "400 3" ]; then ok; else fail "eigsh --out: size $(mm_size "$tmp/V.mtx")"; fi
+    # shift-invert: interior eigenvalues near sigma
+    run eigsh "$A" -k 3 --sigma 3.3 --json; expect 0 "eigsh --sigma"
+    jeq sigma 3.2999999999999998 "eigsh --sigma"
+    for l in $(jarr eigenvalues); do
+        if close "$l" 3.3 0.05; then ok; else fail "eigsh --sigma 3.3: eigenvalue $l far from sigma"; fi
+    done
+    # LM vs LA on an indefinite matrix (A - 4 I: spectrum symmetric about 0)
+    run gen random 60 -o "$tmp/S.mtx" --seed 3 --kind symmetric; expect 0 "gen random symmetric"
+    run eigsh "$tmp/S.mtx" -k 2 --which LM --json; expect 0 "eigsh LM"; lm=$(jarr eigenvalues | head -1)
+    run eigsh "$tmp/S.mtx" -k 2 --which LA --json; expect 0 "eigsh LA"; la=$(jarr eigenvalues | head -1)
+    if awk -v a="$lm" -v b="$la" 'BEGIN { exit !(a != b) }'; then ok; else fail "LM and LA agree ($lm)"; fi
+    # text report
+    run eigsh "$A" -k 2 --which SA; expect 0 "eigsh text"; stdout_has 'residual' "eigsh text"
+    # non-convergence is exit 3, reported
+    run eigsh "$A" -k 4 --which SA --ncv 6 --maxiter 2 --json; expect 3 "eigsh not converged"
+    jeq converged false "eigsh not converged"; stderr_has 'converged' "eigsh not converged"
+    # errors
+    run eigsh "$A" -k 3 --which XX;   expect 2 "eigsh bad which"; stderr_has 'did you mean' "eigsh bad which"
+    run eigsh "$A" -k 0;              expect 2 "eigsh k = 0"
+    run eigsh "$A" -k 400;            expect 2 "eigsh k = n"
+    run eigsh "$DATA/west0067.mtx" -k 2; expect 2 "eigsh nonsymmetric"; stderr_has 'not symmetric' "eigsh nonsymmetric"
+    run eigsh "$A" -k 2 --sigma abc;  expect 2 "eigsh bad sigma"
+    run eigsh "$A" -k 2 --method cg --sigma 1; expect 2 "eigsh iterative factorization"
+    run eigsh;                        expect 2 "eigsh without a file"
+fi
+
+# ---- logdet ----------------------------------------------------------------
+run logdet --help; expect 0 "logdet --help"; stdout_has "usage: sla logdet" "logdet --help"
+run logdet "$A" --json --grad-A "$tmp/G.mtx"
+if [ "$rc" -eq 2 ] && grep -qi "not available in this build" "$ERR"; then
+    ok   # a build without SuiteSparse says so
+    echo "test_cli_eig: $checks checks passed, $fails failed (logdet skipped: no direct backend)"
+    [ "$fails" -eq 0 ]
+    exit
+fi
+expect 0 "logdet"; one_json_object "logdet"
+jeq sign 1 "logdet"; jeq method cholesky "logdet"; jeq grad_method selinv "logdet"; jeq singular false "logdet"
+lc=$(jget logabsdet)
+if [ "$(mm_entries "$tmp/G.mtx")" = 1920 ]; then ok; else fail "logdet --grad-A: $(mm_entries "$tmp/G.mtx") entries"; fi
+# the gradient's diagonal sums to tr(A^-1) and <A, G> = n (sum_ij a_ij (A^-1)_ji = tr(I))
+dot=$(paste <(grep -v '^%' "$A" | sed 1d) <(grep -v '^%' "$tmp/G.mtx" | sed 1d) | awk '{ s += $3 * $6 } END { printf "%.12g", s }')
+if close "$dot" 400 1e-10; then ok; else fail "logdet gradient: <A, G> = $dot, expected n = 400"; fi
+run logdet "$A" --json --method lu; expect 0 "logdet lu"; jeq method lu "logdet lu"
+if close "$(jget logabsdet)" "$lc" 1e-12; then ok; else fail "logdet lu $(jget logabsdet) vs cholesky $lc"; fi
+run logdet "$A" --method ldlt; expect 0 "logdet text"; stdout_has 'log\|det\| = ' "logdet text"
+run logdet "$DATA/west0067.mtx" --json; expect 0 "logdet nonsymmetric"; jeq sign -1 "logdet west0067"; jeq method lu "logdet west0067"
+run logdet "$DATA/west0067.mtx" --method cholesky; expect 2 "logdet cholesky of a nonsymmetric matrix"
+stderr_has 'symmetric' "logdet cholesky nonsymmetric"
+# singular: the 1D Neumann Laplacian
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 7\n1 1 1\n1 2 -1\n2 1 -1\n2 2 2\n2 3 -1\n3 2 -1\n3 3 1\n' > "$tmp/N.mtx"
+run logdet "$tmp/N.mtx" --json; expect 0 "logdet singular"; jeq sign 0 "logdet singular"
+jeq logabsdet null "logdet singular"; jeq singular true "logdet singular"; stderr_has 'singular' "logdet singular"
+run logdet "$tmp/N.mtx" --grad-A "$tmp/GN.mtx"; expect 2 "logdet singular gradient refused"
+run logdet "$A" --method qr;  expect 2 "logdet bad method"; stderr_has 'did you mean' "logdet bad method"
+run logdet "$DATA/qc324.mtx"; expect 2 "logdet complex matrix"
+
+# stochastic Lanczos quadrature: within 4 standard errors of the exact value
+run logdet "$A" --method slq --probes 64 --json --grad-A "$tmp/GS.mtx"
+if [ "$rc" -eq 2 ] && grep -qi "lapack" "$ERR"; then ok; else
+    expect 0 "logdet slq"; jeq method slq "logdet slq"; jeq grad_method hutchinson "logdet slq"
+    est=$(jget logabsdet); se=$(jget std_error)
+    if awk -v a="$est" -v b="$lc" -v s="$se" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(s > 0 && d <= 4 * s) }'; then
+        ok; else fail "logdet slq: $est +- $se vs exact $lc"; fi
+    if [ "$(mm_entries "$tmp/GS.mtx")" = 1920 ]; then ok; else fail "logdet slq --grad-A"; fi
+fi
+run logdet "$A" --method slq --probes 0; expect 2 "logdet slq --probes 0"
+
+echo "test_cli_eig: $checks checks passed, $fails failed"
+[ "$fails" -eq 0 ]
