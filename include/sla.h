@@ -9,5 +9,6 @@
 #include "sla/gen.h"
 #include "sla/ops.h"
 #include "sla/solver.h"
+#include "sla/nonlinear.h"
 
 #endif
