@@ -86,6 +86,16 @@ done
 run nlsolve bratu2d 32 --mu 2 --method anderson --depth 3 --beta 0.9 --json
 expect 0 "anderson depth 3 beta 0.9"
 
+# chord steps: same gradient, fewer factorizations
+run nlsolve bratu2d 32 --mu 2 --chord 0.1 --json
+expect 0 "newton with chord steps"
+gc=$(jget dL_dmu); nc=$(jget chord_steps)
+awk_true "$nc > 0" "chord steps taken"
+awk_true "abs($gc - $g) <= 1e-10 * $g" "chord gradient $gc vs $g"
+run nlsolve bratu2d 32 --mu 2 --chord 1.5
+expect 2 "chord out of range"
+stderr_has "chord_ratio" "chord out of range"
+
 # Krylov linear solves give the same gradient
 run nlsolve bratu2d 32 --mu 2 --linear method=cg,precond=ic0,rtol=1e-12 --json
 expect 0 "newton with cg+ic0"

@@ -1297,6 +1297,8 @@ static const char nlsolve_help[] =
     "  --depth M         Anderson depth (default 5)\n"
     "  --beta B          Anderson/Picard mixing in (0, 1] (default 1)\n"
     "  --no-line-search  plain Newton steps\n"
+    "  --chord R         keep the Newton factorization while each step reduces ||F||\n"
+    "                    to R times its value (0 < R < 1; default: refactor every step)\n"
     "  --linear OPTS     linear solver options, e.g. method=cg,precond=amg,rtol=1e-10\n"
     "                    (default: auto)\n"
     "  --json            one JSON object: iterations, residual, converged, reason, L,\n"
@@ -1311,7 +1313,7 @@ static int cmd_nlsolve(int argc, char **argv)
                      {"--maxiter", NULL, 1, NULL, 0}, {"--depth", NULL, 1, NULL, 0},
                      {"--beta", NULL, 1, NULL, 0},    {"--no-line-search", NULL, 0, NULL, 0},
                      {"--linear", NULL, 1, NULL, 0},  {"--json", NULL, 0, NULL, 0},
-                     {"--help", "-h", 0, NULL, 0}};
+                     {"--chord", NULL, 1, NULL, 0},   {"--help", "-h", 0, NULL, 0}};
     const int nd = (int)(sizeof defs / sizeof defs[0]);
     const char *pos[2];
     int npos = 0;
@@ -1350,6 +1352,8 @@ static int cmd_nlsolve(int argc, char **argv)
     if ((s = optval(defs, nd, "--rtol")) && (rc = parse_double("--rtol", s, &o.rtol))) return rc;
     if ((s = optval(defs, nd, "--atol")) && (rc = parse_double("--atol", s, &o.atol))) return rc;
     if ((s = optval(defs, nd, "--beta")) && (rc = parse_double("--beta", s, &o.beta))) return rc;
+    if ((s = optval(defs, nd, "--chord")) && (rc = parse_double("--chord", s, &o.chord_ratio)))
+        return rc;
     long long v;
     if ((s = optval(defs, nd, "--maxiter"))) {
         if ((rc = parse_int("--maxiter", s, 1, 100000000, &v))) return rc;
@@ -1432,8 +1436,10 @@ static int cmd_nlsolve(int argc, char **argv)
         json_number(stdout, "%.17g", dmu);
         printf(",\"seconds\":%.6f,\"forward_seconds\":%.6f,\"gradient_seconds\":%.6f",
                t_fwd + t_grad, t_fwd, t_grad);
-        printf(",\"linear_solves\":%lld,\"line_search_cuts\":%lld,\"linear\":{\"method\":",
-               (long long)info.linear_solves, (long long)info.line_search_cuts);
+        printf(",\"linear_solves\":%lld,\"chord_steps\":%lld,\"line_search_cuts\":%lld,"
+               "\"linear\":{\"method\":",
+               (long long)info.linear_solves, (long long)info.chord_steps,
+               (long long)info.line_search_cuts);
         json_string(stdout, info.linear.method);
         printf(",\"backend\":");
         json_string(stdout, info.linear.backend);

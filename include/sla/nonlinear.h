@@ -105,6 +105,13 @@ typedef struct sla_nl_options {
                                 default 1e-4 */
     double ls_shrink;        /* step reduction factor in (0, 1); default 0.5 */
     int ls_maxsteps;         /* reductions before a line-search failure; default 30 */
+    double chord_ratio;      /* Newton with Jacobian values: keep the last factorization
+                                (a chord step: no new Jacobian, no refactorization) while the
+                                previous step reduced ||F|| at least to chord_ratio times its
+                                value; a chord step the line search rejects is redone with a
+                                fresh Jacobian. 0 (default): a new Jacobian at every step
+                                (exact Newton). 0.1 suits large problems where a factorization
+                                costs many triangular solves */
     int anderson_depth;      /* Anderson history m >= 1; default 5 */
     double beta;             /* Anderson / Picard mixing (damping) in (0, 1]; default 1 */
     bool adjoint_reuse;      /* gradient with a direct method: reuse the last Newton
@@ -130,6 +137,7 @@ typedef struct sla_nl_info {
     sla_int linear_solves;
     sla_int linear_iterations; /* total Krylov iterations (refinement steps for direct) */
     sla_int line_search_cuts;  /* total step reductions */
+    sla_int chord_steps;       /* Newton steps that reused an older factorization */
     const double *history;
     sla_int history_len;
     sla_solve_info linear;   /* the last linear solve */

@@ -22,6 +22,7 @@ struct sla_nlsolver {
     double *u;            /* the last solve's iterate (u* when have_solution) */
     bool have_solution;
     bool jac_at_solution; /* LS factors J(u*) */
+    bool ls_valid;        /* LS factors a Jacobian of the current solve (chord steps) */
     double *jstar;        /* J(u*) values when the adjoint reused an older factor */
     bool jstar_valid;
     double *history;
@@ -96,6 +97,9 @@ static sla_status check_options(sla_ctx *ctx, const sla_nl_options *o)
     if (o->anderson_depth < 1 || o->anderson_depth > 100)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "anderson_depth must be in [1, 100] (got %d)",
                           o->anderson_depth);
+    if (!(o->chord_ratio >= 0.0 && o->chord_ratio < 1.0))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "chord_ratio must be in [0, 1) (got %g)",
+                          o->chord_ratio);
     if (!(o->beta > 0.0 && o->beta <= 1.0))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "beta must be in (0, 1] (got %g)", o->beta);
     if ((int)o->linear.method < SLA_METHOD_AUTO || (int)o->linear.method > SLA_METHOD_SUPERLU)
@@ -415,17 +419,22 @@ static sla_status eval_fixed_point(sla_ctx *ctx, sla_nlsolver *S, const double *
  * still a descent direction for ||F||^2). Returns SLA_NOT_CONVERGED for a
  * linear-solve failure. */
 static sla_status newton_direction(sla_ctx *ctx, sla_nlsolver *S, const double *u,
-                                   const double *F, double *negF, double *du, sla_nl_info *info)
+                                   const double *F, bool chord, double *negF, double *du,
+                                   sla_nl_info *info)
 {
     sla_int n = S->n;
     for (sla_int i = 0; i < n; i++) negF[i] = -F[i];
     sla_status st;
     if (S->P.jacobian) {
-        if ((st = eval_jacobian(ctx, S, u, S->J->values, info))) return st;
-        S->jac_at_solution = false;
-        st = linear_setup(ctx, &S->o, S->P.jacobian_symmetric, S->J, &S->LS, &S->ls_symmetric,
-                          S->note, sizeof S->note);
-        if (st) return linear_failure(st) ? SLA_NOT_CONVERGED : st;
+        if (!chord) {
+            S->ls_valid = false;
+            if ((st = eval_jacobian(ctx, S, u, S->J->values, info))) return st;
+            S->jac_at_solution = false;
+            st = linear_setup(ctx, &S->o, S->P.jacobian_symmetric, S->J, &S->LS,
+                              &S->ls_symmetric, S->note, sizeof S->note);
+            if (st) return linear_failure(st) ? SLA_NOT_CONVERGED : st;
+            S->ls_valid = true;
+        }
         st = sla_solver_solve(ctx, S->LS, 0, 1, negF, n, du, n, &info->linear);
     } else {
         st = mf_solve(ctx, S, u, false, negF, du, &info->linear);
@@ -456,6 +465,8 @@ static sla_status newton(sla_ctx *ctx, sla_nlsolver *S, double *u, double *F, do
     const sla_nl_options *o = &S->o;
     double *du = work, *ut = work + n, *Ft = work + 2 * n, *negF = work + 3 * n;
     int nt = sla__threads(ctx);
+    double ratio = INFINITY; /* ||F|| reduction of the last step */
+    bool force_fresh = false;
     while (*fnorm > tol) {
         if (info->iterations >= o->maxiter) {
             info->reason = SLA_NL_DIVERGED_MAXITER;
@@ -463,7 +474,13 @@ static sla_status newton(sla_ctx *ctx, sla_nlsolver *S, double *u, double *F, do
                               "%s: no convergence in %lld iterations (||F|| = %.3e, tolerance %.3e)",
                               info->method, (long long)o->maxiter, *fnorm, tol);
         }
-        sla_status st = newton_direction(ctx, S, u, F, negF, du, info);
+        bool chord = o->chord_ratio > 0.0 && S->P.jacobian && S->ls_valid && !force_fresh &&
+                     ratio <= o->chord_ratio;
+        sla_status st = newton_direction(ctx, S, u, F, chord, negF, du, info);
+        if (chord && st == SLA_NOT_CONVERGED) { /* the old factorization failed: refactor */
+            force_fresh = true;
+            continue;
+        }
         if (st == SLA_NOT_CONVERGED) {
             info->reason = SLA_NL_DIVERGED_LINEAR_SOLVE;
             return sla__error(ctx, st, "%s: the linear solve failed at iteration %lld: %s",
@@ -490,6 +507,11 @@ static sla_status newton(sla_ctx *ctx, sla_nlsolver *S, double *u, double *F, do
             cuts++;
         }
         info->line_search_cuts += cuts;
+        if (!ok && chord) { /* redo the step with a fresh Jacobian */
+            force_fresh = true;
+            continue;
+        }
+        force_fresh = false;
         if (!ok) {
             info->reason = o->line_search ? SLA_NL_DIVERGED_LINESEARCH : SLA_NL_DIVERGED_NONFINITE;
             if (o->line_search)
@@ -502,6 +524,8 @@ static sla_status newton(sla_ctx *ctx, sla_nlsolver *S, double *u, double *F, do
                               "%s: the residual became %g at iteration %lld (no line search)",
                               info->method, ft, (long long)info->iterations);
         }
+        ratio = ft / *fnorm;
+        if (chord) info->chord_steps++;
         sla__copy(n, ut, u);
         sla__copy(n, Ft, F);
         *fnorm = ft;
@@ -644,7 +668,7 @@ sla_status sla_nlsolver_solve(sla_ctx *ctx, sla_nlsolver *S, const double *theta
 
     if (S->P.ntheta > 0) memcpy(S->theta, theta, (size_t)S->P.ntheta * sizeof *theta);
     sla__copy(n, u, S->u);
-    S->have_solution = S->jac_at_solution = S->jstar_valid = false;
+    S->have_solution = S->jac_at_solution = S->jstar_valid = S->ls_valid = false;
 
     int m = o->method == SLA_NL_ANDERSON ? o->anderson_depth : 0;
     size_t nwork = o->method == SLA_NL_NEWTON
