@@ -398,6 +398,27 @@ static void test_chord(sla_ctx *ctx)
         CHECK(info[1].jacobian_evals + info[1].chord_steps >= info[1].iterations);
         CHECK_CLOSE(g[1], g[0], 1e-12);
     }
+    /* a warm start next to the solution: rtol ||F(u0)|| is below rounding,
+     * the step test declares convergence */
+    {
+        double mu = 3.0;
+        sla_nl_options o = tight(SLA_NL_NEWTON);
+        sla_nlsolver *S = NULL;
+        CHECK_OK(ctx, sla_nlsolver_create(ctx, P, &o, &S));
+        memset(u, 0, sizeof(double) * n);
+        CHECK_OK(ctx, sla_nlsolver_solve(ctx, S, &mu, u, NULL));
+        sla_nlsolver_destroy(&S);
+        memcpy(ur, u, sizeof(double) * n);
+        for (int i = 0; i < n; i++) u[i] += 1e-9 * sin(i);
+        sla_nl_options_default(&o);
+        CHECK_OK(ctx, sla_nlsolver_create(ctx, P, &o, &S));
+        sla_nl_info info;
+        CHECK_OK(ctx, sla_nlsolver_solve(ctx, S, &mu, u, &info));
+        CHECK(info.reason == SLA_NL_CONVERGED_STEP);
+        CHECK(info.residual < 1e-13 && info.residual > 1e-10 * info.residual0);
+        CHECK(tu_reldiff(n, u, ur) < 1e-13);
+        sla_nlsolver_destroy(&S);
+    }
     sla_nl_options o;
     sla_nl_options_default(&o);
     o.chord_ratio = 1.0;

@@ -85,6 +85,8 @@ typedef enum sla_nl_reason {
     SLA_NL_REASON_NONE = 0,
     SLA_NL_CONVERGED_RTOL = 1,        /* ||F(u)|| <= rtol ||F(u0)|| */
     SLA_NL_CONVERGED_ATOL = 2,        /* ||F(u)|| <= atol */
+    SLA_NL_CONVERGED_STEP = 3,        /* Newton: a full step with ||du|| <= stol ||u|| (u is
+                                         converged to rounding; rtol may be out of reach) */
     SLA_NL_DIVERGED_LINESEARCH = -1,  /* no step length gave sufficient decrease */
     SLA_NL_DIVERGED_MAXITER = -2,     /* iteration limit reached */
     SLA_NL_DIVERGED_LINEAR_SOLVE = -3,/* a linear solve failed (singular Jacobian,
@@ -99,6 +101,10 @@ typedef struct sla_nl_options {
     sla_nl_method method;
     double rtol;             /* converged when ||F(u)||_2 <= max(atol, rtol ||F(u0)||_2); default 1e-10 */
     double atol;             /* default 0 */
+    double stol;             /* Newton: also converged when a step has ||du|| <= stol ||u||
+                                (after a full step the next correction is O(||du||^2)): a
+                                warm start close to u* cannot reach rtol ||F(u0)|| below
+                                rounding. Default 1e-12; 0 disables */
     sla_int maxiter;         /* nonlinear iterations; default 0 = 50 (Newton), 1000 (others) */
     bool line_search;        /* Newton: backtracking line search; default true */
     double ls_alpha;         /* Armijo constant c: accept ||F(u+s du)||^2 <= (1 - 2 c s) ||F(u)||^2;

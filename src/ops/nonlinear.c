@@ -23,6 +23,8 @@ struct sla_nlsolver {
     bool have_solution;
     bool jac_at_solution; /* LS factors J(u*) */
     bool ls_valid;        /* LS factors a Jacobian of the current solve (chord steps) */
+    bool ls_factored;     /* LS's last set-up succeeded */
+    bool ps_symmetric, ps_factored; /* the same for the Picard solver */
     double *jstar;        /* J(u*) values when the adjoint reused an older factor */
     bool jstar_valid;
     double *history;
@@ -36,6 +38,7 @@ const char *sla_nl_reason_name(sla_nl_reason r)
     case SLA_NL_REASON_NONE: return "none";
     case SLA_NL_CONVERGED_RTOL: return "converged_rtol";
     case SLA_NL_CONVERGED_ATOL: return "converged_atol";
+    case SLA_NL_CONVERGED_STEP: return "converged_step";
     case SLA_NL_DIVERGED_LINESEARCH: return "diverged_linesearch";
     case SLA_NL_DIVERGED_MAXITER: return "diverged_maxiter";
     case SLA_NL_DIVERGED_LINEAR_SOLVE: return "diverged_linear_solve";
@@ -61,6 +64,7 @@ void sla_nl_options_default(sla_nl_options *o)
     o->method = SLA_NL_NEWTON;
     o->rtol = 1e-10;
     o->atol = 0.0;
+    o->stol = 1e-12;
     o->maxiter = 0;
     o->line_search = true;
     o->ls_alpha = 1e-4;
@@ -78,10 +82,11 @@ static sla_status check_options(sla_ctx *ctx, const sla_nl_options *o)
 {
     if ((int)o->method < SLA_NL_NEWTON || (int)o->method > SLA_NL_PICARD)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown nonlinear method %d", (int)o->method);
-    if (!(o->rtol >= 0.0) || !(o->atol >= 0.0) || !isfinite(o->rtol) || !isfinite(o->atol))
+    if (!(o->rtol >= 0.0) || !(o->atol >= 0.0) || !isfinite(o->rtol) || !isfinite(o->atol) ||
+        !(o->stol >= 0.0 && o->stol < 1.0))
         return sla__error(ctx, SLA_ERR_ARGUMENT,
-                          "nonlinear rtol and atol must be finite and >= 0 (got %g, %g)", o->rtol,
-                          o->atol);
+                          "nonlinear rtol, atol must be finite and >= 0 and stol in [0, 1) "
+                          "(got %g, %g, %g)", o->rtol, o->atol, o->stol);
     if (o->maxiter < 0)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "nonlinear maxiter must be >= 0 (got %lld)",
                           (long long)o->maxiter);
@@ -398,11 +403,13 @@ static sla_status eval_fixed_point(sla_ctx *ctx, sla_nlsolver *S, const double *
                           work_b[k], (long long)k);
     }
     double *pv = S->PA->values;
-    if (!S->PS || memcmp(pv, work_v, (size_t)S->nnz * sizeof *pv)) {
+    if (!S->PS || !S->ps_factored || memcmp(pv, work_v, (size_t)S->nnz * sizeof *pv)) {
         memcpy(pv, work_v, (size_t)S->nnz * sizeof *pv);
-        bool sym = false;
-        st = linear_setup(ctx, &S->o, false, S->PA, &S->PS, &sym, S->note, sizeof S->note);
+        S->ps_factored = false;
+        st = linear_setup(ctx, &S->o, false, S->PA, &S->PS, &S->ps_symmetric, S->note,
+                          sizeof S->note);
         if (st) return linear_failure(st) ? SLA_NOT_CONVERGED : st;
+        S->ps_factored = true;
     }
     st = sla_solver_solve(ctx, S->PS, 0, 1, work_b, S->n, G, S->n, &info->linear);
     info->linear_solves++;
@@ -427,13 +434,13 @@ static sla_status newton_direction(sla_ctx *ctx, sla_nlsolver *S, const double *
     sla_status st;
     if (S->P.jacobian) {
         if (!chord) {
-            S->ls_valid = false;
+            S->ls_valid = S->ls_factored = false;
             if ((st = eval_jacobian(ctx, S, u, S->J->values, info))) return st;
             S->jac_at_solution = false;
             st = linear_setup(ctx, &S->o, S->P.jacobian_symmetric, S->J, &S->LS,
                               &S->ls_symmetric, S->note, sizeof S->note);
             if (st) return linear_failure(st) ? SLA_NOT_CONVERGED : st;
-            S->ls_valid = true;
+            S->ls_valid = S->ls_factored = true;
         }
         st = sla_solver_solve(ctx, S->LS, 0, 1, negF, n, du, n, &info->linear);
     } else {
@@ -487,6 +494,8 @@ static sla_status newton(sla_ctx *ctx, sla_nlsolver *S, double *u, double *F, do
                               info->method, (long long)info->iterations, sla_ctx_message(ctx));
         }
         if (st) return st;
+        /* a step below rounding: u is converged, whatever ||F|| says */
+        bool tiny = o->stol > 0.0 && sla__nrm2(n, du, nt) <= o->stol * sla__nrm2(n, u, nt);
         double s = 1.0, ft = NAN;
         int cuts = 0;
         bool ok = false;
@@ -494,6 +503,10 @@ static sla_status newton(sla_ctx *ctx, sla_nlsolver *S, double *u, double *F, do
             sla__copy(n, u, ut);
             sla__axpy(n, s, du, ut, nt); /* ut = u + s du */
             if ((st = eval_residual(ctx, S, ut, Ft, &ft, info))) return st;
+            if (tiny) { /* take it only if it does not hurt */
+                ok = isfinite(ft) && ft <= *fnorm;
+                break;
+            }
             if (!o->line_search) {
                 ok = isfinite(ft);
                 break;
@@ -507,6 +520,18 @@ static sla_status newton(sla_ctx *ctx, sla_nlsolver *S, double *u, double *F, do
             cuts++;
         }
         info->line_search_cuts += cuts;
+        if (tiny) {
+            if (ok) {
+                if (chord) info->chord_steps++;
+                sla__copy(n, ut, u);
+                sla__copy(n, Ft, F);
+                *fnorm = ft;
+                info->iterations++;
+                push_history(S, info, ft);
+            }
+            info->reason = SLA_NL_CONVERGED_STEP;
+            return SLA_OK;
+        }
         if (!ok && chord) { /* redo the step with a fresh Jacobian */
             force_fresh = true;
             continue;
@@ -531,6 +556,11 @@ static sla_status newton(sla_ctx *ctx, sla_nlsolver *S, double *u, double *F, do
         *fnorm = ft;
         info->iterations++;
         push_history(S, info, ft);
+        if (s == 1.0 && o->stol > 0.0 && *fnorm > tol &&
+            sla__nrm2(n, du, nt) <= o->stol * sla__nrm2(n, u, nt)) {
+            info->reason = SLA_NL_CONVERGED_STEP;
+            return SLA_OK;
+        }
     }
     return SLA_OK;
 }
@@ -698,8 +728,9 @@ sla_status sla_nlsolver_solve(sla_ctx *ctx, sla_nlsolver *S, const double *theta
             st = fixed_point_iteration(ctx, S, S->u, F, &fnorm, tol, rest, info);
         info->residual = fnorm;
         if (st == SLA_OK) {
-            info->reason = o->rtol * info->residual0 >= o->atol ? SLA_NL_CONVERGED_RTOL
-                                                                : SLA_NL_CONVERGED_ATOL;
+            if (info->reason != SLA_NL_CONVERGED_STEP)
+                info->reason = o->rtol * info->residual0 >= o->atol ? SLA_NL_CONVERGED_RTOL
+                                                                    : SLA_NL_CONVERGED_ATOL;
             info->converged = true;
             S->have_solution = true;
         }
@@ -768,7 +799,7 @@ static sla_status adjoint_solve(sla_ctx *ctx, sla_nlsolver *S, const double *gu,
     sla_status st;
     char note[192] = "";
     if (!S->jac_at_solution) {
-        bool direct = S->LS && sla_solver_method(S->LS) >= SLA_METHOD_CHOLESKY;
+        bool direct = S->LS && S->ls_factored && sla_solver_method(S->LS) >= SLA_METHOD_CHOLESKY;
         if (S->o.adjoint_reuse && direct) {
             if (!S->jstar) {
                 S->jstar = sla__malloc(&S->alloc, (size_t)S->nnz, sizeof(double));
@@ -789,10 +820,11 @@ static sla_status adjoint_solve(sla_ctx *ctx, sla_nlsolver *S, const double *gu,
         } else if ((st = eval_jacobian(ctx, S, S->u, S->J->values, NULL))) {
             return st;
         }
+        S->ls_factored = false;
         st = linear_setup(ctx, &S->o, S->P.jacobian_symmetric, S->J, &S->LS, &S->ls_symmetric,
                           S->note, sizeof S->note);
         if (st) return sla__error(ctx, st, "the Jacobian at the solution: %s", sla_ctx_message(ctx));
-        S->jac_at_solution = true;
+        S->jac_at_solution = S->ls_factored = true;
     }
     st = sla_solver_solve_transpose(ctx, S->LS, 0, 1, gu, n, lam, n, info);
     if (note[0]) snprintf(info->note, sizeof info->note, "%s", note);
