@@ -860,8 +860,11 @@ static void test_custom_and_errors(sla_ctx *ctx)
  * nothing leaked. */
 static void test_alloc_failures(void)
 {
-    sla_nl_method ms[] = {SLA_NL_NEWTON, SLA_NL_ANDERSON};
-    for (int im = 0; im < 2; im++) {
+    /* Newton + CG, Anderson + CG, and Newton + Cholesky with chord steps and
+     * the factor-reusing adjoint (CHOLMOD's own allocations do not go
+     * through the sla allocator; everything around them does) */
+    sla_nl_method ms[] = {SLA_NL_NEWTON, SLA_NL_ANDERSON, SLA_NL_NEWTON};
+    for (int im = 0; im < (sla_method_available(SLA_METHOD_CHOLESKY) ? 3 : 2); im++) {
         long total = -1;
         for (long k = 0;; k++) {
             counter c = {0, k, 0, 0};
@@ -876,8 +879,9 @@ static void test_alloc_failures(void)
             sla_nl_options o;
             sla_nl_options_default(&o);
             o.method = ms[im];
-            o.linear.method = SLA_METHOD_CG; /* every allocation goes through sla */
+            o.linear.method = im == 2 ? SLA_METHOD_CHOLESKY : SLA_METHOD_CG;
             o.linear.rtol = 1e-12;
+            o.chord_ratio = im == 2 ? 0.5 : 0.0;
             sla_status st = sla_nl_bratu2d(ctx, 6, SLA_NL_BRATU_MU, &B);
             if (!st) st = sla_nlsolver_create(ctx, sla_nl_builtin_problem(B), &o, &S);
             if (!st) st = sla_nlsolver_solve(ctx, S, &mu, u, NULL);
