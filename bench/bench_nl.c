@@ -3,7 +3,7 @@
  * several linear-solver configurations.
  *
  *   sla_bench_nl [--sizes 128,500,1000] [--mu 1] [--reps 3] [--reps-large 1]
- *                [--configs chol-reuse,chol-refactor,chol-chord,amg] [--threads T] [--json FILE]
+ *                [--configs chol-reuse,chol-refactor,chol-chord,amg,amg-reuse] [--threads T] [--json FILE]
  *
  * Configurations (Newton with the backtracking line search, rtol 1e-10 on
  * ||F||, u0 = 0):
@@ -16,6 +16,8 @@
  *                  factorization is kept while each step reduces ||F|| tenfold
  *   amg            CG + BoomerAMG (rtol 1e-10) for the Newton steps and
  *                  the adjoint
+ *   amg-reuse      the same, keeping the AMG hierarchy across the Jacobians
+ *                  of one solver (amg_reuse = 20: only the values change)
  *
  * Times, each the median over the repetitions:
  *   forward   nlsolver create + solve from u0 = 0 (includes the symbolic
@@ -60,6 +62,7 @@ static const config configs[] = {
     {"chol-refactor", "method=auto", false, 0.0},
     {"chol-chord", "method=auto", true, 0.1},
     {"amg", "method=cg,precond=amg,rtol=1e-10", true, 0.0},
+    {"amg-reuse", "method=cg,precond=amg,rtol=1e-10,amg_reuse=20", true, 0.0},
 };
 #define NCONFIGS ((int)(sizeof configs / sizeof configs[0]))
 
@@ -139,6 +142,19 @@ static double L_of(sla_ctx *ctx, const sla_nl_problem *P, double mu)
     return L;
 }
 
+/* Is name one of the comma-separated items of list? */
+static int in_list(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l == len && !strncmp(p, name, len)) return 1;
+        p = e ? e + 1 : NULL;
+    }
+    return 0;
+}
+
 static int parse_list(const char *s, long *out, int max)
 {
     int k = 0;
@@ -154,7 +170,7 @@ int main(int argc, char **argv)
     long sizes[8] = {128, 500, 1000};
     int nsizes = 3, reps = 3, reps_large = 1, threads = 0;
     double mu = 1.0;
-    const char *json = NULL, *cfg = "chol-reuse,chol-refactor,chol-chord,amg";
+    const char *json = NULL, *cfg = "chol-reuse,chol-refactor,chol-chord,amg,amg-reuse";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--sizes") && v) nsizes = parse_list(argv[++i], sizes, 8);
@@ -166,7 +182,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--json") && v) json = argv[++i];
         else {
             fprintf(stderr, "usage: sla_bench_nl [--sizes 128,500,1000] [--mu 1] [--reps 3] "
-                            "[--reps-large 1] [--configs chol-reuse,chol-refactor,chol-chord,amg] "
+                            "[--reps-large 1] [--configs chol-reuse,chol-refactor,chol-chord,amg,amg-reuse] "
                             "[--threads T] [--json FILE]\n");
             return 2;
         }
@@ -194,8 +210,7 @@ int main(int argc, char **argv)
         double fd_err = NAN;
         for (int ic = 0; ic < NCONFIGS; ic++) {
             const config *c = &configs[ic];
-            if (!strstr(cfg, c->name)) continue;
-            if (!strcmp(c->name, "amg") && !strstr(cfg, "amg")) continue;
+            if (!in_list(cfg, c->name)) continue;
             double f[16], g[16], wf[16], wg[16], tot[16];
             run_result r = {0};
             load_mark l0 = load_now();
@@ -222,6 +237,7 @@ int main(int argc, char **argv)
                    mt = median(tot, k), load = other_load_pct(l0, l1);
             printf("%-9ld %-14s %-16s %4lld %8.3fs %8.3fs %8.3fs %8.3fs %8.3fs %10.2e %4.0f%%  %s\n",
                    N * N, c->name, r.linear, r.its, mf, mg, mt, mwf, mwg, r.residual, load, r.note);
+            fflush(stdout);
             if (jf)
                 fprintf(jf,
                         "{\"N\":%ld,\"n\":%ld,\"config\":\"%s\",\"linear\":\"%s\",\"mu\":%g,"

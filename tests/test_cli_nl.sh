@@ -149,6 +149,12 @@ stderr_has "beta" "beta out of range"
 run nlsolve bratu2d 16 --mu 1 --linear method=cgg
 expect 2 "bad --linear"
 stderr_has "cg" "bad --linear suggests"
+run nlsolve bratu2d 16 --mu 1 --opts chord=0.1
+expect 2 "unknown --opts key"
+stderr_has "did you mean chord_ratio" "unknown --opts key"
+run nlsolve bratu2d 16 --mu 1 --opts adjoint_reuse=false,ls_shrink=0.3 --json
+expect 0 "--opts"
+if grep -q '"adjoint_note":"adjoint: factorization' "$OUT"; then fail "--opts adjoint_reuse=false ignored"; else ok; fi
 run nlsolve bratu2d 16 --mu 1 --frobnicate
 expect 2 "unknown option"
 run nlsolve bratu2d

@@ -856,6 +856,34 @@ static void test_custom_and_errors(sla_ctx *ctx)
     sla_matrix_destroy(&bad);
 }
 
+static void test_options_parse(sla_ctx *ctx)
+{
+    sla_nl_options o;
+    sla_nl_options_default(&o);
+    CHECK(o.method == SLA_NL_NEWTON && o.rtol == 1e-10 && o.line_search && o.adjoint_reuse);
+    CHECK_OK(ctx, sla_nl_options_parse(ctx, "method=anderson,rtol=1e-9,atol=1e-12,stol=0,"
+                                            "maxiter=77,line_search=false,ls_alpha=0.01,"
+                                            "ls_shrink=0.3,ls_maxsteps=12,chord_ratio=0.2,"
+                                            "anderson_depth=7,beta=0.5,adjoint_reuse=no,"
+                                            "linear_method=gmres,linear_precond=ilu0,linear_rtol=1e-11",
+                                       &o));
+    CHECK(o.method == SLA_NL_ANDERSON && o.rtol == 1e-9 && o.atol == 1e-12 && o.stol == 0);
+    CHECK(o.maxiter == 77 && !o.line_search && o.ls_alpha == 0.01 && o.ls_shrink == 0.3);
+    CHECK(o.ls_maxsteps == 12 && o.chord_ratio == 0.2 && o.anderson_depth == 7 && o.beta == 0.5);
+    CHECK(!o.adjoint_reuse && o.linear.method == SLA_METHOD_GMRES);
+    CHECK(o.linear.precond == SLA_PRECOND_ILU0 && o.linear.rtol == 1e-11);
+    CHECK_OK(ctx, sla_nl_options_parse(ctx, "", &o));
+    CHECK_ERR(ctx, sla_nl_options_parse(ctx, "chord=0.1", &o), SLA_ERR_ARGUMENT,
+              "did you mean chord_ratio");
+    CHECK_ERR(ctx, sla_nl_options_parse(ctx, "method=newtn", &o), SLA_ERR_ARGUMENT, "newton");
+    CHECK_ERR(ctx, sla_nl_options_parse(ctx, "rtol=abc", &o), SLA_ERR_ARGUMENT, "bad number");
+    CHECK_ERR(ctx, sla_nl_options_parse(ctx, "maxiter=2.5", &o), SLA_ERR_ARGUMENT, "integer");
+    CHECK_ERR(ctx, sla_nl_options_parse(ctx, "line_search=maybe", &o), SLA_ERR_ARGUMENT, "boolean");
+    CHECK_ERR(ctx, sla_nl_options_parse(ctx, "rtol", &o), SLA_ERR_ARGUMENT, "no value");
+    CHECK_ERR(ctx, sla_nl_options_parse(ctx, "linear_method=cgg", &o), SLA_ERR_ARGUMENT, "cg");
+    CHECK_ERR(ctx, sla_nl_options_parse(ctx, NULL, &o), SLA_ERR_ARGUMENT, "NULL");
+}
+
 /* Every allocation of create + solve + VJP made to fail in turn: NOMEM and
  * nothing leaked. */
 static void test_alloc_failures(void)
@@ -918,6 +946,7 @@ int main(void)
     test_diffusion(ctx);
     test_symmetry_change(ctx);
     test_custom_and_errors(ctx);
+    test_options_parse(ctx);
     test_alloc_failures();
     sla_ctx_destroy(&ctx);
     return tu_finish("test_nonlinear");

@@ -1301,6 +1301,8 @@ static const char nlsolve_help[] =
     "                    to R times its value (0 < R < 1; default: refactor every step)\n"
     "  --linear OPTS     linear solver options, e.g. method=cg,precond=amg,rtol=1e-10\n"
     "                    (default: auto)\n"
+    "  --opts OPTS       nonlinear options as key=value,... (ls_alpha, ls_shrink,\n"
+    "                    ls_maxsteps, stol, adjoint_reuse, ...; after the flags above)\n"
     "  --json            one JSON object: iterations, residual, converged, reason, L,\n"
     "                    dL_dmu, seconds (forward + gradient) and details\n"
     "\n"
@@ -1313,7 +1315,8 @@ static int cmd_nlsolve(int argc, char **argv)
                      {"--maxiter", NULL, 1, NULL, 0}, {"--depth", NULL, 1, NULL, 0},
                      {"--beta", NULL, 1, NULL, 0},    {"--no-line-search", NULL, 0, NULL, 0},
                      {"--linear", NULL, 1, NULL, 0},  {"--json", NULL, 0, NULL, 0},
-                     {"--chord", NULL, 1, NULL, 0},   {"--help", "-h", 0, NULL, 0}};
+                     {"--chord", NULL, 1, NULL, 0},   {"--opts", NULL, 1, NULL, 0},
+                     {"--help", "-h", 0, NULL, 0}};
     const int nd = (int)(sizeof defs / sizeof defs[0]);
     const char *pos[2];
     int npos = 0;
@@ -1378,6 +1381,10 @@ static int cmd_nlsolve(int argc, char **argv)
     if ((s = optval(defs, nd, "--linear")) &&
         (st = sla_solver_options_parse(ctx, s, &o.linear)) != SLA_OK) {
         rc = lib_fail(ctx, st, "--linear");
+        goto done;
+    }
+    if ((s = optval(defs, nd, "--opts")) && (st = sla_nl_options_parse(ctx, s, &o)) != SLA_OK) {
+        rc = lib_fail(ctx, st, "--opts");
         goto done;
     }
     double t0 = now_seconds();

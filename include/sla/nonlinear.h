@@ -129,6 +129,15 @@ typedef struct sla_nl_options {
 
 void sla_nl_options_default(sla_nl_options *opts);
 
+/* Parse "key=value,..." into opts (starting from its contents). Keys:
+ * method (newton|anderson|picard), rtol, atol, stol, maxiter, line_search
+ * (true|false), ls_alpha, ls_shrink, ls_maxsteps, chord_ratio,
+ * anderson_depth, beta, adjoint_reuse; keys with the prefix linear_ go to
+ * sla_solver_options_parse (linear_method=cg, linear_precond=amg, ...).
+ * An unknown key is SLA_ERR_ARGUMENT naming the nearest valid one; ranges
+ * are checked by sla_nlsolver_create. */
+sla_status sla_nl_options_parse(sla_ctx *ctx, const char *str, sla_nl_options *opts);
+
 /* Report of one nonlinear solve. history points into the solver (valid
  * until its next solve or destroy): ||F||_2 at iterations 0..iterations. */
 typedef struct sla_nl_info {

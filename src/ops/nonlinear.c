@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct sla_nlsolver {
@@ -74,6 +75,136 @@ void sla_nl_options_default(sla_nl_options *o)
     o->beta = 1.0;
     o->adjoint_reuse = true;
     sla_solver_options_default(&o->linear);
+}
+
+/* ---- the string form of the options ---------------------------------- */
+
+static const char *const nl_keys[] = {"method",      "rtol",           "atol",
+                                      "stol",        "maxiter",        "line_search",
+                                      "ls_alpha",    "ls_shrink",      "ls_maxsteps",
+                                      "chord_ratio", "anderson_depth", "beta",
+                                      "adjoint_reuse"};
+#define N_NL_KEYS ((int)(sizeof nl_keys / sizeof nl_keys[0]))
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), row[64];
+    if (la > 60 || lb > 60) return 99;
+    for (size_t j = 0; j <= lb; j++) row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+static const char *nearest_key(const char *key)
+{
+    const char *pick = nl_keys[0];
+    size_t best = (size_t)-1;
+    for (int i = 0; i < N_NL_KEYS; i++) /* an abbreviation names its key */
+        if (strlen(key) >= 3 && !strncmp(nl_keys[i], key, strlen(key))) return nl_keys[i];
+    for (int i = 0; i < N_NL_KEYS; i++) {
+        size_t d = edit_distance(key, nl_keys[i]);
+        if (d < best) {
+            best = d;
+            pick = nl_keys[i];
+        }
+    }
+    return pick;
+}
+
+static sla_status nl_number(sla_ctx *ctx, const char *key, const char *v, double *out)
+{
+    char *end = NULL;
+    double d = strtod(v, &end);
+    if (end == v || *end || !isfinite(d))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: bad number '%s'", key, v);
+    *out = d;
+    return SLA_OK;
+}
+
+static sla_status nl_bool(sla_ctx *ctx, const char *key, const char *v, bool *out)
+{
+    if (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes")) *out = true;
+    else if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "no")) *out = false;
+    else return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: '%s' is not a boolean (true/false)", key, v);
+    return SLA_OK;
+}
+
+/* One key=value pair; keys starting with "linear_" go to the linear options. */
+static sla_status nl_option(sla_ctx *ctx, const char *key, const char *v, sla_nl_options *o)
+{
+    double d = 0.0;
+    sla_status st = SLA_OK;
+    if (!strncmp(key, "linear_", 7)) {
+        char buf[400];
+        snprintf(buf, sizeof buf, "%s=%s", key + 7, v);
+        return sla_solver_options_parse(ctx, buf, &o->linear);
+    }
+    if (!strcmp(key, "method")) {
+        for (int m = SLA_NL_NEWTON; m <= SLA_NL_PICARD; m++)
+            if (!strcmp(v, sla_nl_method_name((sla_nl_method)m))) {
+                o->method = (sla_nl_method)m;
+                return SLA_OK;
+            }
+        return sla__error(ctx, SLA_ERR_ARGUMENT,
+                          "option method: unknown value '%s' (newton, anderson or picard)", v);
+    }
+    if (!strcmp(key, "line_search")) return nl_bool(ctx, key, v, &o->line_search);
+    if (!strcmp(key, "adjoint_reuse")) return nl_bool(ctx, key, v, &o->adjoint_reuse);
+    int k = -1;
+    for (int i = 0; i < N_NL_KEYS; i++)
+        if (!strcmp(key, nl_keys[i])) k = i;
+    if (k < 0)
+        return sla__error(ctx, SLA_ERR_ARGUMENT,
+                          "unknown nonlinear option '%s' (did you mean %s? linear solver options "
+                          "take the prefix linear_)", key, nearest_key(key));
+    if ((st = nl_number(ctx, key, v, &d))) return st;
+    if (!strcmp(key, "rtol")) o->rtol = d;
+    else if (!strcmp(key, "atol")) o->atol = d;
+    else if (!strcmp(key, "stol")) o->stol = d;
+    else if (!strcmp(key, "ls_alpha")) o->ls_alpha = d;
+    else if (!strcmp(key, "ls_shrink")) o->ls_shrink = d;
+    else if (!strcmp(key, "chord_ratio")) o->chord_ratio = d;
+    else if (!strcmp(key, "beta")) o->beta = d;
+    else if (d != floor(d) || d < 0 || d > 1e15)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: '%s' is not a non-negative integer", key, v);
+    else if (!strcmp(key, "maxiter")) o->maxiter = (sla_int)d;
+    else if (!strcmp(key, "ls_maxsteps")) o->ls_maxsteps = d > 1e6 ? 1000001 : (int)d;
+    else o->anderson_depth = d > 1e6 ? 1000001 : (int)d;
+    return SLA_OK;
+}
+
+sla_status sla_nl_options_parse(sla_ctx *ctx, const char *str, sla_nl_options *opts)
+{
+    if (!str || !opts) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_nl_options_parse: NULL argument");
+    const char *p = str;
+    while (*p) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char item[192];
+        if (len >= sizeof item)
+            return sla__error(ctx, SLA_ERR_ARGUMENT, "option '%.40s...' is too long", p);
+        memcpy(item, p, len);
+        item[len] = '\0';
+        p += len + (end ? 1 : 0);
+        if (!len) continue;
+        char *eq = strchr(item, '=');
+        if (!eq)
+            return sla__error(ctx, SLA_ERR_ARGUMENT, "option '%s' has no value (key=value)", item);
+        *eq = '\0';
+        sla_status st = nl_option(ctx, item, eq + 1, opts);
+        if (st) return st;
+    }
+    return sla__ok(ctx, SLA_OK);
 }
 
 /* ---- validation -------------------------------------------------------- */
