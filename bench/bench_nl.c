@@ -238,6 +238,8 @@ int main(int argc, char **argv)
             printf("%-9ld %-14s %-16s %4lld %8.3fs %8.3fs %8.3fs %8.3fs %8.3fs %10.2e %4.0f%%  %s\n",
                    N * N, c->name, r.linear, r.its, mf, mg, mt, mwf, mwg, r.residual, load, r.note);
             fflush(stdout);
+            char fd_txt[32] = "null"; /* JSON has no NaN */
+            if (is == 0 && ic == 0 && isfinite(fd_err)) snprintf(fd_txt, sizeof fd_txt, "%.3e", fd_err);
             if (jf)
                 fprintf(jf,
                         "{\"N\":%ld,\"n\":%ld,\"config\":\"%s\",\"linear\":\"%s\",\"mu\":%g,"
@@ -245,10 +247,10 @@ int main(int argc, char **argv)
                         "\"residual\":%.3e,\"L\":%.17g,\"dL_dmu\":%.17g,\"reps\":%d,"
                         "\"forward_s\":%.6f,\"gradient_s\":%.6f,\"total_s\":%.6f,"
                         "\"warm_forward_s\":%.6f,\"warm_gradient_s\":%.6f,\"other_load_pct\":%.1f,"
-                        "\"fd_relerr\":%.3e,\"threads\":%d}\n",
+                        "\"fd_relerr\":%s,\"threads\":%d}\n",
                         N, N * N, c->name, r.linear, mu, r.its, r.chord_steps, r.linear_its, r.warm_its,
                         r.residual, r.L, r.g, k, mf, mg, mt, mwf, mwg, load,
-                        (is == 0 && ic == 0) ? fd_err : NAN, sla_ctx_threads(ctx));
+                        fd_txt, sla_ctx_threads(ctx));
         }
         if (is == 0 && isfinite(fd_err))
             printf("  gradient check at n = %ld: |dL/dmu - central FD| / |FD| = %.2e\n", N * N,
