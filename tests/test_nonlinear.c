@@ -430,6 +430,55 @@ static void test_chord(sla_ctx *ctx)
     free(gu);
 }
 
+/* The upper branch of Bratu (indefinite Jacobian): the same solver first
+ * finds the lower branch with Cholesky, then, from a large initial guess,
+ * the upper one; method=auto replaces the Cholesky that meets the
+ * indefinite Jacobian by LU and says so. The gradient there is negative
+ * (u grows as mu shrinks along the upper branch) and matches the tangent. */
+static void test_upper_branch(sla_ctx *ctx)
+{
+    if (!sla_method_available(SLA_METHOD_CHOLESKY) || !sla_method_available(SLA_METHOD_LU)) return;
+    const int N = 16, n = N * N;
+    sla_nl_builtin *B = NULL;
+    CHECK_OK(ctx, sla_nl_bratu2d(ctx, N, SLA_NL_BRATU_MU, &B));
+    const sla_nl_problem *P = sla_nl_builtin_problem(B);
+    sla_nl_options o = tight(SLA_NL_NEWTON);
+    sla_nlsolver *S = NULL;
+    CHECK_OK(ctx, sla_nlsolver_create(ctx, P, &o, &S));
+    double mu = 3.0, g = 0, *u = calloc(n, sizeof *u), *gu = malloc(sizeof(double) * n);
+    double *F = malloc(sizeof(double) * n), *w = malloc(sizeof(double) * n);
+    double *J = malloc(sizeof(double) * n * n);
+    for (int i = 0; i < n; i++) gu[i] = 1.0;
+    sla_nl_info info;
+    CHECK_OK(ctx, sla_nlsolver_solve(ctx, S, &mu, u, &info));
+    CHECK(!strcmp(info.linear.method, "cholesky"));
+    double umax = 0;
+    for (int i = 0; i < n; i++) umax = fmax(umax, u[i]);
+    CHECK(umax < 1.0);
+    for (int j = 0; j < N; j++)
+        for (int i = 0; i < N; i++)
+            u[j * N + i] = 6.0 * sin(3.14159265358979323846 * (i + 1) / (N + 1)) *
+                             sin(3.14159265358979323846 * (j + 1) / (N + 1));
+    CHECK_OK(ctx, sla_nlsolver_solve(ctx, S, &mu, u, &info));
+    CHECK(strstr(info.note, "replaced by lu") != NULL);
+    CHECK(!strcmp(info.linear.method, "lu"));
+    umax = 0;
+    for (int i = 0; i < n; i++) umax = fmax(umax, u[i]);
+    CHECK(umax > 3.0);
+    ref_bratu_F(N, &mu, 0, u, F);
+    CHECK(nrm2(n, F) < 1e-12);
+    CHECK_OK(ctx, sla_nlsolver_solve_vjp(ctx, S, gu, &g, NULL, NULL));
+    CHECK(g < 0);
+    double h2 = 1.0 / ((N + 1.0) * (N + 1.0));
+    ref_bratu_J(N, &mu, 0, u, J);
+    for (int i = 0; i < n; i++) w[i] = h2 * exp(u[i]);
+    dense_solve(n, J, 0, w);
+    CHECK_CLOSE(g, sum(n, w), 1e-10);
+    sla_nlsolver_destroy(&S);
+    sla_nl_builtin_destroy(&B);
+    free(u); free(gu); free(F); free(w); free(J);
+}
+
 static void test_anderson_picard(sla_ctx *ctx)
 {
     const int N = 16, n = N * N;
@@ -942,6 +991,7 @@ int main(void)
     test_gradient_path_independent(ctx);
     test_turning_point(ctx);
     test_chord(ctx);
+    test_upper_branch(ctx);
     test_anderson_picard(ctx);
     test_diffusion(ctx);
     test_symmetry_change(ctx);
