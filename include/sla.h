@@ -10,5 +10,6 @@
 #include "sla/ops.h"
 #include "sla/solver.h"
 #include "sla/eig.h"
+#include "sla/nonlinear.h"
 
 #endif

@@ -4,6 +4,7 @@
  *   sla gen KIND N -o A.mtx       write a generated test matrix
  *   sla info A.mtx [--json]       structure of a matrix
  *   sla demo [inverse|poisson]    inverse problem; solve + adjoint + FD check
+ *   sla nlsolve bratu2d N --mu M  nonlinear solve and its implicit gradient
  *
  * Exit status: 0 success, 1 internal failure (out of memory, failed demo
  * check), 2 bad input or unusable matrix, 3 a solve did not converge.
@@ -1280,6 +1281,209 @@ static int cmd_demo(int argc, char **argv)
     return rc ? rc : rc2;
 }
 
+/* ---- sla nlsolve ------------------------------------------------------ */
+
+static const char nlsolve_help[] =
+    "usage: sla nlsolve bratu2d N --mu M [options]\n"
+    "\n"
+    "Solve the Bratu problem -Laplace u = mu e^u on the unit square (N x N\n"
+    "interior grid, 5-point, Dirichlet 0) and the gradient of L = sum(u) with\n"
+    "respect to mu by the implicit-function theorem (one adjoint solve).\n"
+    "\n"
+    "options:\n"
+    "  --mu M            the parameter (solutions exist up to about 6.808)\n"
+    "  --method KIND     newton (default, backtracking line search), anderson, picard\n"
+    "  --rtol R          ||F(u)|| <= max(atol, rtol ||F(u0)||) (default 1e-10)\n"
+    "  --atol A          (default 0)\n"
+    "  --maxiter K       nonlinear iterations (default 50 newton, 1000 others)\n"
+    "  --depth M         Anderson depth (default 5)\n"
+    "  --beta B          Anderson/Picard mixing in (0, 1] (default 1)\n"
+    "  --no-line-search  plain Newton steps\n"
+    "  --chord R         keep the Newton factorization while each step reduces ||F||\n"
+    "                    to R times its value (0 < R < 1; default: refactor every step)\n"
+    "  --linear OPTS     linear solver options, e.g. method=cg,precond=amg,rtol=1e-10\n"
+    "                    (default: auto)\n"
+    "  --opts OPTS       nonlinear options as key=value,... (ls_alpha, ls_shrink,\n"
+    "                    ls_maxsteps, stol, adjoint_reuse, ...; after the flags above)\n"
+    "  --json            one JSON object: iterations, residual, converged, reason, L,\n"
+    "                    dL_dmu, seconds (forward + gradient) and details\n"
+    "\n"
+    "Exit status: 0 converged, 2 bad input, 3 not converged (dL_dmu is null).\n";
+
+static int cmd_nlsolve(int argc, char **argv)
+{
+    optdef defs[] = {{"--mu", NULL, 1, NULL, 0},      {"--method", NULL, 1, NULL, 0},
+                     {"--rtol", NULL, 1, NULL, 0},    {"--atol", NULL, 1, NULL, 0},
+                     {"--maxiter", NULL, 1, NULL, 0}, {"--depth", NULL, 1, NULL, 0},
+                     {"--beta", NULL, 1, NULL, 0},    {"--no-line-search", NULL, 0, NULL, 0},
+                     {"--linear", NULL, 1, NULL, 0},  {"--json", NULL, 0, NULL, 0},
+                     {"--chord", NULL, 1, NULL, 0},   {"--opts", NULL, 1, NULL, 0},
+                     {"--help", "-h", 0, NULL, 0}};
+    const int nd = (int)(sizeof defs / sizeof defs[0]);
+    const char *pos[2];
+    int npos = 0;
+    int rc = parse_args("nlsolve", argc, argv, 2, defs, nd, pos, 2, &npos);
+    if (rc) return rc;
+    if (optseen(defs, nd, "--help")) {
+        fputs(nlsolve_help, stdout);
+        return EXIT_OK;
+    }
+    static const char *const kinds[] = {"bratu2d"};
+    if (npos != 2) {
+        err("nlsolve: expected a problem and a grid size, e.g. 'sla nlsolve bratu2d 128 --mu 1' "
+            "(see 'sla nlsolve --help')");
+        return EXIT_BAD;
+    }
+    if (lookup_name("problem", pos[0], kinds, 1) < 0) return EXIT_BAD;
+    long long N = 0;
+    if ((rc = parse_int("N", pos[1], 1, 46340, &N))) return rc;
+    if (!optseen(defs, nd, "--mu")) {
+        err("nlsolve: --mu is required");
+        return EXIT_BAD;
+    }
+    double mu = 0;
+    if ((rc = parse_double("--mu", optval(defs, nd, "--mu"), &mu))) return rc;
+
+    sla_nl_options o;
+    sla_nl_options_default(&o);
+    static const char *const nl_methods[] = {"newton", "anderson", "picard"};
+    static const sla_nl_method nl_values[] = {SLA_NL_NEWTON, SLA_NL_ANDERSON, SLA_NL_PICARD};
+    const char *s;
+    if ((s = optval(defs, nd, "--method"))) {
+        int k = lookup_name("--method", s, nl_methods, 3);
+        if (k < 0) return EXIT_BAD;
+        o.method = nl_values[k];
+    }
+    if ((s = optval(defs, nd, "--rtol")) && (rc = parse_double("--rtol", s, &o.rtol))) return rc;
+    if ((s = optval(defs, nd, "--atol")) && (rc = parse_double("--atol", s, &o.atol))) return rc;
+    if ((s = optval(defs, nd, "--beta")) && (rc = parse_double("--beta", s, &o.beta))) return rc;
+    if ((s = optval(defs, nd, "--chord")) && (rc = parse_double("--chord", s, &o.chord_ratio)))
+        return rc;
+    long long v;
+    if ((s = optval(defs, nd, "--maxiter"))) {
+        if ((rc = parse_int("--maxiter", s, 1, 100000000, &v))) return rc;
+        o.maxiter = v;
+    }
+    if ((s = optval(defs, nd, "--depth"))) {
+        if ((rc = parse_int("--depth", s, 1, 100, &v))) return rc;
+        o.anderson_depth = (int)v;
+    }
+    if (optseen(defs, nd, "--no-line-search")) o.line_search = false;
+    int json = optseen(defs, nd, "--json");
+
+    sla_ctx *ctx = NULL;
+    if (sla_ctx_create(&ctx) != SLA_OK) {
+        err("out of memory");
+        return EXIT_INTERNAL;
+    }
+    sla_nl_builtin *B = NULL;
+    sla_nlsolver *S = NULL;
+    double *u = NULL, *gu = NULL;
+    sla_status st;
+    if ((s = optval(defs, nd, "--linear")) &&
+        (st = sla_solver_options_parse(ctx, s, &o.linear)) != SLA_OK) {
+        rc = lib_fail(ctx, st, "--linear");
+        goto done;
+    }
+    if ((s = optval(defs, nd, "--opts")) && (st = sla_nl_options_parse(ctx, s, &o)) != SLA_OK) {
+        rc = lib_fail(ctx, st, "--opts");
+        goto done;
+    }
+    double t0 = now_seconds();
+    if ((st = sla_nl_bratu2d(ctx, (sla_int)N, SLA_NL_BRATU_MU, &B)) ||
+        (st = sla_nlsolver_create(ctx, sla_nl_builtin_problem(B), &o, &S))) {
+        rc = lib_fail(ctx, st, "nlsolve");
+        goto done;
+    }
+    sla_int n = (sla_int)(N * N);
+    u = xcalloc((size_t)n, sizeof *u);
+    gu = xcalloc((size_t)n, sizeof *gu);
+    if (!u || !gu) {
+        rc = EXIT_INTERNAL;
+        goto done;
+    }
+    sla_nl_info info;
+    st = sla_nlsolver_solve(ctx, S, &mu, u, &info);
+    if (st < 0) {
+        rc = lib_fail(ctx, st, "nlsolve");
+        goto done;
+    }
+    char why[256] = "";
+    if (st != SLA_OK) snprintf(why, sizeof why, "%s", sla_ctx_message(ctx));
+    double t_fwd = now_seconds() - t0, t_grad = 0.0, L = 0.0, dmu = NAN;
+    for (sla_int i = 0; i < n; i++) L += u[i];
+    sla_solve_info ai;
+    memset(&ai, 0, sizeof ai);
+    if (st == SLA_OK) {
+        double t1 = now_seconds();
+        for (sla_int i = 0; i < n; i++) gu[i] = 1.0; /* dL/du for L = sum(u) */
+        sla_status sg = sla_nlsolver_solve_vjp(ctx, S, gu, &dmu, NULL, &ai);
+        t_grad = now_seconds() - t1;
+        if (sg < 0) {
+            rc = lib_fail(ctx, sg, "nlsolve gradient");
+            goto done;
+        }
+        if (sg != SLA_OK) {
+            snprintf(why, sizeof why, "%s", sla_ctx_message(ctx));
+            st = sg;
+        }
+    }
+    if (json) {
+        printf("{\"problem\":\"bratu2d\",\"N\":%lld,\"n\":%lld,\"mu\":", N, (long long)n);
+        json_number(stdout, "%.17g", mu);
+        printf(",\"method\":");
+        json_string(stdout, info.method);
+        printf(",\"iterations\":%lld,\"residual\":", (long long)info.iterations);
+        json_number(stdout, "%.6e", info.residual);
+        printf(",\"residual0\":");
+        json_number(stdout, "%.6e", info.residual0);
+        printf(",\"converged\":%s,\"reason\":", info.converged ? "true" : "false");
+        json_string(stdout, sla_nl_reason_name(info.reason));
+        printf(",\"L\":");
+        json_number(stdout, "%.17g", L);
+        printf(",\"dL_dmu\":");
+        json_number(stdout, "%.17g", dmu);
+        printf(",\"seconds\":%.6f,\"forward_seconds\":%.6f,\"gradient_seconds\":%.6f",
+               t_fwd + t_grad, t_fwd, t_grad);
+        printf(",\"linear_solves\":%lld,\"chord_steps\":%lld,\"line_search_cuts\":%lld,"
+               "\"linear\":{\"method\":",
+               (long long)info.linear_solves, (long long)info.chord_steps,
+               (long long)info.line_search_cuts);
+        json_string(stdout, info.linear.method);
+        printf(",\"backend\":");
+        json_string(stdout, info.linear.backend);
+        printf("},\"adjoint_note\":");
+        json_string(stdout, ai.note);
+        printf(",\"history\":[");
+        for (sla_int k = 0; k < info.history_len; k++) {
+            if (k) putchar(',');
+            json_number(stdout, "%.6e", info.history[k]);
+        }
+        printf("],\"message\":");
+        json_string(stdout, why);
+        printf("}\n");
+    } else {
+        printf("bratu2d N = %lld (n = %lld), mu = %g: %s, %lld iterations, ||F|| = %.3e "
+               "(from %.3e), %s\n",
+               N, (long long)n, mu, info.method, (long long)info.iterations, info.residual,
+               info.residual0, sla_nl_reason_name(info.reason));
+        if (why[0]) printf("  %s\n", why);
+        printf("  L = sum(u) = %.12g\n", L);
+        if (isfinite(dmu)) printf("  dL/dmu = %.12g\n", dmu);
+        printf("  forward %.3f s, gradient %.3f s\n", t_fwd, t_grad);
+    }
+    rc = st == SLA_OK ? EXIT_OK : EXIT_NOCONV;
+done:
+    free(u);
+    free(gu);
+    sla_nlsolver_destroy(&S);
+    sla_nl_builtin_destroy(&B);
+    sla_ctx_destroy(&ctx);
+    return rc;
+}
+
+/* ---- main ----------------------------------------------------------- */
+
 /* ---- sla eigsh / sla logdet ------------------------------------------ */
 
 static const char eigsh_help[] =
@@ -1640,6 +1844,7 @@ static const char main_help[] =
     "  info A.mtx         size and structure of a matrix\n"
     "  eigsh A.mtx -k K   k eigenpairs of a symmetric matrix (ARPACK)\n"
     "  logdet A.mtx       sign and log|det A|, --grad-A for its gradient\n"
+    "  nlsolve bratu2d N  nonlinear solve -Laplace u = mu e^u and dL/dmu (--mu M)\n"
     "  demo [KIND]        inverse: recover a conductivity field with Adam through\n"
     "                     the differentiable solve; poisson: 2D Poisson solve,\n"
     "                     adjoint, finite-difference check; no KIND: both\n"
@@ -1651,7 +1856,7 @@ static const char main_help[] =
 
 int main(int argc, char **argv)
 {
-    static const char *const cmds[] = {"solve", "gen", "info", "demo", "help"};
+    static const char *const cmds[] = {"solve", "gen", "info", "demo", "help", "eigsh", "logdet", "nlsolve"};
     if (argc < 2) {
         fputs(main_help, stderr);
         return EXIT_BAD;
@@ -1671,12 +1876,16 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "demo")) return cmd_demo(argc, argv);
     if (!strcmp(cmd, "eigsh")) return cmd_eigsh(argc, argv);
     if (!strcmp(cmd, "logdet")) return cmd_logdet(argc, argv);
+    if (!strcmp(cmd, "nlsolve")) return cmd_nlsolve(argc, argv);
     if (!strcmp(cmd, "help")) {
         const char *topic = argc > 2 ? argv[2] : "";
         if (!strcmp(topic, "solve")) fputs(solve_help, stdout);
         else if (!strcmp(topic, "gen")) fputs(gen_help, stdout);
         else if (!strcmp(topic, "info")) fputs(info_help, stdout);
         else if (!strcmp(topic, "demo")) fputs(demo_help, stdout);
+        else if (!strcmp(topic, "eigsh")) fputs(eigsh_help, stdout);
+        else if (!strcmp(topic, "logdet")) fputs(logdet_help, stdout);
+        else if (!strcmp(topic, "nlsolve")) fputs(nlsolve_help, stdout);
         else fputs(main_help, stdout);
         return EXIT_OK;
     }
@@ -1684,6 +1893,6 @@ int main(int argc, char **argv)
         err("unknown option '%s' (did you mean --help?)", cmd);
     else
         err("unknown command '%s' (did you mean %s?); see 'sla --help'", cmd,
-            nearest(cmd, cmds, 5));
+            nearest(cmd, cmds, (int)(sizeof cmds / sizeof cmds[0])));
     return EXIT_BAD;
 }
