@@ -219,6 +219,49 @@ sla_status sla_dist_matrix_save(sla_ctx *ctx, const sla_dist_matrix *D, const ch
 sla_status sla_dist_matrix_load(sla_ctx *ctx, MPI_Comm comm, const char *prefix,
                                 sla_dist_matrix **out);
 
+/* ---- distributed lists: many small systems spread over the ranks ------------ */
+
+/* Spread count matrices held on root (each square, any pattern; ignored
+ * elsewhere) over the ranks of comm, balancing stored entries (largest
+ * first onto the least loaded rank). Each rank receives *local_count
+ * matrices (*local, an array of them, allocated with ctx's allocator) and
+ * *index (their positions in the root's list). Free with
+ * sla_dist_list_free. Errors as sla_matrix_from_csr, SLA_ERR_IO (MPI). */
+sla_status sla_dist_list_scatter(sla_ctx *ctx, MPI_Comm comm, int root, sla_int count,
+                                 const sla_matrix *const *mats, sla_int *local_count,
+                                 sla_matrix ***local, sla_int **index);
+
+/* Free what sla_dist_list_scatter returned (local matrices, both arrays). */
+void sla_dist_list_free(sla_ctx *ctx, sla_int local_count, sla_matrix ***local, sla_int **index);
+
+/* What a distributed list solve did, the same on every rank. */
+typedef struct sla_dist_list_summary {
+    sla_int items;            /* over all ranks */
+    sla_int converged;        /* items that converged */
+    sla_int max_iterations;   /* of any item */
+    sla_int total_iterations; /* summed */
+    double max_residual;      /* largest true relative residual */
+    double seconds;           /* wall time of the slowest rank */
+} sla_dist_list_summary;
+
+/* Solve every rank's local list (sla_solve_list: the items run in parallel
+ * over the context's threads) in one collective call; info (local_count
+ * entries, may be NULL) receives the local reports and summary (may be
+ * NULL) the global ones. Returns the same status on every rank: an error
+ * if any rank failed (naming it), SLA_NOT_CONVERGED if any item anywhere
+ * did not converge, else SLA_OK. */
+sla_status sla_dist_solve_list(sla_ctx *ctx, MPI_Comm comm, sla_int local_count,
+                               sla_solver *const *solvers, const double *const *b,
+                               double *const *x, sla_solve_info *info,
+                               sla_dist_list_summary *summary);
+
+/* The VJPs of the same list (sla_solve_list_vjp per rank), collectively. */
+sla_status sla_dist_solve_list_vjp(sla_ctx *ctx, MPI_Comm comm, sla_int local_count,
+                                   sla_solver *const *solvers, const double *const *x,
+                                   const double *const *gx, double *const *gb,
+                                   double *const *gA, sla_solve_info *info,
+                                   sla_dist_list_summary *summary);
+
 #ifdef __cplusplus
 }
 #endif
