@@ -570,8 +570,8 @@ static void test_errors(sla_ctx *ctx, const sla_matrix *A)
     sla_dist_solver *S = NULL;
     CHECK_ERR(ctx, sla_dist_solver_create(ctx, D, &o, &S), SLA_ERR_UNSUPPORTED, "not available distributed");
     o.method = SLA_METHOD_CG;
-    o.precond = SLA_PRECOND_AMG;
-    CHECK_ERR(ctx, sla_dist_solver_create(ctx, D, &o, &S), SLA_ERR_UNSUPPORTED, "amg");
+    o.precond = SLA_PRECOND_USER;
+    CHECK_ERR(ctx, sla_dist_solver_create(ctx, D, &o, &S), SLA_ERR_UNSUPPORTED, "user");
     o.precond = SLA_PRECOND_JACOBI;
     CHECK_OK(ctx, sla_dist_solver_create(ctx, D, &o, &S));
     sla_int nl = r1 - r0;
@@ -767,6 +767,19 @@ int main(int argc, char **argv)
     test_vjp(ctx, C, "convdiff", SLA_METHOD_GMRES, SLA_PRECOND_ILU0);
     test_vjp(ctx, C, "convdiff", SLA_METHOD_BICGSTAB, SLA_PRECOND_JACOBI);
 
+    /* block Jacobi with hypre BoomerAMG on each diagonal block: hypre runs
+     * on MPI_COMM_SELF inside the application's MPI (sla does not
+     * initialize MPI again when the application has) */
+    sla_solver_options ao;
+    sla_solver_options_default(&ao);
+    ao.method = SLA_METHOD_CG;
+    ao.precond = SLA_PRECOND_AMG;
+    sla_solver *probe = NULL;
+    if (sla_solver_create(ctx, P, &ao, &probe) != SLA_ERR_UNAVAILABLE) {
+        sla_solver_destroy(&probe);
+        combo amg[] = {{SLA_METHOD_CG, SLA_PRECOND_AMG}, {SLA_METHOD_GMRES, SLA_PRECOND_AMG}};
+        test_krylov(ctx, P, "poisson2d", amg, 2);
+    }
     test_partitions_and_files(ctx, P);
     test_errors(ctx, P);
     test_list(ctx);

@@ -171,12 +171,13 @@ typedef struct sla_dist_solver sla_dist_solver;
 /* A Krylov solver over the distributed matrix: the library's CG, BiCGStab,
  * GMRES and MINRES (method must be one of them) with reductions through
  * MPI_Allreduce. Preconditioners: none, jacobi (the global diagonal),
- * ilu0 / ic0 / ssor (block Jacobi: the factorization of each rank's
- * diagonal block, ghost couplings dropped). maxiter = 0 means 10 n global.
+ * ilu0 / ic0 / ssor / amg (block Jacobi: the library's preconditioner of
+ * each rank's diagonal block, ghost couplings dropped; amg is one hypre
+ * BoomerAMG cycle on MPI_COMM_SELF per rank). maxiter = 0 means 10 n global.
  * The info of every solve is identical on all ranks (iterations, true
  * residual, reason; solve_seconds is the maximum over ranks).
  * D must outlive the solver. Errors: SLA_ERR_UNSUPPORTED (a direct method,
- * auto, amg or user preconditioner), SLA_ERR_SINGULAR / SLA_ERR_NOT_SPD
+ * auto, or the user preconditioner), SLA_ERR_SINGULAR / SLA_ERR_NOT_SPD
  * (local factorization, naming the rank), SLA_ERR_NOMEM, SLA_ERR_ARGUMENT. */
 sla_status sla_dist_solver_create(sla_ctx *ctx, sla_dist_matrix *D,
                                   const sla_solver_options *opts, sla_dist_solver **out);

@@ -73,11 +73,12 @@ static sla_status check_options(sla_ctx *ctx, const sla_solver_options *o)
     case SLA_PRECOND_JACOBI:
     case SLA_PRECOND_SSOR:
     case SLA_PRECOND_IC0:
-    case SLA_PRECOND_ILU0: break;
+    case SLA_PRECOND_ILU0:
+    case SLA_PRECOND_AMG: break;
     default:
         return sla__error(ctx, SLA_ERR_UNSUPPORTED,
                           "distributed solver: precond %s is not available distributed (use none, jacobi, "
-                          "or block Jacobi with ilu0, ic0 or ssor)",
+                          "or block Jacobi with ilu0, ic0, ssor or amg)",
                           sla_precond_name(o->precond));
     }
     if (!(o->rtol >= 0.0) || !(o->atol >= 0.0) || !isfinite(o->rtol) || !isfinite(o->atol))
