@@ -581,6 +581,12 @@ static void test_errors(sla_ctx *ctx, const sla_matrix *A)
     st = sla_dist_solver_solve(ctx, S, bl, xl, NULL);
     CHECK(st == SLA_ERR_VALUE);
     CHECK(strstr(sla_ctx_message(ctx), "not finite") != NULL);
+    /* an output given on some ranks only is refused everywhere */
+    double *gx = malloc((size_t)nl * sizeof *gx);
+    tu_fill(xl, nl, 4);
+    st = sla_dist_matvec_vjp(ctx, D, xl, bl, rank_ == 0 ? gx : NULL, NULL);
+    CHECK(size_ == 1 ? st == SLA_OK : st == SLA_ERR_ARGUMENT);
+    free(gx);
     /* non-convergence is the same warning everywhere */
     bl[nl - 1] = 1.0;
     o.maxiter = 3;

@@ -131,7 +131,7 @@ sla_status sla_dist_matvec_transpose(sla_ctx *ctx, sla_dist_matrix *D, const dou
 
 /* VJP of y = A x: gx = A^T gy (nlocal; may be NULL) and
  * gvals[k] = gy[row_k] x[col_k] on the local pattern (nnz_local, overwritten;
- * may be NULL). */
+ * may be NULL). An output is NULL on every rank or on none. */
 sla_status sla_dist_matvec_vjp(sla_ctx *ctx, sla_dist_matrix *D, const double *x,
                                const double *gy, double *gx, double *gvals);
 
@@ -175,7 +175,9 @@ typedef struct sla_dist_solver sla_dist_solver;
  * each rank's diagonal block, ghost couplings dropped; amg is one hypre
  * BoomerAMG cycle on MPI_COMM_SELF per rank). maxiter = 0 means 10 n global.
  * The info of every solve is identical on all ranks (iterations, true
- * residual, reason; solve_seconds is the maximum over ranks).
+ * residual, reason; solve_seconds is the maximum over ranks). A monitor
+ * callback (options.monitor) runs on every rank and must return the same
+ * value on all of them.
  * D must outlive the solver. Errors: SLA_ERR_UNSUPPORTED (a direct method,
  * auto, or the user preconditioner), SLA_ERR_SINGULAR / SLA_ERR_NOT_SPD
  * (local factorization, naming the rank), SLA_ERR_NOMEM, SLA_ERR_ARGUMENT. */
@@ -199,7 +201,8 @@ sla_status sla_dist_solver_solve_transpose(sla_ctx *ctx, sla_dist_solver *S, con
 
 /* VJP of x = A^-1 b: solves A^T lambda = gx and writes gb = lambda (nlocal;
  * may be NULL) and gvals[k] = -lambda[row_k] x[col_k] on the local pattern
- * (nnz_local, overwritten; may be NULL). info receives the adjoint report. */
+ * (nnz_local, overwritten; may be NULL on every rank or on none). info
+ * receives the adjoint report. */
 sla_status sla_dist_solver_solve_vjp(sla_ctx *ctx, sla_dist_solver *S, const double *x,
                                      const double *gx, double *gb, double *gvals,
                                      sla_solve_info *info);

@@ -184,6 +184,8 @@ sla_status sla_dist_matvec_vjp(sla_ctx *ctx, sla_dist_matrix *D, const double *x
 {
     sla_status st = check_vecs(ctx, D, "sla_dist_matvec_vjp", x, gy);
     if (st) return st;
+    if ((st = sla__dist_same(ctx, D->comm, SLA_OK, gx != NULL, "sla_dist_matvec_vjp: gx"))) return st;
+    if ((st = sla__dist_same(ctx, D->comm, SLA_OK, gvals != NULL, "sla_dist_matvec_vjp: gvals"))) return st;
     int nt = sla__threads(ctx), rc = 0;
     if (gx) {
         ensure_work(D, nt);

@@ -53,6 +53,10 @@ sla_status sla__mpi_error(sla_ctx *ctx, int rc, const char *what);
  * returned unchanged when nobody failed. */
 sla_status sla__dist_agree(sla_ctx *ctx, MPI_Comm comm, sla_status st);
 
+/* Agree on st and check that an optional argument (flag: given) is given
+ * on every rank or on none; SLA_ERR_ARGUMENT naming `what` otherwise. */
+sla_status sla__dist_same(sla_ctx *ctx, MPI_Comm comm, sla_status st, bool flag, const char *what);
+
 /* Halo exchange in two halves so that work can overlap the messages. */
 int sla__halo_forward_begin(sla_dist_matrix *D, const double *x, double *ghost);
 int sla__halo_reverse_begin(sla_dist_matrix *D, const double *ghost);

@@ -42,6 +42,16 @@ sla_status sla__dist_agree(sla_ctx *ctx, MPI_Comm comm, sla_status st)
     return sla__error(ctx, (sla_status)m.status, "rank %d: %s", first, m.msg);
 }
 
+sla_status sla__dist_same(sla_ctx *ctx, MPI_Comm comm, sla_status st, bool flag, const char *what)
+{
+    int f[2] = {flag ? 1 : 0, flag ? -1 : 0}, g[2]; /* max and -min of the flags */
+    int rc = MPI_Allreduce(f, g, 2, MPI_INT, MPI_MAX, comm);
+    if (rc != MPI_SUCCESS) return sla__mpi_error(ctx, rc, what);
+    if (st >= 0 && g[0] != -g[1]) /* some ranks passed it, others NULL */
+        st = sla__error(ctx, SLA_ERR_ARGUMENT, "%s must be NULL on every rank or on none", what);
+    return sla__dist_agree(ctx, comm, st);
+}
+
 /* ---- life cycle --------------------------------------------------------------- */
 
 static void halo_free(const sla_allocator *a, sla__halo *h)
@@ -73,7 +83,9 @@ void sla_dist_matrix_destroy(sla_dist_matrix **Dp)
     sla__free(&a, D->src_pos);
     sla__free(&a, D->ghostbuf);
     sla__free(&a, D->work);
-    if (D->comm != MPI_COMM_NULL) MPI_Comm_free(&D->comm);
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (D->comm != MPI_COMM_NULL && !fin) MPI_Comm_free(&D->comm);
     sla__free(&a, D);
     *Dp = NULL;
 }

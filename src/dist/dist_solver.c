@@ -233,7 +233,7 @@ sla_status sla_dist_solver_solve_vjp(sla_ctx *ctx, sla_dist_solver *S, const dou
         if (!buf) st = sla__error(ctx, SLA_ERR_NOMEM, "out of memory for the adjoint vector");
         lam = buf;
     }
-    if ((st = sla__dist_agree(ctx, D->comm, st))) goto done;
+    if ((st = sla__dist_same(ctx, D->comm, st, gvals != NULL, "sla_dist_solver_solve_vjp: gvals"))) goto done;
     bool use_x0 = S->opts.use_x0;
     S->opts.use_x0 = false; /* the adjoint starts from zero */
     st = solve_one(ctx, S, true, gx, lam, info); /* A^T lambda = gx */
