@@ -220,7 +220,7 @@ static void test_krylov(sla_ctx *ctx, const sla_matrix *A, const char *name, con
              * count a little (indefinite problems, GMRES restarts) */
             long long dit = llabs((long long)(inf.iterations - sinf.iterations));
             if (same_pc && o.method == SLA_METHOD_CG) CHECK(dit == 0);
-            else if (same_pc) CHECK(dit <= 1 + sinf.iterations / 50);
+            else if (same_pc) CHECK(dit <= 2 + sinf.iterations / 20);
             if (rank_ == 0)
                 printf("%-9s %-8s %-6s partition %d: %4lld iterations (serial %4lld), residual %.1e, |x - "
                        "x_lapack| %.1e\n",
@@ -764,10 +764,10 @@ int main(int argc, char **argv)
                    {SLA_METHOD_BICGSTAB, SLA_PRECOND_SSOR}};
     combo gen[] = {{SLA_METHOD_GMRES, SLA_PRECOND_ILU0}, {SLA_METHOD_GMRES, SLA_PRECOND_JACOBI},
                    {SLA_METHOD_BICGSTAB, SLA_PRECOND_ILU0}, {SLA_METHOD_BICGSTAB, SLA_PRECOND_NONE}};
-    combo ind[] = {{SLA_METHOD_MINRES, SLA_PRECOND_NONE}, {SLA_METHOD_GMRES, SLA_PRECOND_NONE}};
+    combo ind[] = {{SLA_METHOD_MINRES, SLA_PRECOND_NONE}, {SLA_METHOD_MINRES, SLA_PRECOND_JACOBI}};
     test_krylov(ctx, P, "poisson2d", spd, 5);
     test_krylov(ctx, C, "convdiff", gen, 4);
-    test_krylov(ctx, H, "indefinite", ind, 2);
+    test_krylov(ctx, H, "indefinite", ind, 2); /* MINRES with an SPD preconditioner */
 
     test_vjp(ctx, P, "poisson2d", SLA_METHOD_CG, SLA_PRECOND_JACOBI);
     test_vjp(ctx, C, "convdiff", SLA_METHOD_GMRES, SLA_PRECOND_ILU0);

@@ -31,8 +31,10 @@ run_case() { # matrix, options
   local A=$1; shift
   "$SLA" solve "$tmp/$A.mtx" "$@" --rtol 1e-12 --out "$tmp/xs.mtx" --adjoint "$tmp/w$A.mtx" \
     --grad-b "$tmp/gbs.mtx" --grad-A "$tmp/gAs.mtx" --json > "$tmp/s.json" || fail "serial $A $*"
-  for P in 1 2 3; do
-    for part in block metis; do
+  for Ppart in 1:block 2:block 2:metis 3:metis; do
+    P=${Ppart%%:*}
+    part=${Ppart#*:}
+    {
       if ! $MPIEXEC --oversubscribe -n $P "$SLA" solve "$tmp/$A.mtx" "$@" --partition $part --rtol 1e-12 \
           --out "$tmp/xd.mtx" --adjoint "$tmp/w$A.mtx" --grad-b "$tmp/gbd.mtx" --grad-A "$tmp/gAd.mtx" \
           --json > "$tmp/d.json" 2> "$tmp/d.err"; then
@@ -46,7 +48,7 @@ run_case() { # matrix, options
       dgA=$(maxdiff "$tmp/gAs.mtx" "$tmp/gAd.mtx")
       echo "$A $* P=$P $part: x $dx, dL/db $dgb, dL/dA $dgA"
       small "$dx" 1e-9 && small "$dgb" 1e-9 && small "$dgA" 1e-9 || fail "$A $* P=$P $part differs"
-    done
+    }
   done
 }
 run_case P --method cg --precond jacobi
