@@ -57,6 +57,14 @@ sla_status sla__dist_agree(sla_ctx *ctx, MPI_Comm comm, sla_status st);
  * on every rank or on none; SLA_ERR_ARGUMENT naming `what` otherwise. */
 sla_status sla__dist_same(sla_ctx *ctx, MPI_Comm comm, sla_status st, bool flag, const char *what);
 
+/* A fresh matrix object on a duplicate of comm (collective). */
+sla_status sla__dist_new(sla_ctx *ctx, MPI_Comm comm, sla_dist_matrix **out);
+
+/* After sla__dist_new: check the rows, split them into the two blocks,
+ * build the halo plan (collective; the status is agreed). */
+sla_status sla__dist_build(sla_ctx *ctx, sla_dist_matrix *D, sla_int nlocal, const sla_int *rowptr,
+                           const sla_int *colind, const double *vals);
+
 /* Halo exchange in two halves so that work can overlap the messages. */
 int sla__halo_forward_begin(sla_dist_matrix *D, const double *x, double *ghost);
 int sla__halo_reverse_begin(sla_dist_matrix *D, const double *ghost);
