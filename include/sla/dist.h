@@ -27,8 +27,9 @@
  * respect to them, are arrays of nnz_local entries in the order the rank's
  * rows were given (row by row, columns increasing).
  *
- * Collective calls: every function taking a distributed object is
- * collective over its communicator and must be called by all its ranks.
+ * Collective calls: every function taking a distributed object or a
+ * communicator, except the accessors (sizes, pattern, values, counters), is
+ * collective over that communicator and must be called by all its ranks.
  * Input errors found on one rank are agreed on before any other
  * communication: every rank returns an error status, the lowest failing rank
  * with its own message and the others with "rank r: <that message>", so a
