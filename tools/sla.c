@@ -15,6 +15,9 @@
 #include <sla.h>
 
 #include "demo_inverse.h"
+#ifdef SLA_CLI_DIST
+#include "dist_cli.h"
+#endif
 
 #include <ctype.h>
 #include <errno.h>
@@ -1870,6 +1873,9 @@ int main(int argc, char **argv)
         printf("sla %s\n", sla_version());
         return EXIT_OK;
     }
+#ifdef SLA_CLI_DIST
+    if (!strcmp(cmd, "solve") && sla_cli_dist_wanted(argc, argv)) return sla_cli_dist_solve(argc, argv);
+#endif
     if (!strcmp(cmd, "solve")) return cmd_solve(argc, argv);
     if (!strcmp(cmd, "gen")) return cmd_gen(argc, argv);
     if (!strcmp(cmd, "info")) return cmd_info(argc, argv);

@@ -25,7 +25,8 @@ sla_status sla__gmres(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const do
     sla_int n = A->n;
     int nt = A->nt;
     int m = o->restart > 0 ? o->restart : 30;
-    if (m > n && n > 0) m = (int)n;
+    sla_int ng = A->n_global > 0 ? A->n_global : n; /* the same m on every process */
+    if (m > ng && ng > 0) m = (int)ng;
     if (m < 1) m = 1;
     sla_allocator al = sla__ctx_alloc(ctx);
     double *V = sla__malloc(&al, (size_t)n * (size_t)(m + 3), sizeof(double));

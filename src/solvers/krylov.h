@@ -11,6 +11,7 @@
  * when set, sums `count` local partial sums across processes in place. */
 typedef struct sla__op {
     sla_int n;
+    sla_int n_global;   /* size summed over processes (n when local) */
     int nt;
     void *data;
     void (*apply)(void *data, const double *x, double *y, int nt);

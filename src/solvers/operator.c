@@ -21,6 +21,7 @@ static double mat_apply_dot(void *data, const double *x, double *y, int nt)
 void sla__matop_init(sla__op *op, sla__matop *m, int nt)
 {
     op->n = m->A->nrows;
+    op->n_global = op->n;
     op->nt = nt;
     op->data = m;
     op->apply = mat_apply;

@@ -1,0 +1,345 @@
+/* `sla solve` under mpirun: rank 0 reads the matrix and the vectors,
+ * partitions and distributes them, every rank solves its part with the
+ * distributed Krylov solver, rank 0 gathers and writes global files and
+ * prints the same report as the serial command (JSON with "ranks": P).
+ * Part of the CLI, not the library. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <sla.h>
+#include <sla/dist.h>
+
+#include "dist_cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { X_OK = 0, X_INTERNAL = 1, X_BAD = 2, X_NOCONV = 3 };
+
+int sla_cli_dist_wanted(int argc, char **argv)
+{
+    for (int a = 2; a < argc; a++)
+        if (!strcmp(argv[a], "--partition")) return 1;
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
+}
+
+typedef struct {
+    const char *apath, *rhs, *out, *adj, *gb, *ga;
+    int json, verbose;
+    sla_dist_partition part;
+    sla_solver_options o;
+    int threads;
+} dargs;
+
+static int bad(int rank, const char *fmt, const char *a)
+{
+    if (rank == 0) {
+        fputs("sla: ", stderr);
+        fprintf(stderr, fmt, a);
+        fputc('\n', stderr);
+    }
+    return X_BAD;
+}
+
+static int lookup(int rank, const char *opt, const char *v, const char *const *names, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (!strcmp(v, names[k])) return k;
+    if (rank == 0) fprintf(stderr, "sla: %s: unknown value '%s'\n", opt, v);
+    return -1;
+}
+
+static int parse(int rank, int argc, char **argv, dargs *d)
+{
+    static const char *const methods[] = {"auto", "cg", "bicgstab", "gmres", "minres"};
+    static const sla_method mvals[] = {SLA_METHOD_AUTO, SLA_METHOD_CG, SLA_METHOD_BICGSTAB, SLA_METHOD_GMRES,
+                                       SLA_METHOD_MINRES};
+    static const char *const pcs[] = {"none", "jacobi", "ssor", "ic0", "ilu0", "amg"};
+    static const sla_precond_kind pvals[] = {SLA_PRECOND_NONE, SLA_PRECOND_JACOBI, SLA_PRECOND_SSOR,
+                                             SLA_PRECOND_IC0, SLA_PRECOND_ILU0, SLA_PRECOND_AMG};
+    static const char *const parts[] = {"block", "metis"};
+    memset(d, 0, sizeof *d);
+    sla_solver_options_default(&d->o);
+    for (int a = 2; a < argc; a++) {
+        const char *s = argv[a];
+        const char *v = a + 1 < argc ? argv[a + 1] : NULL;
+        int k;
+        char *end;
+        if (!strcmp(s, "--json")) d->json = 1;
+        else if (!strcmp(s, "--verbose") || !strcmp(s, "-v")) d->verbose = 1;
+        else if (s[0] != '-') {
+            if (d->apath) return bad(rank, "solve: more than one matrix file ('%s')", s);
+            d->apath = s;
+        } else if (!v) return bad(rank, "solve: %s needs a value", s);
+        else {
+            a++;
+            if (!strcmp(s, "--rhs")) d->rhs = v;
+            else if (!strcmp(s, "--out") || !strcmp(s, "-o")) d->out = v;
+            else if (!strcmp(s, "--adjoint")) d->adj = v;
+            else if (!strcmp(s, "--grad-b")) d->gb = v;
+            else if (!strcmp(s, "--grad-A")) d->ga = v;
+            else if (!strcmp(s, "--method")) {
+                if ((k = lookup(rank, s, v, methods, 5)) < 0) {
+                    if (rank == 0) fprintf(stderr, "sla: distributed solves use cg, bicgstab, gmres or minres\n");
+                    return X_BAD;
+                }
+                d->o.method = mvals[k];
+            } else if (!strcmp(s, "--precond")) {
+                if ((k = lookup(rank, s, v, pcs, 6)) < 0) return X_BAD;
+                d->o.precond = pvals[k];
+            } else if (!strcmp(s, "--partition")) {
+                if ((k = lookup(rank, s, v, parts, 2)) < 0) return X_BAD;
+                d->part = k ? SLA_PART_METIS : SLA_PART_BLOCK;
+            } else if (!strcmp(s, "--rtol") || !strcmp(s, "--atol") || !strcmp(s, "--omega")) {
+                double x = strtod(v, &end);
+                if (*end || end == v || !isfinite(x) || x < 0) return bad(rank, "solve: bad number '%s'", v);
+                if (!strcmp(s, "--rtol")) d->o.rtol = x;
+                else if (!strcmp(s, "--atol")) d->o.atol = x;
+                else d->o.omega = x;
+            } else if (!strcmp(s, "--maxiter") || !strcmp(s, "--restart") || !strcmp(s, "--threads")) {
+                long long x = strtoll(v, &end, 10);
+                if (*end || end == v || x < 0 || x > 1000000000LL) return bad(rank, "solve: bad integer '%s'", v);
+                if (!strcmp(s, "--maxiter")) d->o.maxiter = x;
+                else if (!strcmp(s, "--restart")) d->o.restart = (int)x;
+                else d->threads = (int)x;
+            } else return bad(rank, "solve: unknown option '%s' (distributed solve)", s);
+        }
+    }
+    if (!d->apath) return bad(rank, "solve: expected a matrix file%s", "");
+    if ((d->gb || d->ga) && !d->adj) return bad(rank, "solve: %s needs --adjoint w.mtx", d->gb ? "--grad-b" : "--grad-A");
+    return X_OK;
+}
+
+/* rank 0's verdict to everyone */
+static int share(int rc)
+{
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return rc;
+}
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20) printf("\\u%04x", *s);
+        else putchar(*s);
+    }
+    putchar('"');
+}
+
+static void info_json(const sla_solve_info *w)
+{
+    printf("\"iterations\":%lld,\"residual\":%.6e,\"converged\":%s,\"reason\":", (long long)w->iterations,
+           w->residual, w->converged ? "true" : "false");
+    json_str(sla_reason_name(w->reason));
+}
+
+static int monitor(void *user, sla_int it, double rel)
+{
+    (void)user;
+    fprintf(stderr, "sla: iteration %lld, residual %.3e\n", (long long)it, rel);
+    return 0;
+}
+
+int sla_cli_dist_solve(int argc, char **argv)
+{
+    int init = 0, own_mpi = 0;
+    MPI_Initialized(&init);
+    if (!init) {
+        MPI_Init(&argc, &argv);
+        own_mpi = 1;
+    }
+    int rank, P;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    dargs d;
+    sla_ctx *ctx = NULL;
+    sla_matrix *A = NULL;
+    sla_dist_matrix *D = NULL;
+    sla_dist_solver *S = NULL;
+    double *bg = NULL, *wg = NULL, *xg = NULL, *gbg = NULL, *gAg = NULL;
+    double *b = NULL, *w = NULL, *x = NULL, *gb = NULL, *gv = NULL;
+    sla_int n = 0, nnz = 0;
+    char note[200] = "";
+    int rc = parse(rank, argc, argv, &d);
+    if (rc) goto done;
+    if (sla_ctx_create(&ctx) != SLA_OK) {
+        rc = X_INTERNAL;
+        goto done;
+    }
+    sla_ctx_set_threads(ctx, d.threads);
+    if (d.verbose && rank == 0) {
+        d.o.monitor = monitor;
+        d.o.monitor_every = 1;
+    }
+    /* rank 0 reads everything and settles method=auto from the structure */
+    if (rank == 0) {
+        sla_status st = sla_mm_read(ctx, d.apath, SLA_F64, &A);
+        if (st) rc = st == SLA_ERR_NOMEM ? X_INTERNAL : X_BAD;
+        else if (sla_matrix_nrows(A) != sla_matrix_ncols(A) || sla_matrix_nrows(A) < P) {
+            fprintf(stderr, "sla: %s: a %lld x %lld matrix cannot be solved on %d ranks (square, n >= ranks)\n",
+                    d.apath, (long long)sla_matrix_nrows(A), (long long)sla_matrix_ncols(A), P);
+            rc = X_BAD;
+        }
+        if (st) fprintf(stderr, "sla: %s\n", sla_ctx_message(ctx));
+        if (!rc) {
+            n = sla_matrix_nrows(A);
+            nnz = sla_matrix_nnz(A);
+            bg = calloc((size_t)n, sizeof *bg);
+            if (d.rhs) {
+                sla_int nr = 0, nc = 0;
+                double *r = NULL;
+                st = sla_mm_read_dense(ctx, d.rhs, &nr, &nc, &r);
+                if (st) {
+                    fprintf(stderr, "sla: %s\n", sla_ctx_message(ctx));
+                    rc = X_BAD;
+                } else if (nr != n || nc != 1) {
+                    fprintf(stderr, "sla: %s: right-hand side is %lld x %lld, expected %lld x 1 (distributed solves "
+                            "take one right-hand side)\n", d.rhs, (long long)nr, (long long)nc, (long long)n);
+                    rc = X_BAD;
+                } else memcpy(bg, r, (size_t)n * sizeof *bg);
+                sla_free(ctx, r);
+            } else {
+                double *ones = malloc((size_t)n * sizeof *ones);
+                for (sla_int i = 0; i < n; i++) ones[i] = 1.0;
+                sla_matvec(ctx, A, 0, 1, ones, n, bg, n); /* b = A 1 */
+                free(ones);
+            }
+        }
+        if (!rc && d.adj) {
+            sla_int nr = 0, nc = 0;
+            st = sla_mm_read_dense(ctx, d.adj, &nr, &nc, &wg);
+            if (st) {
+                fprintf(stderr, "sla: %s\n", sla_ctx_message(ctx));
+                rc = X_BAD;
+            } else if (nr != n || nc != 1) {
+                fprintf(stderr, "sla: %s: adjoint seed is %lld x %lld, expected %lld x 1\n", d.adj, (long long)nr,
+                        (long long)nc, (long long)n);
+                rc = X_BAD;
+            }
+        }
+        if (!rc && d.o.method == SLA_METHOD_AUTO) {
+            sla_matrix_props pr;
+            sla_matrix_properties(ctx, A, 0, 0.0, &pr);
+            bool sym = pr.symmetric && pr.structurally_symmetric;
+            d.o.method = sym && pr.positive_diagonal ? SLA_METHOD_CG : sym ? SLA_METHOD_MINRES : SLA_METHOD_GMRES;
+            snprintf(note, sizeof note, "auto: %s -> %s (distributed)",
+                     sym ? (pr.positive_diagonal ? "symmetric, positive diagonal" : "symmetric") : "nonsymmetric",
+                     sla_method_name(d.o.method));
+        }
+    }
+    if ((rc = share(rc))) goto done;
+    MPI_Bcast(&d.o.method, (int)sizeof d.o.method, MPI_BYTE, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&n, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&nnz, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+
+    sla_status st = sla_dist_matrix_scatter(ctx, MPI_COMM_WORLD, 0, A, d.part, &D);
+    if (!st) st = sla_dist_solver_create(ctx, D, &d.o, &S);
+    if (st) {
+        if (rank == 0) fprintf(stderr, "sla: %s: %s\n", d.apath, sla_ctx_message(ctx));
+        rc = st == SLA_ERR_NOMEM ? X_INTERNAL : X_BAD;
+        goto done;
+    }
+    sla_int nl = sla_dist_matrix_nlocal(D);
+    b = calloc((size_t)nl, sizeof *b);
+    x = calloc((size_t)nl, sizeof *x);
+    sla_dist_scatter_vector(ctx, D, 0, bg, b);
+    sla_solve_info fw, aw;
+    memset(&aw, 0, sizeof aw);
+    st = sla_dist_solver_solve(ctx, S, b, x, &fw);
+    if (st < 0) {
+        if (rank == 0) fprintf(stderr, "sla: %s\n", sla_ctx_message(ctx));
+        rc = X_INTERNAL;
+        goto done;
+    }
+    int ok = fw.converged;
+    if (rank == 0) xg = calloc((size_t)n, sizeof *xg);
+    sla_dist_gather_vector(ctx, D, 0, x, xg);
+    if (rank == 0 && d.out && sla_mm_write_dense(ctx, d.out, n, 1, xg)) {
+        fprintf(stderr, "sla: %s\n", sla_ctx_message(ctx));
+        rc = X_BAD;
+    }
+    double t_adj = 0.0;
+    if (!rc && d.adj) {
+        w = calloc((size_t)nl, sizeof *w);
+        gb = calloc((size_t)nl, sizeof *gb);
+        gv = calloc((size_t)sla_dist_matrix_nnz_local(D) + 1, sizeof *gv);
+        sla_dist_scatter_vector(ctx, D, 0, wg, w);
+        t_adj = MPI_Wtime();
+        st = sla_dist_solver_solve_vjp(ctx, S, x, w, gb, gv, &aw);
+        t_adj = MPI_Wtime() - t_adj;
+        if (st < 0) {
+            if (rank == 0) fprintf(stderr, "sla: %s\n", sla_ctx_message(ctx));
+            rc = X_INTERNAL;
+            goto done;
+        }
+        if (!aw.converged) ok = 0;
+        if (rank == 0) {
+            gbg = calloc((size_t)n, sizeof *gbg);
+            gAg = calloc((size_t)nnz, sizeof *gAg);
+        }
+        sla_dist_gather_vector(ctx, D, 0, gb, gbg);
+        sla_dist_gather_values(ctx, D, 0, gv, gAg); /* A's own CSR order */
+        if (rank == 0 && d.gb && sla_mm_write_dense(ctx, d.gb, n, 1, gbg)) {
+            fprintf(stderr, "sla: %s\n", sla_ctx_message(ctx));
+            rc = X_BAD;
+        }
+        if (rank == 0 && d.ga && sla_mm_write_pattern_values(ctx, d.ga, A, gAg)) {
+            fprintf(stderr, "sla: %s\n", sla_ctx_message(ctx));
+            rc = X_BAD;
+        }
+    }
+    if (rank == 0 && !rc) {
+        if (!note[0]) snprintf(note, sizeof note, "%.190s", fw.note);
+        if (d.json) {
+            printf("{\"n\":%lld,\"nnz\":%lld,\"ranks\":%d,\"partition\":\"%s\",\"backend\":\"mpi\",\"method\":",
+                   (long long)n, (long long)nnz, P, d.part == SLA_PART_METIS ? "metis" : "block");
+            json_str(fw.method);
+            printf(",\"precond\":");
+            json_str(fw.precond);
+            printf(",\"note\":");
+            json_str(note);
+            printf(",");
+            info_json(&fw);
+            printf(",\"solve_seconds\":%.6g", fw.solve_seconds);
+            if (d.adj) {
+                printf(",\"adjoint\":{");
+                info_json(&aw);
+                printf(",\"seconds\":%.6g}", t_adj);
+            }
+            printf("}\n");
+        } else {
+            printf("%s: n = %lld, nnz = %lld, %d ranks (%s partition)\n  method %s, precond %s\n", d.apath,
+                   (long long)n, (long long)nnz, P, d.part == SLA_PART_METIS ? "metis" : "block", fw.method,
+                   fw.precond);
+            printf("  iterations %lld, residual %.3e, %s, solve %.3f s\n", (long long)fw.iterations, fw.residual,
+                   sla_reason_name(fw.reason), fw.solve_seconds);
+            if (d.adj)
+                printf("adjoint (L = w . x): iterations %lld, residual %.3e, %s\n", (long long)aw.iterations,
+                       aw.residual, sla_reason_name(aw.reason));
+        }
+        fflush(stdout);
+        if (!ok) fprintf(stderr, "sla: %s did not converge\n", fw.converged ? "adjoint solve" : "solve");
+    }
+    if (!rc && !ok) rc = X_NOCONV;
+    rc = share(rc);
+done:
+    sla_dist_solver_destroy(&S);
+    sla_dist_matrix_destroy(&D);
+    sla_matrix_destroy(&A);
+    free(bg);
+    sla_free(ctx, wg);
+    free(xg);
+    free(gbg);
+    free(gAg);
+    free(b);
+    free(w);
+    free(x);
+    free(gb);
+    free(gv);
+    sla_ctx_destroy(&ctx);
+    if (own_mpi) MPI_Finalize();
+    return rc;
+}
