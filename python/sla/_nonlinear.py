@@ -27,6 +27,7 @@ the C error as its context.
 
 import ctypes
 import warnings
+import weakref
 
 import torch
 from torch.autograd.function import once_differentiable
@@ -188,13 +189,22 @@ class Problem:
             self.entry_colour = self.colour[p.rowind]
 
     def _cb(self, ftype, name, f):
+        # The closure holds a weak reference, so the Problem (and its C
+        # solver) is freed as soon as the autograd graph lets it go, not at
+        # the next garbage collection.
+        me = weakref.ref(self)
+        method = f.__func__
+
         def wrapped(*args):
+            self_ = me()
+            if self_ is None:
+                return _CB_ERROR
             try:
-                f(*args)
+                method(self_, *args)
                 return 0
             except BaseException as e:  # noqa: B902 (kept and re-raised after C returns)
-                if self.error is None:
-                    self.error = (name, e)
+                if self_.error is None:
+                    self_.error = (name, e)
                 return _CB_ERROR
         c = ftype(wrapped)
         self._cbs.append(c)  # the C struct holds the pointer only
