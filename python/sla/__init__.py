@@ -20,9 +20,8 @@ from ._lib import (SlaConvergenceWarning, SlaError, SlaMemoryError, SlaNotSPDErr
                    library_path, set_num_threads, version)
 from ._core import SolveInfo, clear_cache
 from ._functions import EigshInfo
-from ._nonlinear import NonlinearInfo
-from .sparse import (SparseTensor, SparseTensorList, diffusion2d, nonlinear_solve, poisson,
-                     spsolve)
+from ._nonlinear import NonlinearInfo, nonlinear_solve
+from .sparse import SparseTensor, SparseTensorList, diffusion2d, poisson, spsolve
 
 __all__ = [
     "SparseTensor", "SparseTensorList", "SolveInfo", "EigshInfo", "NonlinearInfo", "spsolve", "nonlinear_solve",

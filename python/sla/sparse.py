@@ -10,7 +10,6 @@ from . import _lib as L
 from . import _core
 from ._core import options_string
 from . import _functions
-from ._nonlinear import nonlinear_solve  # noqa: F401 (re-exported by sla)
 from ._functions import Diffusion2dFn, ListSolveFn, LogdetFn, MatvecFn, SolveFn
 
 
