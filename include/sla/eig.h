@@ -166,6 +166,11 @@ typedef struct sla_eigsh_options {
 
 void sla_eigsh_options_default(sla_eigsh_options *opts);
 
+/* sizeof(sla_eigsh_options) and sizeof(sla_eigsh_info) of this build, for
+ * bindings that mirror the structs (the Python package checks at import). */
+size_t sla_eigsh_options_size(void);
+size_t sla_eigsh_info_size(void);
+
 typedef struct sla_eigsh_info {
     char method[40];           /* "arpack", "arpack shift-invert (cholesky)" ... */
     bool converged;            /* all k pairs converged */

@@ -172,6 +172,13 @@ sla_status sla_nlsolver_create(sla_ctx *ctx, const sla_nl_problem *prob,
 
 void sla_nlsolver_destroy(sla_nlsolver **S);
 
+/* sizeof(sla_nl_problem), sizeof(sla_nl_options) and sizeof(sla_nl_info) of
+ * this build, for bindings that mirror the structs (the Python package
+ * checks at import). */
+size_t sla_nl_problem_size(void);
+size_t sla_nl_options_size(void);
+size_t sla_nl_info_size(void);
+
 /* Solve F(u, theta) = 0 starting from u (n values, overwritten with the
  * solution or the last iterate). theta (ntheta values) is copied; the
  * solver keeps u* and theta for sla_nlsolver_solve_vjp. info may be NULL.

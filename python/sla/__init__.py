@@ -7,6 +7,8 @@ the C library libsla (ctypes; no numerical algorithm is written in Python).
     x, info = A.solve(b, return_info=True)           # info: iterations, residual, converged, ...
     y = A @ x
     loss.backward()                                  # gradients to values and b via the C VJPs
+    lam, V = A.eigsh(4, which="SA")                  # ARPACK, gradients via sla_eigsh_batch_vjp
+    u = sla.nonlinear_solve(F, u0, *params, jacobian=A)  # F written in torch; Newton in C
 
 The library is found through $SLA_LIBRARY, else the build tree
 (build/lib/libsla.so next to this package's python/ directory), else the
@@ -17,11 +19,12 @@ from ._lib import (SlaConvergenceWarning, SlaError, SlaMemoryError, SlaNotSPDErr
                    SlaSingularError, SlaUnavailableError, SlaValueError, get_num_threads,
                    library_path, set_num_threads, version)
 from ._core import SolveInfo, clear_cache
-from .sparse import (SparseTensor, SparseTensorList, diffusion2d, nonlinear_solve, poisson,
-                     spsolve)
+from ._functions import EigshInfo
+from ._nonlinear import NonlinearInfo, nonlinear_solve
+from .sparse import SparseTensor, SparseTensorList, diffusion2d, poisson, spsolve
 
 __all__ = [
-    "SparseTensor", "SparseTensorList", "SolveInfo", "spsolve", "nonlinear_solve",
+    "SparseTensor", "SparseTensorList", "SolveInfo", "EigshInfo", "NonlinearInfo", "spsolve", "nonlinear_solve",
     "poisson", "diffusion2d", "clear_cache", "set_num_threads", "get_num_threads",
     "version", "library_path", "SlaError", "SlaValueError", "SlaSingularError",
     "SlaNotSPDError", "SlaUnavailableError", "SlaMemoryError", "SlaConvergenceWarning",

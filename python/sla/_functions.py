@@ -291,3 +291,75 @@ class Diffusion2dFn(torch.autograd.Function):
         L.check(L.sla_gen_diffusion2d_vjp(L.ctx(), ctx.N, gvals.data_ptr(), gk.data_ptr()),
                 "diffusion2d backward")
         return gk, None, None
+
+
+class EigshFn(torch.autograd.Function):
+    """(evals [B, k], evecs [B, k, n]) = eigsh(A(values)) by sla_eigsh_batch
+    (ARPACK), with the VJP of sla_eigsh_batch_vjp. evecs3[b, i] is the i-th
+    eigenvector (column-major n x k per value array, as C writes it)."""
+
+    @staticmethod
+    def forward(ctx, values, cmat, copts, api, box):
+        B, nnz = values.shape
+        k, n = int(copts.k), cmat.pattern.nrows
+        evals = torch.empty((B, k), dtype=torch.float64)
+        evecs = torch.empty((B, k, n), dtype=torch.float64)
+        infos = (L.CEigshInfo * B)()
+        with cmat.lock:
+            cmat.bind(values)
+            st = L.check(api["eigsh_batch"](L.ctx(), cmat.ptr, ctypes.byref(copts),
+                                            evals.data_ptr(), evecs.data_ptr(), None,
+                                            ctypes.addressof(infos)), "eigsh")
+        box["info"] = [_eig_info(i) for i in infos]
+        if st == 1:
+            warnings.warn("sla: eigsh: not all %d eigenpairs converged: %r" % (k, box["info"]),
+                          L.SlaConvergenceWarning, stacklevel=4)
+        ctx.cmat, ctx.copts, ctx.api, ctx.box = cmat, copts, api, box
+        ctx.set_materialize_grads(False)  # an unused output: NULL to the C VJP
+        ctx.save_for_backward(values, evals, evecs)
+        return evals, evecs
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, gl, gv):
+        values, evals, evecs = ctx.saved_tensors
+        cmat, copts, api = ctx.cmat, ctx.copts, ctx.api
+        B, k, n = evecs.shape
+        gl = gl.to(torch.float64).contiguous() if gl is not None else None
+        gv = gv.to(torch.float64).contiguous() if gv is not None else None
+        gA = torch.zeros(values.shape, dtype=torch.float64)
+        if gl is None and gv is None:
+            return gA, None, None, None, None
+        infos = (L.CEigshInfo * B)()
+        with cmat.lock:
+            cmat.bind(values)
+            st = L.check(api["eigsh_batch_vjp"](
+                L.ctx(), cmat.ptr, ctypes.byref(copts), k, evals.data_ptr(), evecs.data_ptr(),
+                gl.data_ptr() if gl is not None else None,
+                gv.data_ptr() if gv is not None else None, gA.data_ptr(),
+                ctypes.addressof(infos)), "eigsh backward")
+        ctx.box["adjoint"] = [_eig_info(i) for i in infos]
+        if st == 1:
+            warnings.warn("sla: eigsh backward: a projected MINRES solve missed grad_rtol: %r"
+                          % ctx.box["adjoint"], L.SlaConvergenceWarning, stacklevel=3)
+        return gA, None, None, None, None
+
+
+class EigshInfo:
+    """Report of one eigsh (sla_eigsh_info): method, converged, nconv,
+    iterations, nops, max_residual, factor_seconds, seconds, note."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    def __repr__(self):
+        return "EigshInfo(method=%r, converged=%r, nconv=%d, iterations=%d, max_residual=%.3e%s)" % (
+            self.method, self.converged, self.nconv, self.iterations, self.max_residual,
+            ", note=%r" % self.note if self.note else "")
+
+
+def _eig_info(c):
+    return EigshInfo(method=c.method.decode("utf-8", "replace"), converged=bool(c.converged),
+                     nconv=int(c.nconv), iterations=int(c.iterations), nops=int(c.nops),
+                     max_residual=float(c.max_residual), factor_seconds=float(c.factor_seconds),
+                     seconds=float(c.seconds), note=c.note.decode("utf-8", "replace"))

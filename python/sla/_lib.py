@@ -246,15 +246,71 @@ OPTIONAL = {
     "nlsolver_solve": ("sla_nlsolver_solve", "the nonlinear solver (issue 6)"),
     "nlsolver_solve_vjp": ("sla_nlsolver_solve_vjp", "the nonlinear solve's gradient (issue 6)"),
     "nlsolver_destroy": ("sla_nlsolver_destroy", "the nonlinear solver (issue 6)"),
+    "eigsh_batch": ("sla_eigsh_batch", "the symmetric eigensolver (issue 5)"),
+    "eigsh_batch_vjp": ("sla_eigsh_batch_vjp", "the eigenpair gradients (issue 5)"),
+    "eigsh_options_default": ("sla_eigsh_options_default", "the symmetric eigensolver (issue 5)"),
+    "eigsh_options_size": ("sla_eigsh_options_size", "the symmetric eigensolver (issue 5)"),
+    "eigsh_info_size": ("sla_eigsh_info_size", "the symmetric eigensolver (issue 5)"),
+    "eig_which_name": ("sla_eig_which_name", "the symmetric eigensolver (issue 5)"),
+    "nl_options_default": ("sla_nl_options_default", "the nonlinear solver (issue 6)"),
+    "nl_options_parse": ("sla_nl_options_parse", "the nonlinear solver (issue 6)"),
+    "nl_reason_name": ("sla_nl_reason_name", "the nonlinear solver (issue 6)"),
+    "nl_problem_size": ("sla_nl_problem_size", "the nonlinear solver (issue 6)"),
+    "nl_options_size": ("sla_nl_options_size", "the nonlinear solver (issue 6)"),
+    "nl_info_size": ("sla_nl_info_size", "the nonlinear solver (issue 6)"),
 }
+
+EIGSH_SYMBOLS = ["eigsh", "eigsh_batch", "eigsh_vjp", "eigsh_batch_vjp",
+                 "eigsh_options_default", "eigsh_options_size", "eigsh_info_size"]
+NL_SYMBOLS = ["nlsolver_create", "nlsolver_solve", "nlsolver_solve_vjp", "nlsolver_destroy",
+              "nl_options_default", "nl_options_parse", "nl_reason_name", "nl_problem_size",
+              "nl_options_size", "nl_info_size"]
 
 
 def _optional_proto(name, f):
+    f.restype = c_int
     if name == "logdet_grad":
         # sla_status sla_solver_logdet_grad(sla_ctx *, sla_solver *, sla_int ib, double *sign,
         #                                   double *logabsdet, double *grad, sla_logdet_info *info)
-        f.restype = c_int
         f.argtypes = [P, P, c_int64, PTR, PTR, PTR, P]
+    elif name == "eigsh":
+        # sla_eigsh(ctx, A, ib, opts, evals, evecs, ldv, residuals, info)
+        f.argtypes = [P, P, c_int64, P, PTR, PTR, c_int64, PTR, P]
+    elif name == "eigsh_batch":
+        # sla_eigsh_batch(ctx, A, opts, evals, evecs, residuals, info)
+        f.argtypes = [P, P, P, PTR, PTR, PTR, P]
+    elif name == "eigsh_vjp":
+        # sla_eigsh_vjp(ctx, A, ib, opts, k, evals, evecs, ldv, gl, gv, ldgv, gA, info)
+        f.argtypes = [P, P, c_int64, P, c_int64, PTR, PTR, c_int64, PTR, PTR, c_int64, PTR, P]
+    elif name == "eigsh_batch_vjp":
+        # sla_eigsh_batch_vjp(ctx, A, opts, k, evals, evecs, gl, gv, gA, info)
+        f.argtypes = [P, P, P, c_int64, PTR, PTR, PTR, PTR, PTR, P]
+    elif name == "nlsolver_create":
+        # sla_nlsolver_create(ctx, const sla_nl_problem *, const sla_nl_options *, sla_nlsolver **)
+        f.argtypes = [P, P, P, ctypes.POINTER(c_void_p)]
+    elif name == "nlsolver_solve":
+        # sla_nlsolver_solve(ctx, S, const double *theta, double *u, sla_nl_info *info)
+        f.argtypes = [P, P, PTR, PTR, P]
+    elif name == "nlsolver_solve_vjp":
+        # sla_nlsolver_solve_vjp(ctx, S, gu, gtheta, lambda, sla_solve_info *info)
+        f.argtypes = [P, P, PTR, PTR, PTR, P]
+    elif name == "nlsolver_destroy":
+        f.restype = None
+        f.argtypes = [ctypes.POINTER(c_void_p)]
+    elif name == "nl_options_parse":
+        f.argtypes = [P, c_char_p, P]
+    elif name == "nl_options_default":
+        f.restype = None
+        f.argtypes = [P]
+    elif name == "eigsh_options_default":
+        f.restype = None
+        f.argtypes = [P]
+    elif name in ("nl_reason_name", "eig_which_name"):
+        f.restype = c_char_p
+        f.argtypes = [c_int]
+    elif name.endswith("_size"):
+        f.restype = ctypes.c_size_t
+        f.argtypes = []
     return f
 
 
@@ -294,6 +350,94 @@ def not_wired(names, what):
         "%s: libsla exports %s but this binding does not call it yet (python/sla/_lib.py "
         "OPTIONAL lists the symbols; wire them in python/sla/sparse.py)"
         % (what, ", ".join(OPTIONAL[n][0] for n in names)))
+
+
+def require_all(names, what):
+    """The C functions behind OPTIONAL[names] (a dict), or NotImplementedError
+    naming every missing symbol."""
+    missing = [OPTIONAL[n][0] for n in names if optional(n) is None]
+    if missing:
+        raise NotImplementedError(
+            "%s needs %s: the C function(s) %s, which this libsla (%s) does not export"
+            % (what, OPTIONAL[names[0]][1], ", ".join(missing), library_path))
+    return {n: optional(n) for n in names}
+
+
+def check_size(fn, cls, cname):
+    """Compare a ctypes mirror with the C library's sizeof (a *_size function)."""
+    size = fn()
+    if size != ctypes.sizeof(cls):
+        raise ImportError(f"sla: this binding's copy of {cname} has {ctypes.sizeof(cls)} bytes "
+                          f"but libsla's has {size}: the package and the library come from "
+                          f"different versions (update python/sla/_lib.py {cls.__name__})")
+
+
+# Mirrors of the eigensolver's and the nonlinear solver's structs
+# (include/sla/eig.h, include/sla/nonlinear.h), checked against the C sizes
+# (sla_eigsh_options_size, ...) on first use. sla_nl_options is opaque here
+# (filled by sla_nl_options_default and _parse, like sla_solver_options).
+
+
+class CEigshOptions(ctypes.Structure):
+    _fields_ = [("k", c_int64), ("which", c_int), ("shift_invert", c_bool), ("sigma", c_double),
+                ("tol", c_double), ("ncv", c_int64), ("maxiter", c_int64),
+                ("factor_method", c_int), ("v0", c_void_p), ("degenerate_tol", c_double),
+                ("grad_rtol", c_double), ("grad_maxiter", c_int64)]
+
+
+class CEigshInfo(ctypes.Structure):
+    _fields_ = [("method", ctypes.c_char * 40), ("converged", c_bool), ("nconv", c_int64),
+                ("iterations", c_int64), ("nops", c_int64), ("max_residual", c_double),
+                ("factor_seconds", c_double), ("seconds", c_double),
+                ("note", ctypes.c_char * 192)]
+
+
+# sla_status (*)(void *user, const double *u, const double *theta, double *out)
+NL_CB3 = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_void_p, c_void_p)
+# sla_status (*)(void *user, const double *u, const double *theta, const double *v, double *out)
+NL_CB4 = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p)
+NL_CB4B = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p)  # picard
+
+
+class CNlProblem(ctypes.Structure):
+    _fields_ = [("n", c_int64), ("ntheta", c_int64), ("residual", NL_CB3),
+                ("jac_pattern", c_void_p), ("jacobian", NL_CB3),
+                ("jacobian_symmetric", c_bool), ("vjp_theta", NL_CB4), ("jvp", NL_CB4),
+                ("vjp_u", NL_CB4), ("fixed_point", NL_CB3), ("picard", NL_CB4B),
+                ("user", c_void_p)]
+
+
+class CNlInfo(ctypes.Structure):
+    _fields_ = [("method", ctypes.c_char * 16), ("iterations", c_int64), ("residual", c_double),
+                ("residual0", c_double), ("converged", c_bool), ("reason", c_int),
+                ("residual_evals", c_int64), ("jacobian_evals", c_int64),
+                ("linear_solves", c_int64), ("linear_iterations", c_int64),
+                ("line_search_cuts", c_int64), ("chord_steps", c_int64),
+                ("history", ctypes.POINTER(c_double)), ("history_len", c_int64),
+                ("linear", CSolveInfo), ("seconds", c_double), ("note", ctypes.c_char * 192)]
+
+
+_checked = {}
+
+
+def eigsh_api(what):
+    """The eigensolver's C functions (dict), sizes checked once."""
+    f = require_all(EIGSH_SYMBOLS, what)
+    if "eig" not in _checked:
+        check_size(f["eigsh_options_size"], CEigshOptions, "sla_eigsh_options")
+        check_size(f["eigsh_info_size"], CEigshInfo, "sla_eigsh_info")
+        _checked["eig"] = True
+    return f
+
+
+def nl_api(what):
+    """The nonlinear solver's C functions (dict), sizes checked once."""
+    f = require_all(NL_SYMBOLS, what)
+    if "nl" not in _checked:
+        check_size(f["nl_problem_size"], CNlProblem, "sla_nl_problem")
+        check_size(f["nl_info_size"], CNlInfo, "sla_nl_info")
+        _checked["nl"] = True
+    return f
 
 
 # ---- contexts and errors ----------------------------------------------------

@@ -9,7 +9,14 @@ import torch
 from . import _lib as L
 from . import _core
 from ._core import options_string
+from . import _functions
 from ._functions import Diffusion2dFn, ListSolveFn, LogdetFn, MatvecFn, SolveFn
+
+
+_WHICH = {"LA": 0, "SA": 1, "LM": 2, "SM": 3}
+# sla_method values of include/sla/solver.h
+_FACTOR_METHODS = {"auto": 0, None: 0, "cholesky": 5, "ldlt": 6, "lu": 7, "umfpack": 8, "klu": 9,
+                   "superlu": 10}
 
 
 def _prod(shape):
@@ -303,10 +310,72 @@ class SparseTensor:
         sign, lad = self.slogdet(method, **options)
         return sign * torch.exp(lad)
 
-    def eigsh(self, k=6, which="LM", sigma=None, return_eigenvectors=True, **options):
-        """k eigenpairs of a symmetric matrix (which: LA, SA, LM, SM; sigma:
-        shift-invert). Needs the C eigensolver of issue 5."""
-        raise L.not_wired(["eigsh", "eigsh_vjp"], "SparseTensor.eigsh")
+    def eigsh(self, k=6, which="LM", sigma=None, return_eigenvectors=True, tol=0.0, ncv=0,
+              maxiter=0, v0=None, factor_method="auto", degenerate_tol=1e-9, grad_rtol=1e-12,
+              grad_maxiter=0, return_info=False):
+        """k eigenpairs of a symmetric matrix (every matrix of a batch), by
+        the C library's ARPACK Lanczos (sla_eigsh / sla_eigsh_batch).
+
+        which: "LA" / "SA" (largest / smallest algebraic), "LM" / "SM"
+        (largest / smallest magnitude). sigma: shift-invert around sigma
+        (a sparse factorization of A - sigma I, factor_method auto /
+        cholesky / ldlt / lu / umfpack / klu / superlu); then LM and SM give
+        the eigenvalues nearest sigma, LA those nearest above, SA below.
+        tol, ncv, maxiter, v0 (start vector, [n]): ARPACK's settings
+        (0: the C defaults). A must be symmetric (checked by C).
+
+        Returns eigenvalues [*batch, k] in ascending order and, when
+        return_eigenvectors, orthonormal eigenvectors [*batch, n, k] (column
+        i belongs to eigenvalue i; each one's sign is arbitrary). With
+        return_info, also a list of EigshInfo (one per matrix).
+
+        Gradients to values by sla_eigsh_batch_vjp: eigenvalues by
+        Hellmann-Feynman, eigenvectors by first-order perturbation with one
+        projected MINRES solve per vector (grad_rtol, grad_maxiter). Every
+        stored value is an independent variable (the gradient of a_ij and
+        a_ji are separate entries). A loss that depends on the basis chosen
+        inside a degenerate cluster (|l_i - l_j| <= degenerate_tol max |l|)
+        is refused by C (SlaUnavailableError naming the pair)."""
+        api = L.eigsh_api("SparseTensor.eigsh")
+        if self.shape[-2] != self.shape[-1]:
+            raise ValueError("eigsh needs a square matrix (shape %s)" % (self.shape,))
+        n = self.shape[-1]
+        w = str(which).upper()
+        if w not in _WHICH:
+            raise ValueError("eigsh: which must be one of LA, SA, LM, SM (got %r)" % (which,))
+        fm = _FACTOR_METHODS.get(factor_method)
+        if fm is None:
+            raise ValueError("eigsh: factor_method must be one of %s (got %r)"
+                             % (", ".join(_FACTOR_METHODS), factor_method))
+        copts = L.CEigshOptions()
+        api["eigsh_options_default"](ctypes.byref(copts))
+        copts.k = int(k)
+        copts.which = _WHICH[w]
+        if sigma is not None:
+            copts.shift_invert = True
+            copts.sigma = float(sigma)
+        copts.tol, copts.ncv, copts.maxiter = float(tol), int(ncv), int(maxiter)
+        copts.factor_method = fm
+        copts.degenerate_tol, copts.grad_rtol = float(degenerate_tol), float(grad_rtol)
+        copts.grad_maxiter = int(grad_maxiter)
+        box = {}
+        if v0 is not None:
+            v0 = torch.as_tensor(v0).detach().to(torch.float64).contiguous().reshape(-1)
+            if v0.numel() != n:
+                raise ValueError("eigsh: v0 must have %d entries (got %d)" % (n, v0.numel()))
+            copts.v0 = v0.data_ptr()
+            box["v0"] = v0  # alive while the options are
+        vals = self._csr_values().to(torch.float64).contiguous()
+        cmat = self.pattern.matrix(torch.float64, vals.shape[0])
+        evals, evecs3 = _functions.EigshFn.apply(vals, cmat, copts, api, box)
+        bs = self.batch_shape
+        kk = evals.shape[-1]
+        lam = evals.reshape(bs + (kk,)).to(self.dtype)
+        out = (lam, evecs3.transpose(1, 2).reshape(bs + (n, kk)).to(self.dtype)) \
+            if return_eigenvectors else lam
+        if return_info:
+            return (out + (box["info"],)) if return_eigenvectors else (out, box["info"])
+        return out
 
     # ---- conversions --------------------------------------------------
 
@@ -417,13 +486,6 @@ def spsolve(val, row, col, shape, b, **kwargs):
     """x with A x = b for A = SparseTensor(val, row, col, shape); keyword
     arguments as SparseTensor.solve. Differentiable in val and b."""
     return SparseTensor(val, row, col, shape).solve(b, **kwargs)
-
-
-def nonlinear_solve(residual_fn, u0, *params, method="newton", **kwargs):
-    """u with residual_fn(u, *params) = 0, differentiable in params by the
-    implicit function theorem. Needs the C nonlinear solver of issue 6."""
-    raise L.not_wired(["nlsolver_create", "nlsolver_solve", "nlsolver_solve_vjp",
-                       "nlsolver_destroy"], "nonlinear_solve")
 
 
 # ---- generators (the C library's test problems) --------------------------

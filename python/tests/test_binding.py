@@ -484,19 +484,6 @@ class LogdetTests(unittest.TestCase):
         self.assertTrue(gradcheck(f, (v,), eps=1e-6, atol=1e-8, rtol=1e-6))
 
 
-class MissingPartsTests(unittest.TestCase):
-    def test_eigsh_and_nonlinear_name_the_c_part(self):
-        A = sla.poisson(2, 4)
-        if _lib.optional("eigsh") is None:
-            with self.assertRaisesRegex(NotImplementedError, "sla_eigsh"):
-                A.eigsh(k=3, which="SA")
-        else:
-            with self.assertRaises(NotImplementedError):
-                A.eigsh(k=3, which="SA")
-        with self.assertRaisesRegex(NotImplementedError, "nonlinear"):
-            sla.nonlinear_solve(lambda u, t: u - t, torch.zeros(3), torch.ones(3))
-
-
 class ErrorTests(unittest.TestCase):
     def test_c_messages_reach_python(self):
         r = torch.tensor([0, 1, 5])

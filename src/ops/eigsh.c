@@ -41,6 +41,9 @@ void sla_eigsh_options_default(sla_eigsh_options *o)
     o->grad_rtol = 1e-12;
 }
 
+size_t sla_eigsh_options_size(void) { return sizeof(sla_eigsh_options); }
+size_t sla_eigsh_info_size(void) { return sizeof(sla_eigsh_info); }
+
 static sla_status check_opts(sla_ctx *ctx, const sla_eigsh_options *o, sla_int n)
 {
     if (o->k < 1 || o->k >= n)

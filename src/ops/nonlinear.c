@@ -58,6 +58,10 @@ const char *sla_nl_method_name(sla_nl_method m)
     return "unknown";
 }
 
+size_t sla_nl_problem_size(void) { return sizeof(sla_nl_problem); }
+size_t sla_nl_options_size(void) { return sizeof(sla_nl_options); }
+size_t sla_nl_info_size(void) { return sizeof(sla_nl_info); }
+
 void sla_nl_options_default(sla_nl_options *o)
 {
     if (!o) return;
