@@ -186,10 +186,14 @@ sla_status sla_matrix_from_csr(sla_ctx *ctx, sla_int nrows, sla_int ncols, const
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_from_csr: colind is NULL");
     if (own == SLA_BORROW && !vals)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "a borrowed matrix needs a values array");
-    for (sla_int i = 0; i < nrows; i++) {
+    /* All row pointers first: colind may only be read below rowptr[nrows]
+     * (a row pointer past it, with a decrease later, once read out of
+     * bounds; found by fuzz/fuzz_csr.c) */
+    for (sla_int i = 0; i < nrows; i++)
         if (rowptr[i + 1] < rowptr[i])
             return sla__error(ctx, SLA_ERR_INDEX, "rowptr decreases at row %lld (%lld > %lld)",
                               (long long)i, (long long)rowptr[i], (long long)rowptr[i + 1]);
+    for (sla_int i = 0; i < nrows; i++) {
         for (sla_int p = rowptr[i]; p < rowptr[i + 1]; p++) {
             if (colind[p] < 0 || colind[p] >= ncols)
                 return sla__error(ctx, SLA_ERR_INDEX,

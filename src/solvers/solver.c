@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -814,10 +815,20 @@ extern int openblas_get_num_threads(void) __attribute__((weak));
  * least as many items as threads, else one after another with all
  * threads. Errors from workers go to private contexts; the first error
  * (lowest index) is reported through ctx. */
+static sla_status run_items_mode(sla_ctx *ctx, sla_int count, item_fn item, void *job,
+                                 bool serial_items);
 static sla_status run_items(sla_ctx *ctx, sla_int count, item_fn item, void *job)
 {
+    return run_items_mode(ctx, count, item, job, false);
+}
+
+/* serial_items: never two items at once (a list naming one solver twice:
+ * a solver's factor workspace serves one solve at a time). */
+static sla_status run_items_mode(sla_ctx *ctx, sla_int count, item_fn item, void *job,
+                                 bool serial_items)
+{
     int nt = sla__threads(ctx);
-    bool outer = count >= nt && nt > 1;
+    bool outer = count >= nt && nt > 1 && !serial_items;
     sla_status first_err = SLA_OK, worst = SLA_OK;
     sla_int err_index = count;
     char msg[sizeof ctx->message] = "";
@@ -945,13 +956,45 @@ static sla_status list_vjp_item(sla_ctx *lctx, void *job, sla_int i, int nt)
                    J->gAl ? J->gAl[i] : NULL, J->info ? &J->info[i] : NULL, nt);
 }
 
+static int cmp_ptr(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Whether a solver appears twice in a list: its items then run one after
+ * another (solving twice at once with one solver object is not safe). */
+static sla_status list_has_repeats(sla_ctx *ctx, sla_int count, sla_solver *const *solvers,
+                                   bool *repeats)
+{
+    *repeats = false;
+    if (count < 2 || sla__threads(ctx) < 2) return SLA_OK;
+    if (count <= 64) {
+        for (sla_int i = 1; i < count && !*repeats; i++)
+            for (sla_int j = 0; j < i; j++)
+                if (solvers[i] == solvers[j]) *repeats = true;
+        return SLA_OK;
+    }
+    sla_solver **copy = sla__ctx_malloc(ctx, (size_t)count, sizeof *copy, "the solver list check");
+    if (!copy) return SLA_ERR_NOMEM;
+    memcpy(copy, solvers, (size_t)count * sizeof *copy);
+    qsort(copy, (size_t)count, sizeof *copy, cmp_ptr);
+    for (sla_int i = 1; i < count; i++)
+        if (copy[i] == copy[i - 1]) *repeats = true;
+    sla_allocator a = sla__ctx_alloc(ctx);
+    sla__free(&a, copy);
+    return SLA_OK;
+}
+
 sla_status sla_solve_list(sla_ctx *ctx, sla_int count, sla_solver *const *solvers,
                           const double *const *b, double *const *x, sla_solve_info *info)
 {
     if (count < 0 || (count > 0 && (!solvers || !b || !x)))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solve_list: NULL argument or negative count");
     batch_job J = {.list = solvers, .bl = b, .xl = x, .info = info};
-    return run_items(ctx, count, list_solve_item, &J);
+    bool rep;
+    sla_status st = list_has_repeats(ctx, count, solvers, &rep);
+    return st ? st : run_items_mode(ctx, count, list_solve_item, &J, rep);
 }
 
 sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count, sla_solver *const *solvers,
@@ -961,7 +1004,9 @@ sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count, sla_solver *const *so
     if (count < 0 || (count > 0 && (!solvers || !x || !gx)))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solve_list_vjp: NULL argument or negative count");
     batch_job J = {.list = solvers, .xinl = x, .gxl = gx, .gbl = gb, .gAl = gA, .info = info};
-    return run_items(ctx, count, list_vjp_item, &J);
+    bool rep;
+    sla_status st = list_has_repeats(ctx, count, solvers, &rep);
+    return st ? st : run_items_mode(ctx, count, list_vjp_item, &J, rep);
 }
 
 sla_status sla_solver_logdet(sla_ctx *ctx, sla_solver *S, sla_int ib, double *sign,
