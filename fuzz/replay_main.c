@@ -3,9 +3,9 @@
  * seed corpus (fuzz/corpus/<target>/) run as ordinary tests under gcc, ASan
  * and UBSan, without libFuzzer. Arguments: files or directories. A crash
  * (abort, sanitizer report) fails the test. */
+#define _POSIX_C_SOURCE 200809L /* strdup */
 #include "fuzz_common.h"
 
-#define _POSIX_C_SOURCE 200809L /* strdup */
 #include <dirent.h>
 #include <stdio.h>
 #include <sys/stat.h>

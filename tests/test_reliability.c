@@ -13,6 +13,7 @@
 #include "test_util.h"
 
 #include <stdint.h>
+#include <time.h>
 #include <unistd.h>
 
 static sla_ctx *ctx;
@@ -269,10 +270,326 @@ static void test_alloc_sweep(void)
     printf("  allocation-failure points checked in total: %ld\n", total_points);
 }
 
+/* ---- sizes that would overflow ------------------------------------------ */
+
+static void test_limits(void)
+{
+    sla_int r[2] = {0, 1}, cidx[2] = {0, 1};
+    double v[2] = {1, 2};
+    sla_matrix *A = NULL;
+    CHECK_ERR(ctx, sla_matrix_from_coo(ctx, 2, 3000000000LL, 2, r, cidx, SLA_F64, 1, v, NULL, &A),
+              SLA_ERR_TOO_LARGE, "32-bit");
+    CHECK(A == NULL);
+    CHECK_ERR(ctx, sla_matrix_from_coo(ctx, 2, 2, 1LL << 40, r, cidx, SLA_F64, 1LL << 30, v, NULL, &A),
+              SLA_ERR_TOO_LARGE, "overflows");
+    sla_status st;
+    sla_int rp[3] = {0, 1, 2};
+    CHECK_ERR(ctx, sla_matrix_from_csr(ctx, 2, 1LL << 33, rp, cidx, SLA_F64, 1, v, SLA_COPY, &A),
+              SLA_ERR_TOO_LARGE, "32-bit");
+    CHECK_ERR(ctx, sla_matrix_from_csr(ctx, 2, 2, rp, cidx, SLA_F64, INT64_MAX / 2, v, SLA_BORROW, &A),
+              SLA_ERR_TOO_LARGE, "overflows");
+    CHECK_ERR(ctx, sla_gen_poisson(ctx, 3, 2000000, &A), SLA_ERR_TOO_LARGE, "");
+    /* per_row is capped at n - 1: 1e12 entries, refused by the allocator */
+    st = sla_gen_random(ctx, 1000000, 10000000000000LL, 0, 1, &A);
+    CHECK((st == SLA_ERR_NOMEM || st == SLA_ERR_TOO_LARGE) && A == NULL);
+    static const char big_dims[] = "%%MatrixMarket matrix coordinate real general\n3000000000 3 1\n1 1 1\n";
+    CHECK_ERR(ctx, sla_mm_read_buffer(ctx, big_dims, sizeof big_dims - 1, SLA_F64, &A),
+              SLA_ERR_TOO_LARGE, ":2:");
+    static const char big_nnz[] = "%%MatrixMarket matrix coordinate real general\n3 3 1000000000000000000\n1 1 1\n";
+    st = sla_mm_read_buffer(ctx, big_nnz, sizeof big_nnz - 1, SLA_F64, &A);
+    CHECK(st == SLA_ERR_TOO_LARGE || st == SLA_ERR_FORMAT);
+    CHECK(A == NULL);
+
+    /* n x nrhs and leading dimension x nrhs at the solve and product entry points */
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 4, &A));
+    sla_int n = 16, huge = INT64_MAX / 8 / n + 1;
+    double b[16], x[16];
+    for (int i = 0; i < 16; i++) b[i] = 1.0;
+    sla_solver *S = NULL;
+    sla_solver_options o;
+    sla_solver_options_default(&o);
+    o.method = SLA_METHOD_CG;
+    CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+    CHECK_ERR(ctx, sla_solver_solve(ctx, S, 0, huge, b, n, x, n, NULL), SLA_ERR_TOO_LARGE, "nrhs");
+    CHECK_ERR(ctx, sla_solver_solve_transpose(ctx, S, 0, 2, b, INT64_MAX / 4, x, n, NULL),
+              SLA_ERR_TOO_LARGE, "leading dimension");
+    CHECK_ERR(ctx, sla_solver_solve_vjp(ctx, S, 0, huge, x, n, b, n, NULL, n, NULL, NULL),
+              SLA_ERR_TOO_LARGE, "nrhs");
+    CHECK_ERR(ctx, sla_matvec(ctx, A, 0, huge, b, n, x, n), SLA_ERR_TOO_LARGE, "nrhs");
+    CHECK_ERR(ctx, sla_matvec_vjp(ctx, A, 0, 3, b, INT64_MAX / 16, b, n, NULL, n, NULL),
+              SLA_ERR_TOO_LARGE, "leading dimension");
+    sla_solver_destroy(&S);
+    sla_matrix_destroy(&A);
+}
+
+/* ---- direct requests that do not fit ---------------------------------- */
+
+static void test_oversized_direct(void)
+{
+    /* 3D Poisson, 40^3 unknowns, natural ordering: a band of 1600, about
+     * 1e8 factor entries (~1 GB) predicted by the symbolic analysis, far
+     * above a 200 MB limit: refused before any numeric work */
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 3, 40, &A));
+    sla_int n = sla_matrix_nrows(A);
+    double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
+    for (sla_int i = 0; i < n; i++) b[i] = 1.0;
+    const sla_method ms[] = {SLA_METHOD_CHOLESKY, SLA_METHOD_LDLT, SLA_METHOD_LU, SLA_METHOD_KLU,
+                             SLA_METHOD_SUPERLU};
+    for (size_t k = 0; k < sizeof ms / sizeof ms[0]; k++) {
+        if (!sla_method_available(ms[k])) continue;
+        sla_solver_options o;
+        sla_solver_options_default(&o);
+        o.method = ms[k];
+        o.ordering = SLA_ORDER_NATURAL;
+        o.memory_limit = 2e8;
+        sla_solver *S = NULL;
+        double t0 = (double)clock() / CLOCKS_PER_SEC;
+        sla_status st = sla_solver_create(ctx, A, &o, &S);
+        double t = (double)clock() / CLOCKS_PER_SEC - t0;
+        if (st != SLA_ERR_NOMEM)
+            fprintf(stderr, "  %s: %s: %s\n", sla_method_name(ms[k]), sla_status_name(st),
+                    sla_ctx_message(ctx));
+        CHECK(st == SLA_ERR_NOMEM && S == NULL);
+        CHECK(strstr(sla_ctx_message(ctx), "GB") && strstr(sla_ctx_message(ctx), "memory_limit"));
+        printf("  %s natural on 3D Poisson n=%lld: refused in %.2f s CPU: %s\n", sla_method_name(ms[k]),
+               (long long)n, t, sla_ctx_message(ctx));
+        sla_solver_destroy(&S);
+    }
+    /* auto with the same limit goes iterative, and says why */
+    sla_solver_options o;
+    sla_solver_options_default(&o);
+    o.memory_limit = 2e5;
+    sla_solve_info info;
+    CHECK_OK(ctx, sla_solve(ctx, A, &o, b, x, &info));
+    CHECK(strcmp(info.backend, "krylov") == 0 && info.rcond == -1.0);
+    free(b);
+    free(x);
+    sla_matrix_destroy(&A);
+}
+
+/* ---- reciprocal condition estimates of direct solves ---------------------- */
+
+static double dense_rcond(const sla_matrix *A)
+{
+    lapack_int n = (lapack_int)sla_matrix_nrows(A);
+    double *D = malloc((size_t)n * n * sizeof *D);
+    lapack_int *ipiv = malloc((size_t)n * sizeof *ipiv);
+    sla_matrix_to_dense(NULL, A, 0, D, n);
+    double anorm = LAPACKE_dlange(LAPACK_COL_MAJOR, '1', n, n, D, n), rc = -1;
+    LAPACKE_dgetrf(LAPACK_COL_MAJOR, n, n, D, n, ipiv);
+    LAPACKE_dgecon(LAPACK_COL_MAJOR, '1', n, D, n, anorm, &rc);
+    free(D);
+    free(ipiv);
+    return rc;
+}
+
+static void test_rcond(void)
+{
+    /* a nearly singular SPD matrix: two almost equal rows coupled into a
+     * well-conditioned tridiagonal rest; cond ~ 1e14 */
+    const sla_int n = 12;
+    const double delta = 1e-13;
+    sla_int ri[64], ci[64];
+    double v[64];
+    int k = 0;
+    for (sla_int i = 2; i < n; i++) {
+        ri[k] = i; ci[k] = i; v[k++] = 4.0;
+        if (i + 1 < n) {
+            ri[k] = i; ci[k] = i + 1; v[k++] = -1.0;
+            ri[k] = i + 1; ci[k] = i; v[k++] = -1.0;
+        }
+    }
+    ri[k] = 0; ci[k] = 0; v[k++] = 1.0;
+    ri[k] = 0; ci[k] = 1; v[k++] = 1.0;
+    ri[k] = 1; ci[k] = 0; v[k++] = 1.0;
+    ri[k] = 1; ci[k] = 1; v[k++] = 1.0 + delta;
+    sla_matrix *A = NULL, *W = NULL;
+    CHECK_OK(ctx, sla_matrix_from_coo(ctx, n, n, k, ri, ci, SLA_F64, 1, v, NULL, &A));
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 5, &W));
+    double ref = dense_rcond(A), ref_w = dense_rcond(W);
+    printf("  LAPACK dgecon: nearly singular %.2e, Poisson %.2e\n", ref, ref_w);
+    CHECK(ref < 1e-12 && ref > 0 && ref_w > 1e-2);
+    double xt[12], b[12], x[12], bw[25], xw[25];
+    for (int i = 0; i < 25; i++) bw[i] = 1.0 + (i % 3);
+    for (sla_int i = 0; i < n; i++) xt[i] = 1.0 + 0.1 * (double)i;
+    sla_matvec(ctx, A, 0, 1, xt, n, b, n);
+    const sla_method ms[] = {SLA_METHOD_CHOLESKY, SLA_METHOD_LDLT, SLA_METHOD_LU, SLA_METHOD_KLU,
+                             SLA_METHOD_SUPERLU};
+    for (size_t m = 0; m < sizeof ms / sizeof ms[0]; m++) {
+        if (!sla_method_available(ms[m])) continue;
+        sla_solver_options o;
+        sla_solver_options_default(&o);
+        o.method = ms[m];
+        o.rtol = 1e-6;
+        sla_solve_info info;
+        sla_status st = sla_solve(ctx, A, &o, b, x, &info);
+        printf("  %-8s nearly singular: %s, rcond %.2e, residual %.1e, note \"%.60s\"\n",
+               sla_method_name(ms[m]), sla_status_name(st), info.rcond, info.residual, info.note);
+        /* a tiny pivot may also be refused as singular: then no estimate is needed */
+        CHECK(st == SLA_OK || st == SLA_NOT_CONVERGED || st == SLA_ERR_SINGULAR);
+        if (st >= 0) {
+            CHECK(info.rcond >= 0.0 && info.rcond < 1e-12);
+            CHECK(strstr(info.note, "warning: nearly singular") != NULL);
+            /* within three orders of magnitude of LAPACK's 1-norm estimate
+             * (the LU/Cholesky pivot ratios are cruder than dgecon) */
+            CHECK(info.rcond < 1e3 * ref && info.rcond > 1e-3 * ref);
+            if (ms[m] == SLA_METHOD_SUPERLU) CHECK(info.rcond < 10 * ref && info.rcond > 0.1 * ref);
+        }
+        CHECK_OK(ctx, sla_solve(ctx, W, &o, bw, xw, &info)); /* well conditioned: no warning */
+        CHECK(info.rcond > 1e-3 * ref_w && info.rcond <= 1.0);
+        CHECK(strstr(info.note, "warning") == NULL);
+        if (ms[m] == SLA_METHOD_SUPERLU) CHECK(info.rcond < 10 * ref_w && info.rcond > 0.1 * ref_w);
+    }
+    /* Krylov: no estimate */
+    sla_solver_options o;
+    sla_solver_options_default(&o);
+    o.method = SLA_METHOD_CG;
+    sla_solve_info info;
+    CHECK_OK(ctx, sla_solve(ctx, W, &o, bw, xw, &info));
+    CHECK(info.rcond == -1.0);
+    sla_matrix_destroy(&A);
+    sla_matrix_destroy(&W);
+}
+
+/* ---- time and iteration budgets, the monitor ------------------------------ */
+
+typedef struct {
+    sla_int stop_at, calls, last;
+} mon_state;
+
+static int stop_monitor(void *user, sla_int it, double rel)
+{
+    mon_state *m = user;
+    m->calls++;
+    m->last = it;
+    return isfinite(rel) && it >= m->stop_at;
+}
+
+static void test_budgets(void)
+{
+    sla_matrix *A = NULL, *U = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 200, &A)); /* n = 40000: ~600 CG iterations */
+    CHECK_OK(ctx, sla_gen_convdiff2d(ctx, 30, 5.0, 2.0, &U));
+    sla_int n = sla_matrix_nrows(A);
+    double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
+    tu_fill(b, n, 1);
+    sla_solver_options o;
+    sla_solver_options_default(&o);
+    /* a time budget: stops with the last iterate, reason diverged_time */
+    CHECK_OK(ctx, sla_solver_options_parse(ctx, "method=cg,rtol=1e-14,max_seconds=0.01", &o));
+    CHECK(o.max_seconds == 0.01);
+    sla_solve_info info;
+    CHECK_ST(ctx, sla_solve(ctx, A, &o, b, x, &info), SLA_NOT_CONVERGED);
+    CHECK(info.reason == SLA_DIVERGED_TIME && info.iterations > 0);
+    CHECK(info.solve_seconds >= 0.01 && info.solve_seconds < 2.0); /* loaded machines, ASan */
+    CHECK(info.residual < 1.0 && isfinite(info.residual));
+    CHECK(strstr(sla_ctx_message(ctx), "diverged_time") != NULL);
+    printf("  max_seconds=0.01: stopped after %lld cg iterations, %.3f s, residual %.2e\n",
+           (long long)info.iterations, info.solve_seconds, info.residual);
+    CHECK_ERR(ctx, sla_solver_options_parse(ctx, "max_seconds=-1", &o), SLA_ERR_ARGUMENT, "max_seconds");
+    o.max_seconds = NAN;
+    CHECK_ERR(ctx, sla_solve(ctx, A, &o, b, x, &info), SLA_ERR_ARGUMENT, "max_seconds");
+    /* a generous budget does not change the answer */
+    sla_solver_options_default(&o);
+    o.method = SLA_METHOD_GMRES;
+    o.rtol = 1e-10;
+    double *x2 = malloc((size_t)n * sizeof *x2);
+    CHECK_OK(ctx, sla_solve(ctx, U, &o, b, x, &info));
+    o.max_seconds = 100.0;
+    CHECK_OK(ctx, sla_solve(ctx, U, &o, b, x2, &info));
+    CHECK(memcmp(x, x2, (size_t)sla_matrix_nrows(U) * sizeof *x) == 0);
+    /* an iteration budget */
+    sla_solver_options_default(&o);
+    o.method = SLA_METHOD_CG;
+    o.maxiter = 7;
+    CHECK_ST(ctx, sla_solve(ctx, A, &o, b, x, &info), SLA_NOT_CONVERGED);
+    CHECK(info.reason == SLA_DIVERGED_MAXITER && info.iterations == 7);
+    /* the monitor stops every Krylov method, forward and adjoint */
+    const sla_method ms[] = {SLA_METHOD_CG, SLA_METHOD_MINRES, SLA_METHOD_GMRES, SLA_METHOD_BICGSTAB};
+    for (size_t k = 0; k < 4; k++) {
+        const sla_matrix *M = k < 2 ? A : U;
+        sla_int m = sla_matrix_nrows(M);
+        mon_state ms_ = {4, 0, 0};
+        sla_solver_options_default(&o);
+        o.method = ms[k];
+        o.monitor = stop_monitor;
+        o.monitor_user = &ms_;
+        sla_solver *S = NULL;
+        CHECK_OK(ctx, sla_solver_create(ctx, M, &o, &S));
+        CHECK_ST(ctx, sla_solver_solve(ctx, S, 0, 1, b, m, x, m, &info), SLA_NOT_CONVERGED);
+        CHECK(info.reason == SLA_DIVERGED_USER && ms_.last == 4 && info.iterations >= 4 &&
+              info.iterations <= 5);
+        CHECK(strstr(sla_ctx_message(ctx), "diverged_user") != NULL);
+        ms_ = (mon_state){6, 0, 0};
+        CHECK_ST(ctx, sla_solver_solve_vjp(ctx, S, 0, 1, x, m, b, m, x2, m, NULL, &info),
+                 SLA_NOT_CONVERGED);
+        CHECK(info.reason == SLA_DIVERGED_USER && ms_.last == 6);
+        /* monitor_every: called at multiples only */
+        sla_solver_destroy(&S);
+        o.monitor_every = 3;
+        ms_ = (mon_state){5, 0, 0};
+        CHECK_OK(ctx, sla_solver_create(ctx, M, &o, &S));
+        CHECK_ST(ctx, sla_solver_solve(ctx, S, 0, 1, b, m, x, m, &info), SLA_NOT_CONVERGED);
+        CHECK(ms_.last == 6 && ms_.calls == 2);
+        sla_solver_destroy(&S);
+    }
+    free(b);
+    free(x);
+    free(x2);
+    sla_matrix_destroy(&A);
+    sla_matrix_destroy(&U);
+}
+
+/* ---- NaN / Inf detected up front ------------------------------------------ */
+
+static void test_nonfinite(void)
+{
+    sla_matrix *A = NULL, *B = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 4, &A));
+    sla_int n = 16, nnz = sla_matrix_nnz(A);
+    double *vals = malloc((size_t)nnz * sizeof *vals);
+    memcpy(vals, sla_matrix_values(A, 0), (size_t)nnz * sizeof *vals);
+    sla_int *ci = malloc((size_t)nnz * sizeof *ci);
+    sla_matrix_get_colind(A, ci);
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, n, n, sla_matrix_rowptr(A), ci, SLA_F64, 1, vals,
+                                      SLA_BORROW, &B));
+    sla_solver_options o;
+    sla_solver_options_default(&o);
+    o.method = SLA_METHOD_CG;
+    o.use_x0 = true;
+    sla_solver *S = NULL;
+    CHECK_OK(ctx, sla_solver_create(ctx, B, &o, &S));
+    double b[16], x[16];
+    for (int i = 0; i < 16; i++) b[i] = x[i] = 1.0;
+    x[5] = NAN;
+    CHECK_ERR(ctx, sla_solver_solve(ctx, S, 0, 1, b, n, x, n, NULL), SLA_ERR_VALUE, "initial guess");
+    x[5] = 0;
+    vals[7] = INFINITY; /* the caller's borrowed values changed: refresh re-validates */
+    CHECK_ERR(ctx, sla_solver_refresh(ctx, S), SLA_ERR_VALUE, "not finite");
+    CHECK_ERR(ctx, sla_solver_create(ctx, B, &o, &S), SLA_ERR_VALUE, "entry 7");
+    CHECK(S == NULL);
+    CHECK_ERR(ctx, sla_matrix_set_values(ctx, A, 0, vals), SLA_ERR_VALUE, "entry 7");
+    free(vals);
+    free(ci);
+    sla_matrix_destroy(&A);
+    sla_matrix_destroy(&B);
+}
+
 int main(void)
 {
     snprintf(tmp_mtx, sizeof tmp_mtx, "/tmp/sla_test_reliability_%d.mtx", (int)getpid());
     sla_ctx_create(&ctx);
+    printf("limits\n");
+    test_limits();
+    printf("oversized direct requests\n");
+    test_oversized_direct();
+    printf("condition estimates\n");
+    test_rcond();
+    printf("budgets and the monitor\n");
+    test_budgets();
+    test_nonfinite();
+    printf("allocation-failure sweep\n");
     test_alloc_sweep();
     sla_ctx_destroy(&ctx);
     remove(tmp_mtx);

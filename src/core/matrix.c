@@ -51,7 +51,7 @@ static sla_status check_sizes(sla_ctx *ctx, sla_int nrows, sla_int ncols, sla_in
                           "%lld x %lld matrix: sla's kernels use 32-bit column indices, "
                           "so one process holds at most %d rows and columns",
                           (long long)nrows, (long long)ncols, INT32_MAX);
-    if ((uint64_t)nnz * (uint64_t)nbatch > (uint64_t)(INT64_MAX / 8))
+    if (nnz > 0 && nbatch > INT64_MAX / 8 / nnz) /* (a product could wrap) */
         return sla__error(ctx, SLA_ERR_TOO_LARGE, "nnz x nbatch = %lld x %lld overflows",
                           (long long)nnz, (long long)nbatch);
     return SLA_OK;

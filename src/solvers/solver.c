@@ -112,6 +112,12 @@ static sla_status direct_analyze(sla_ctx *ctx, sla_solver *S, sla_method m)
     memset(&S->dstats, 0, sizeof S->dstats);
     sla_status st = d->analyze(ctx, S->A, &o, &S->sym, &S->dstats);
     if (st) return st;
+    if (S->dstats.bytes <= 0.0 && S->A->nrows > 0) {
+        /* the backend cannot predict its fill: estimate it (a value and an
+         * index per entry) so that memory_limit still applies */
+        double lu = sla__fill_estimate(S->A, S->opts.ordering);
+        if (lu > 0.0) S->dstats.bytes = lu * (sizeof(double) + sizeof(sla_int));
+    }
     S->dops = d;
     S->method = m;
     return SLA_OK;
@@ -484,6 +490,8 @@ static sla_status check_options(sla_ctx *ctx, const sla_solver_options *o)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "restart must be >= 0 (got %d)", o->restart);
     if (o->auto_solves < 0)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "auto_solves must be >= 0 (got %d)", o->auto_solves);
+    if (!(o->max_seconds >= 0.0))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "max_seconds must be >= 0 (got %g)", o->max_seconds);
     return SLA_OK;
 }
 
@@ -566,6 +574,25 @@ static void info_init(const sla_solver *S, sla_method m, sla_solve_info *info)
         snprintf(info->ordering, sizeof info->ordering, "%s", S->dstats.ordering);
     }
     info->setup_seconds = S->setup_seconds;
+    info->rcond = -1.0;
+}
+
+/* Below this reciprocal condition estimate a direct solve warns in its note. */
+#define SLA_RCOND_WARN 1e-12
+
+/* The factor's condition estimate into the report, with a warning when
+ * the matrix is nearly singular. */
+static void direct_rcond(const sla_solver *S, sla_int ib, sla_solve_info *info)
+{
+    double rc = S->dops->rcond ? S->dops->rcond(S->num[ib]) : -1.0;
+    info->rcond = rc;
+    if (rc >= 0.0 && rc < SLA_RCOND_WARN) {
+        char old[sizeof info->note];
+        snprintf(old, sizeof old, "%s", info->note);
+        snprintf(info->note, sizeof info->note,
+                 "warning: nearly singular, reciprocal condition estimate %.2e (%s); %.150s", rc,
+                 S->dops->name, old);
+    }
 }
 
 static sla_status check_vector(sla_ctx *ctx, sla_int n, const double *v, const char *what,
@@ -614,6 +641,7 @@ static sla_status direct_solve(sla_ctx *ctx, const sla_solver *S, sla_int ib, bo
     sla__free(&al, r);
     if (st) return st;
     sla__kinfo_finish(info, steps, rn, bnorm, &ko, SLA_DIVERGED_ACCURACY);
+    direct_rcond(S, ib, info);
     return info->converged ? SLA_OK : SLA_NOT_CONVERGED;
 }
 
@@ -652,7 +680,8 @@ static sla_status solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, bool 
     sla__kopts ko = {.rtol = S->opts.rtol, .atol = S->opts.atol,
                      .maxiter = budget > 0 ? budget : S->opts.maxiter, .restart = S->opts.restart, .use_x0 = use_x0, .pc_transpose = transpose,
                      .monitor = S->opts.monitor, .monitor_user = S->opts.monitor_user,
-                     .monitor_every = S->opts.monitor_every};
+                     .monitor_every = S->opts.monitor_every,
+                     .deadline = S->opts.max_seconds > 0.0 ? t0 + S->opts.max_seconds : 0.0};
     st = method_fn(S->method)(ctx, &op, S->pc[ib], b, x, &ko, info);
     if (st == SLA_NOT_CONVERGED && S->opts.method == SLA_METHOD_AUTO &&
         S->method == SLA_METHOD_CG && info->reason == SLA_DIVERGED_INDEFINITE) {
@@ -705,7 +734,9 @@ static sla_status check_call(sla_ctx *ctx, const sla_solver *S, sla_int ib, sla_
     if (ldb < n || ldx < n)
         return sla__error(ctx, SLA_ERR_DIMENSION, "leading dimensions %lld, %lld < n = %lld",
                           (long long)ldb, (long long)ldx, (long long)n);
-    return SLA_OK;
+    sla_status st = sla__check_extent(ctx, nrhs, ldb, "nrhs x leading dimension of b");
+    if (!st) st = sla__check_extent(ctx, nrhs, ldx, "nrhs x leading dimension of x");
+    return st;
 }
 
 /* Columns one after another, each with the context's threads. */
@@ -797,6 +828,7 @@ sla_status sla_solver_solve_vjp(sla_ctx *ctx, sla_solver *S, sla_int ib, sla_int
     if (gb && ldgb < S->A->nrows)
         return sla__error(ctx, SLA_ERR_DIMENSION, "leading dimension of gb %lld < n = %lld",
                           (long long)ldgb, (long long)S->A->nrows);
+    if (gb && (st = sla__check_extent(ctx, nrhs, ldgb, "nrhs x leading dimension of gb"))) return st;
     st = vjp_one(ctx, S, S, ib, nrhs, x, ldx, gx, ldgx, gb, ldgb, gA, info, sla__threads(ctx));
     return st == SLA_OK ? sla__ok(ctx, SLA_OK) : st;
 }
@@ -920,6 +952,8 @@ sla_status sla_solver_solve_batch(sla_ctx *ctx, sla_solver *S, const double *b, 
 {
     if (!S || (S->A->nrows > 0 && (!b || !x)))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_solve_batch: NULL argument");
+    sla_status st = sla__check_extent(ctx, S->A->nbatch, S->A->nrows, "nbatch x n");
+    if (st) return st;
     batch_job J = {.S = S, .b = b, .x = x, .info = info};
     return run_items(ctx, S->A->nbatch, batch_solve_item, &J);
 }
@@ -930,6 +964,8 @@ sla_status sla_solver_solve_batch_vjp(sla_ctx *ctx, sla_solver *S, const double 
 {
     if (!S || (S->A->nrows > 0 && (!x || !gx)))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_solve_batch_vjp: NULL argument");
+    sla_status st = sla__check_extent(ctx, S->A->nbatch, S->A->nrows, "nbatch x n");
+    if (st) return st;
     batch_job J = {.S = S, .xin = x, .gx = gx, .gb = gb, .gA = gA, .info = info};
     return run_items(ctx, S->A->nbatch, batch_vjp_item, &J);
 }
