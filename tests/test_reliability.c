@@ -567,6 +567,7 @@ static void test_nonfinite(void)
     x[5] = 0;
     vals[7] = INFINITY; /* the caller's borrowed values changed: refresh re-validates */
     CHECK_ERR(ctx, sla_solver_refresh(ctx, S), SLA_ERR_VALUE, "not finite");
+    sla_solver_destroy(&S);
     CHECK_ERR(ctx, sla_solver_create(ctx, B, &o, &S), SLA_ERR_VALUE, "entry 7");
     CHECK(S == NULL);
     CHECK_ERR(ctx, sla_matrix_set_values(ctx, A, 0, vals), SLA_ERR_VALUE, "entry 7");
@@ -574,6 +575,30 @@ static void test_nonfinite(void)
     free(ci);
     sla_matrix_destroy(&A);
     sla_matrix_destroy(&B);
+}
+
+/* ---- Krylov breakdown reported as such ------------------------------------ */
+
+static void test_breakdown(void)
+{
+    /* skew-symmetric [[0, 1], [-1, 0]], b = e1: r0 . A r0 = 0, so BiCGStab's
+     * first step divides by zero; GMRES solves it in two iterations */
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_matrix_from_coo(ctx, 2, 2, 2, (sla_int[]){0, 1}, (sla_int[]){1, 0}, SLA_F64, 1,
+                                      (double[]){1.0, -1.0}, NULL, &A));
+    double b[2] = {1.0, 0.0}, x[2], ref[2];
+    CHECK(tu_dense_solve(A, 0, b, ref) == 0);
+    sla_solver_options o;
+    sla_solver_options_default(&o);
+    o.method = SLA_METHOD_BICGSTAB;
+    sla_solve_info info;
+    CHECK_ST(ctx, sla_solve(ctx, A, &o, b, x, &info), SLA_NOT_CONVERGED);
+    CHECK(info.reason == SLA_DIVERGED_BREAKDOWN && !info.converged);
+    CHECK(strstr(sla_ctx_message(ctx), "diverged_breakdown") != NULL);
+    o.method = SLA_METHOD_GMRES;
+    CHECK_OK(ctx, sla_solve(ctx, A, &o, b, x, &info));
+    CHECK(tu_reldiff(2, x, ref) < 1e-12);
+    sla_matrix_destroy(&A);
 }
 
 int main(void)
@@ -589,6 +614,7 @@ int main(void)
     printf("budgets and the monitor\n");
     test_budgets();
     test_nonfinite();
+    test_breakdown();
     printf("allocation-failure sweep\n");
     test_alloc_sweep();
     sla_ctx_destroy(&ctx);
