@@ -164,8 +164,9 @@ typedef struct sla_solve_info {
     double solve_seconds;
     char note[256];           /* dispatch decisions and fallbacks, "" if none */
     double rcond;             /* direct: the backend's reciprocal condition estimate
-                                 of the factor (1-norm for SuperLU; a cheaper
-                                 pivot-ratio estimate for CHOLMOD, UMFPACK and KLU);
+                                 of the factor: a pivot ratio min/max |u_jj| (CHOLMOD:
+                                 of L's diagonal, squared), O(n); SuperLU refines it
+                                 with dgscon's 1-norm estimate when it is below 1e-6;
                                  -1 when unknown (Krylov). Below 1e-12 the note
                                  starts with a "warning: nearly singular" (the status
                                  stays SLA_OK when the residual meets the tolerance) */

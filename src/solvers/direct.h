@@ -56,8 +56,8 @@ typedef struct sla__direct_ops {
 
     /* Reciprocal condition estimate of the factor, computed at factor time
      * (CHOLMOD: cholmod_l_rcond; UMFPACK: Info[UMFPACK_RCOND]; KLU:
-     * klu_l_rcond; SuperLU: dgscon in the 1-norm); -1 when unknown. May be
-     * NULL (unknown). */
+     * klu_l_rcond; SuperLU: min/max |u_jj|, refined by dgscon in the 1-norm
+     * below 1e-6); -1 when unknown. May be NULL (unknown). */
     double (*rcond)(const void *num);
 } sla__direct_ops;
 
