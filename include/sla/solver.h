@@ -236,7 +236,9 @@ sla_status sla_solver_solve_batch_vjp(sla_ctx *ctx, sla_solver *S,
 
 /* A list of solvers for matrices with different patterns (a batch of
  * graphs), each with one right-hand side: b[i], x[i] have the size of
- * solver i's matrix. Runs in parallel over the context's threads. */
+ * solver i's matrix. Runs in parallel over the context's threads (a list
+ * that names one solver more than once runs one item at a time: one
+ * solver object never solves twice at once; see README "Thread safety"). */
 sla_status sla_solve_list(sla_ctx *ctx, sla_int count,
                           sla_solver *const *solvers,
                           const double *const *b, double *const *x,
