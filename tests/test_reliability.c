@@ -182,6 +182,40 @@ done:
     return st;
 }
 
+/* method=auto's mid-solve switch: a high-contrast diffusion matrix for
+ * which the cost model predicts CG, which then runs past its iteration
+ * budget and switches the solver to a Cholesky factorization. */
+static void contrast_kappa(int N, double *k)
+{
+    unsigned s = 1;
+    for (int i = 0; i < (N + 1) * (N + 1); i++) {
+        s = s * 1103515245u + 12345u;
+        k[i] = exp(8.0 * ((double)((s >> 8) % 1000) / 500.0 - 1.0));
+    }
+}
+
+static sla_status sc_auto_switch(sla_ctx *c, const void *arg)
+{
+    const char **note = (const char **)arg;
+    enum { N = 10 };
+    double kappa[(N + 1) * (N + 1)], b[N * N], x[N * N], g[N * N];
+    contrast_kappa(N, kappa);
+    for (int i = 0; i < N * N; i++) b[i] = 1.0;
+    sla_matrix *A = NULL;
+    sla_solver *S = NULL;
+    sla_status st;
+    static sla_solve_info info;
+    TRY(sla_gen_diffusion2d(c, N, kappa, &A));
+    TRY(sla_solver_create(c, A, NULL, &S));
+    TRY(sla_solver_solve(c, S, 0, 1, b, N * N, x, N * N, &info));
+    TRY(sla_solver_solve_vjp(c, S, 0, 1, x, N * N, b, N * N, g, N * N, NULL, NULL));
+    if (note) *note = info.note;
+done:
+    sla_solver_destroy(&S);
+    sla_matrix_destroy(&A);
+    return st;
+}
+
 static void sweep(const char *name, scenario f, const void *arg, int nthreads)
 {
     const char *only = getenv("SLA_SWEEP_ONLY"); /* debugging: one scenario */
@@ -224,6 +258,18 @@ static void test_alloc_sweep(void)
     sweep("matvec/vjp/batch/props", sc_ops, NULL, 1);
     sweep("generators/vjp", sc_gen, NULL, 1);
     sweep("mm buffer/stream/pattern", sc_mm_more, NULL, 1);
+    if (sla_method_available(SLA_METHOD_CHOLESKY)) {
+        const char *note = NULL;
+        sla_ctx *c1 = NULL;
+        sla_ctx_create(&c1);
+        sla_ctx_set_threads(c1, 1); /* the cost model depends on the thread count */
+        CHECK(sc_auto_switch(c1, &note) == SLA_OK);
+        sla_ctx_destroy(&c1);
+        if (note) printf("  auto switch scenario: %.90s\n", note);
+        /* the scenario really takes the switch */
+        CHECK(note && strstr(note, "switched to cholesky") != NULL);
+        sweep("auto: cg -> cholesky switch", sc_auto_switch, NULL, 1);
+    }
     static const struct {
         const char *name;
         solve_case c;
