@@ -590,8 +590,8 @@ static void direct_rcond(const sla_solver *S, sla_int ib, sla_solve_info *info)
         char old[sizeof info->note];
         snprintf(old, sizeof old, "%s", info->note);
         snprintf(info->note, sizeof info->note,
-                 "warning: nearly singular, reciprocal condition estimate %.2e (%s); %.150s", rc,
-                 S->dops->name, old);
+                 "warning: nearly singular, reciprocal condition estimate %.2e (%s)%s%.150s", rc,
+                 S->dops->name, old[0] ? "; " : "", old);
     }
 }
 
