@@ -30,6 +30,7 @@ build: configure
 test: deps
 	$(MAKE) test-main
 	$(MAKE) test-asan
+	$(MAKE) fuzz-smoke
 
 test-main: build
 	cd $(BUILD) && ctest --output-on-failure -j 1
@@ -64,4 +65,42 @@ install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD)
+
+# ---- reliability (README "Reliability", bench/RELIABILITY.md) ----
+#   make fuzz         libFuzzer on each harness in fuzz/ for FUZZ_SECONDS
+#                     (clang-14 + libclang-rt-14-dev); new inputs in
+#                     $(FUZZ_BUILD)/corpus/, crashes in $(FUZZ_BUILD)/crashes/
+#   make fuzz-smoke   the same for FUZZ_SMOKE_SECONDS each (part of make test;
+#                     skipped with a note when clang or libFuzzer is missing)
+#   make check-tsan   the concurrency test built with ThreadSanitizer
+FUZZ_BUILD := build-fuzz
+TSAN_BUILD := build-tsan
+FUZZ_CC ?= clang-14
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 4
+FUZZ_TARGETS := mm coo csr options
+.PHONY: fuzz fuzz-smoke fuzz-build check-tsan
+
+fuzz-build:
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=$(FUZZ_CC) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DSLA_FUZZ=ON -DSLA_BUILD_TESTS=OFF
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+
+fuzz: fuzz-build
+	@bash scripts/run-fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-smoke:
+	@if bash scripts/run-fuzz.sh --probe $(FUZZ_CC); then \
+	  $(MAKE) fuzz-build && bash scripts/run-fuzz.sh $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS); \
+	else echo "sla: $(FUZZ_CC) with libFuzzer not found: fuzz smoke pass skipped"; fi
+
+# OpenMP under TSan: libgomp is not instrumented, so its barriers look like
+# races; the run uses one OpenMP (and OpenBLAS) thread per solve, and the
+# concurrency comes from the test's own pthreads (tests/tsan.supp).
+check-tsan:
+	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLA_TSAN=ON -DSLA_WITH_HYPRE=OFF
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target test_threads
+	cd $(TSAN_BUILD) && OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
+	  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp" \
+	  ctest --output-on-failure -R '^test_threads$$'

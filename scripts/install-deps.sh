@@ -4,6 +4,9 @@
 set -euo pipefail
 
 PKGS="build-essential cmake pkg-config libopenblas-dev liblapacke-dev libsuitesparse-dev libsuperlu-dev libmetis-dev libhypre-dev libopenmpi-dev openmpi-bin libarpack2-dev"
+# Fuzzing (make fuzz, the smoke pass of make test): clang with libFuzzer,
+# and LLVM's OpenMP for the clang build of the library.
+PKGS="$PKGS clang-14 libclang-rt-14-dev libomp-14-dev"
 # Benchmarks compare against SciPy with Debian's interpreter.
 if [ "${SLA_DEPS_BENCH:-0}" = 1 ]; then
   PKGS="$PKGS python3-numpy python3-scipy gnuplot-nox"

@@ -310,6 +310,12 @@ for f in "$DATA"/*.mtx; do
     run info "$f" --json; expect 0 "info $(basename "$f")"; one_json_object "info $(basename "$f")"
 done
 
+# ---- reliability: a time budget, the condition estimate ------------------
+run solve "$tmp/big.mtx" --method cg --rtol 1e-15 --max-seconds 0.002 --json; expect 3 "--max-seconds"
+jeq reason diverged_time "--max-seconds"
+run solve "$A" --max-seconds -1; expect 2 "--max-seconds -1"
+run solve "$DATA/bcsstk01.mtx" --method lu --json; expect 0 "lu rcond"; stdout_has '"rcond":' "lu rcond"
+
 # ---- demo ----------------------------------------------------------------
 run demo --n 24;   expect 0 "demo --n 24"; stdout_has 'result: OK' "demo"
 stdout_has 'dL/db' "demo"; stdout_has 'dL/dA' "demo"

@@ -407,6 +407,8 @@ static const char solve_help[] =
     "  --grad-A gA.mtx    write dL/dA on A's pattern (coordinate; needs --adjoint)\n"
     "  --json             print one JSON object with the report\n"
     "  --verbose          print the residual while solving (stderr)\n"
+    "  --max-seconds S    time budget of each Krylov solve; past it the solve stops\n"
+    "                     with the last iterate (reason diverged_time, exit 3)\n"
     "\n"
     "Exit status: 0 converged, 2 bad input, 3 not converged.\n";
 
@@ -432,6 +434,7 @@ static int cmd_solve(int argc, char **argv)
         {"--grad-A", NULL, 1, NULL, 0},  {"--json", NULL, 0, NULL, 0},
         {"--verbose", "-v", 0, NULL, 0}, {"--help", "-h", 0, NULL, 0},
         {"--ordering", NULL, 1, NULL, 0},
+        {"--max-seconds", NULL, 1, NULL, 0},
     };
     const int nd = (int)(sizeof defs / sizeof defs[0]);
     const char *pos[1];
@@ -493,6 +496,13 @@ static int cmd_solve(int argc, char **argv)
         long long v;
         if (parse_int("--maxiter", s, 1, LLONG_MAX, &v)) return EXIT_BAD;
         opts.maxiter = (sla_int)v;
+    }
+    if ((s = optval(defs, nd, "--max-seconds"))) {
+        if (parse_double("--max-seconds", s, &opts.max_seconds)) return EXIT_BAD;
+        if (!(opts.max_seconds >= 0)) {
+            err("--max-seconds: must be >= 0 (got %s)", s);
+            return EXIT_BAD;
+        }
     }
     if ((s = optval(defs, nd, "--restart"))) {
         long long v;
@@ -692,6 +702,7 @@ static int cmd_solve(int argc, char **argv)
             printf(",\"ordering\":");
             json_string(stdout, fw.ordering);
             printf(",\"factor_nnz\":%.0f", fw.factor_nnz);
+            if (fw.rcond >= 0) printf(",\"rcond\":%.3e", fw.rcond);
         }
         printf(",\"note\":");
         json_string(stdout, fw.note);

@@ -64,8 +64,9 @@ typedef enum sla_reason {
     SLA_DIVERGED_NAN = -3,         /* NaN or Inf appeared */
     SLA_DIVERGED_INDEFINITE = -4,  /* CG/MINRES met an indefinite operator or preconditioner */
     SLA_DIVERGED_USER = -5,        /* the monitor callback asked to stop */
-    SLA_DIVERGED_ACCURACY = -6     /* direct solve: residual above tolerance after
+    SLA_DIVERGED_ACCURACY = -6,    /* direct solve: residual above tolerance after
                                       iterative refinement (ill-conditioned A) */
+    SLA_DIVERGED_TIME = -7         /* the time budget options.max_seconds ran out */
 } sla_reason;
 
 const char *sla_reason_name(sla_reason r);
@@ -127,6 +128,11 @@ typedef struct sla_solver_options {
     sla_monitor_fn monitor;
     void *monitor_user;
     sla_int monitor_every;    /* default 0 = every iteration when monitor set */
+    double max_seconds;       /* time budget of each Krylov solve (each right-hand
+                                 side, forward or adjoint): past it the solve stops
+                                 with SLA_NOT_CONVERGED, reason SLA_DIVERGED_TIME and
+                                 the last iterate; checked every iteration. A
+                                 factorization is not interrupted. Default 0 = none */
 } sla_solver_options;
 
 void sla_solver_options_default(sla_solver_options *opts);
@@ -135,7 +141,7 @@ void sla_solver_options_default(sla_solver_options *opts);
  * contents). Keys: method, precond, rtol, atol, maxiter, restart, omega,
  * use_x0, ordering, memory_limit, amg_threshold, amg_coarsen, amg_interp,
  * amg_pmax, amg_agg_levels, amg_relax, amg_cycle, amg_max_levels, amg_reuse,
- * auto_solves.
+ * auto_solves, max_seconds.
  * An unknown key or value is SLA_ERR_ARGUMENT, naming the nearest valid one. */
 sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str,
                                     sla_solver_options *opts);
@@ -157,6 +163,13 @@ typedef struct sla_solve_info {
     char ordering[16];        /* direct: the fill-reducing ordering used ("" for Krylov) */
     double solve_seconds;
     char note[256];           /* dispatch decisions and fallbacks, "" if none */
+    double rcond;             /* direct: the backend's reciprocal condition estimate
+                                 of the factor: a pivot ratio min/max |u_jj| (CHOLMOD:
+                                 of L's diagonal, squared), O(n); SuperLU refines it
+                                 with dgscon's 1-norm estimate when it is below 1e-6;
+                                 -1 when unknown (Krylov). Below 1e-12 the note
+                                 starts with a "warning: nearly singular" (the status
+                                 stays SLA_OK when the residual meets the tolerance) */
 } sla_solve_info;
 
 /* sizeof(sla_solve_info) of this build, for bindings that mirror the struct
@@ -227,7 +240,9 @@ sla_status sla_solver_solve_batch_vjp(sla_ctx *ctx, sla_solver *S,
 
 /* A list of solvers for matrices with different patterns (a batch of
  * graphs), each with one right-hand side: b[i], x[i] have the size of
- * solver i's matrix. Runs in parallel over the context's threads. */
+ * solver i's matrix. Runs in parallel over the context's threads (a list
+ * that names one solver more than once runs one item at a time: one
+ * solver object never solves twice at once; see README "Thread safety"). */
 sla_status sla_solve_list(sla_ctx *ctx, sla_int count,
                           sla_solver *const *solvers,
                           const double *const *b, double *const *x,

@@ -312,8 +312,10 @@ class SolveInfo:
     iterations, residual (true ||b - A x|| / ||b||), residual_abs, rhs_norm,
     converged, reason ("converged_rtol", "diverged_maxiter", ...), method,
     preconditioner, backend ("krylov", "cholmod", "umfpack", "klu",
-    "superlu"), ordering, factor_nnz, setup_seconds, solve_seconds, note
-    (dispatch decisions and fallbacks).
+    "superlu"), ordering, factor_nnz, setup_seconds, solve_seconds, rcond
+    (direct solves: the backend's reciprocal condition estimate, -1 when
+    unknown), note (dispatch decisions, fallbacks, "warning: nearly
+    singular").
 
     For several right-hand sides or a batch, the fields summarise the worst
     item (largest residual and iteration count, converged only if all did)
@@ -323,7 +325,7 @@ class SolveInfo:
 
     _fields = ("method", "preconditioner", "backend", "iterations", "residual",
                "residual_abs", "rhs_norm", "converged", "reason", "setup_seconds",
-               "solve_seconds", "factor_nnz", "ordering", "note")
+               "solve_seconds", "factor_nnz", "ordering", "rcond", "note")
 
     def __init__(self, **kw):
         for f in self._fields:
@@ -338,7 +340,8 @@ class SolveInfo:
                    residual_abs=float(c.residual_abs), rhs_norm=float(c.rhs_norm),
                    converged=bool(c.converged), reason=_s(L.sla_reason_name(c.reason)),
                    setup_seconds=float(c.setup_seconds), solve_seconds=float(c.solve_seconds),
-                   factor_nnz=float(c.factor_nnz), ordering=_s(c.ordering), note=_s(c.note))
+                   factor_nnz=float(c.factor_nnz), ordering=_s(c.ordering), rcond=float(c.rcond),
+                   note=_s(c.note))
 
     @classmethod
     def combine(cls, cinfos):
@@ -355,6 +358,7 @@ class SolveInfo:
                   residual_abs=max(i.residual_abs for i in items),
                   rhs_norm=max(i.rhs_norm for i in items),
                   converged=all(i.converged for i in items), reason=worst.reason,
+                  rcond=min(i.rcond for i in items),
                   solve_seconds=sum(i.solve_seconds for i in items), items=items)
         return cls(**kw)
 

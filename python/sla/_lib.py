@@ -190,7 +190,8 @@ class CSolveInfo(ctypes.Structure):
                 ("residual", c_double), ("residual_abs", c_double), ("rhs_norm", c_double),
                 ("reason", c_int), ("converged", c_bool), ("setup_seconds", c_double),
                 ("factor_nnz", c_double), ("ordering", ctypes.c_char * 16),
-                ("solve_seconds", c_double), ("note", ctypes.c_char * 256)]
+                ("solve_seconds", c_double), ("note", ctypes.c_char * 256),
+                ("rcond", c_double)]
 
 
 _info_size = _proto("sla_solve_info_size", ctypes.c_size_t)()

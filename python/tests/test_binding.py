@@ -367,6 +367,24 @@ class SolveTests(unittest.TestCase):
         self.assertGreater(info.adjoint.iterations, 0)
         self.assertIn("SolveInfo(", repr(info))
 
+    def test_rcond_reported(self):
+        M = rand_pattern(200, 5, 21, spd=True)
+        A = sla.SparseTensor.from_scipy(M)
+        b = torch.randn(200, dtype=F64)
+        _, info = A.solve(b, method="lu", return_info=True)
+        cond = np.linalg.cond(M.toarray())
+        self.assertGreater(info.rcond, 0.0)
+        # a pivot-ratio estimate: within a few orders of the true 1/cond
+        self.assertLess(abs(np.log10(info.rcond * cond)), 4.0)
+        _, info = A.solve(b, method="cg", rtol=1e-10, return_info=True)
+        self.assertEqual(info.rcond, -1.0)
+        # nearly singular (not by scaling: UMFPACK scales rows first): the note warns
+        D = sp.csr_matrix(np.array([[1.0, 1.0, 0.0], [1.0, 1.0 + 1e-14, 0.0], [0.0, 0.0, 1.0]]))
+        Ad = sla.SparseTensor.from_scipy(D)
+        x, info = Ad.solve(torch.ones(3, dtype=F64), method="lu", return_info=True)
+        self.assertLess(info.rcond, 1e-12)
+        self.assertTrue(info.note.startswith("warning: nearly singular"), info.note)
+
 
 class MatvecTests(unittest.TestCase):
     def test_matvec_vs_scipy_and_gradcheck(self):

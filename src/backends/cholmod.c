@@ -48,6 +48,7 @@ typedef struct chol_num {
     bool cm_started;
     cholmod_factor *L;        /* numeric factor (NULL when n == 0) */
     cholmod_dense *X, *Y, *E; /* cholmod_l_solve2 output and workspace */
+    double rcond;             /* cholmod_l_rcond of the factor (-1: unknown) */
 } chol_num;
 
 /* Settings shared by the analysis and the factorization commons. */
@@ -253,6 +254,7 @@ static sla_status chol_factor(sla_ctx *ctx, void *symv, const sla_matrix *A, sla
     f->alloc = sla__ctx_alloc(ctx);
     f->n = s->n;
     f->ldlt = s->ldlt;
+    f->rcond = -1.0;
     if (s->n == 0) goto done;
 
     if (!cholmod_l_start(&f->cm)) {
@@ -298,6 +300,9 @@ static sla_status chol_factor(sla_ctx *ctx, void *symv, const sla_matrix *A, sla
                 goto done;
             }
     }
+
+    /* (min diag / max diag of L)^2 for LL^T, of D for LDL^T: cheap, O(n) */
+    f->rcond = cholmod_l_rcond(f->L, &f->cm);
 
 done:
     if (xcopy) sla__free(&f->alloc, xcopy);
@@ -688,6 +693,7 @@ sla_status sla__cholmod_make_simplicial(sla_ctx *ctx, void *numv)
         return chol_fail(ctx, &f->cm, "conversion to a simplicial factor");
     return SLA_OK;
 }
+static double chol_rcond(const void *num) { return num ? ((const chol_num *)num)->rcond : -1.0; }
 
 static const sla__direct_ops chol_ops = {
     .name = "cholmod",
@@ -697,12 +703,59 @@ static const sla__direct_ops chol_ops = {
     .logdet = chol_logdet,
     .free_num = chol_free_num,
     .free_sym = chol_free_sym,
+    .rcond = chol_rcond,
 };
 
 const sla__direct_ops *sla__backend_cholmod(void) { return &chol_ops; }
 
+double sla__fill_estimate(const sla_matrix *A, sla_ordering ordering)
+{
+    sla_int n = A->nrows;
+    if (n <= 0 || A->ncols != n) return 0.0;
+    cholmod_common cm;
+    if (!cholmod_l_start(&cm)) return 0.0;
+    chol_setup(&cm, false);
+    cm.supernodal = CHOLMOD_SIMPLICIAL; /* column counts only */
+    cm.nmethods = 1;
+    cm.method[0].ordering = ordering == SLA_ORDER_NATURAL ? CHOLMOD_NATURAL
+                            : ordering == SLA_ORDER_METIS ? CHOLMOD_METIS
+                                                          : CHOLMOD_AMD;
+    cm.postorder = ordering != SLA_ORDER_NATURAL;
+    double lnz = 0.0;
+    /* the pattern of A (as the CSC of A^T; CHOLMOD's own memory, so that an
+     * estimate never fails a call), then of A + A^T */
+    cholmod_sparse *M = cholmod_l_allocate_sparse((size_t)n, (size_t)n, (size_t)A->nnz, 1, 1, 0,
+                                                  CHOLMOD_PATTERN, &cm);
+    cholmod_sparse *T = NULL, *S = NULL;
+    cholmod_factor *L = NULL;
+    if (M) {
+        SuiteSparse_long *p = M->p, *i = M->i;
+        for (sla_int k = 0; k <= n; k++) p[k] = A->rowptr[k];
+        for (sla_int k = 0; k < A->nnz; k++) i[k] = A->colind[k];
+        T = cholmod_l_transpose(M, 0, &cm);
+    }
+    if (T) S = cholmod_l_add(M, T, NULL, NULL, 0, 1, &cm);
+    if (S) {
+        S->stype = 1;
+        L = cholmod_l_analyze(S, &cm);
+        if (L && cm.status >= 0) lnz = cm.lnz;
+    }
+    cholmod_l_free_factor(&L, &cm);
+    cholmod_l_free_sparse(&S, &cm);
+    cholmod_l_free_sparse(&T, &cm);
+    cholmod_l_free_sparse(&M, &cm);
+    cholmod_l_finish(&cm);
+    return lnz > 0.0 ? 2.0 * lnz - (double)n : 0.0;
+}
+
 #else /* !SLA_HAVE_SUITESPARSE */
 
 const sla__direct_ops *sla__backend_cholmod(void) { return NULL; }
+double sla__fill_estimate(const sla_matrix *A, sla_ordering ordering)
+{
+    (void)A;
+    (void)ordering;
+    return 0.0;
+}
 
 #endif

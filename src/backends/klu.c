@@ -46,6 +46,7 @@ typedef struct klu_num {
 #ifdef _OPENMP
     omp_lock_t lock;          /* klu_l_solve writes numeric->Work and common */
 #endif
+    double rcond;             /* klu_l_rcond: min/max |diag U| (-1: unknown) */
 } klu_num;
 
 static void klu_free_sym(void *p)
@@ -165,6 +166,7 @@ static sla_status klu_factor_(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_
     if (!N) return SLA_ERR_NOMEM;
     N->alloc = a;
     N->common = S->common;
+    N->rcond = -1.0;
 #ifdef _OPENMP
     omp_init_lock(&N->lock);
 #endif
@@ -194,6 +196,7 @@ static sla_status klu_factor_(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_
          * (Rs NULL: no scaling); column Q[k] of M is row Q[k] of A. */
         st = sla__pivot_check(ctx, "klu", A, ax, N->numeric->Rs, false, N->numeric->Udiag,
                               (const sla_int *)S->symbolic->Q);
+    if (!st && klu_l_rcond(S->symbolic, N->numeric, &N->common)) N->rcond = N->common.rcond;
 
 done:
     sla__free(&a, tmp);
@@ -270,6 +273,8 @@ static sla_status klu_logdet_(sla_ctx *ctx, void *sym, void *num, double *sign, 
     return SLA_OK;
 }
 
+static double klu_rcond_(const void *num) { return num ? ((const klu_num *)num)->rcond : -1.0; }
+
 static const sla__direct_ops klu_ops = {
     .name = "klu",
     .analyze = klu_analyze_,
@@ -278,6 +283,7 @@ static const sla__direct_ops klu_ops = {
     .logdet = klu_logdet_,
     .free_num = klu_free_num,
     .free_sym = klu_free_sym,
+    .rcond = klu_rcond_,
 };
 
 const sla__direct_ops *sla__backend_klu(void) { return &klu_ops; }

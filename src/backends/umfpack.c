@@ -43,6 +43,7 @@ typedef struct umf_num {
     sla_allocator alloc;
     double *Ax;        /* values of M (A's CSR order), for iterative refinement */
     void *numeric;     /* NULL when n == 0 */
+    double rcond;      /* Info[UMFPACK_RCOND]: min/max |diag U| (-1: unknown) */
 } umf_num;
 
 static void umf_free_sym(void *p)
@@ -223,6 +224,7 @@ static sla_status umf_factor(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_i
     umf_num *N = sla__ctx_calloc(ctx, 1, sizeof *N, "umfpack numeric object");
     if (!N) return SLA_ERR_NOMEM;
     N->alloc = sla__ctx_alloc(ctx);
+    N->rcond = -1.0;
     N->Ax = sla__values_f64(ctx, A, ib, "umfpack values");
     if (!N->Ax) {
         st = SLA_ERR_NOMEM;
@@ -239,6 +241,8 @@ static sla_status umf_factor(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_i
                         info[UMFPACK_UDIAG_NZ], (long long)S->n);
     else if (status < 0)
         st = umf_error(ctx, "numeric factorization", status);
+    else
+        N->rcond = info[UMFPACK_RCOND];
     if (!st)
         /* Only exactly zero pivots are reported by UMFPACK; a pivot at the
          * level of rounding noise is as singular. See sla__pivot_tolerance. */
@@ -318,6 +322,8 @@ static sla_status umf_logdet(sla_ctx *ctx, void *sym, void *num, double *sign, d
     return SLA_OK;
 }
 
+static double umf_rcond(const void *num) { return num ? ((const umf_num *)num)->rcond : -1.0; }
+
 static const sla__direct_ops umfpack_ops = {
     .name = "umfpack",
     .analyze = umf_analyze,
@@ -326,6 +332,7 @@ static const sla__direct_ops umfpack_ops = {
     .logdet = umf_logdet,
     .free_num = umf_free_num,
     .free_sym = umf_free_sym,
+    .rcond = umf_rcond,
 };
 
 const sla__direct_ops *sla__backend_umfpack(void) { return &umfpack_ops; }

@@ -1,4 +1,6 @@
 /* The context: last status and message, thread count, allocator. */
+/* clock_gettime, CLOCK_MONOTONIC under -std=c11 with any compiler */
+#define _POSIX_C_SOURCE 200809L
 #include "internal.h"
 
 #include <stdio.h>

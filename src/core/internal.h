@@ -88,6 +88,20 @@ sla_matrix *sla__matrix_wrap(const sla_allocator *a, sla_int nrows,
                              sla_dtype dtype, sla_int *rowptr,
                              int32_t *colind, void *values);
 
+/* Whether count blocks of ld doubles (a column-major block of count
+ * columns, or a batch [count][ld]) can be addressed: count * ld * 8 bytes
+ * must fit an int64 (and so a size_t). Sets SLA_ERR_TOO_LARGE naming
+ * `what` otherwise. */
+static inline sla_status sla__check_extent(sla_ctx *ctx, sla_int count, sla_int ld,
+                                           const char *what)
+{
+    if (count > 0 && ld > 0 && ld > INT64_MAX / 8 / count)
+        return sla__error(ctx, SLA_ERR_TOO_LARGE,
+                          "%s: %lld x %lld doubles overflow a 64-bit byte count", what,
+                          (long long)count, (long long)ld);
+    return SLA_OK;
+}
+
 /* Position of (i, j) in the pattern, or -1. */
 sla_int sla__find(const sla_matrix *A, sla_int i, sla_int j);
 

@@ -51,7 +51,7 @@ static sla_status check_sizes(sla_ctx *ctx, sla_int nrows, sla_int ncols, sla_in
                           "%lld x %lld matrix: sla's kernels use 32-bit column indices, "
                           "so one process holds at most %d rows and columns",
                           (long long)nrows, (long long)ncols, INT32_MAX);
-    if ((uint64_t)nnz * (uint64_t)nbatch > (uint64_t)(INT64_MAX / 8))
+    if (nnz > 0 && nbatch > INT64_MAX / 8 / nnz) /* (a product could wrap) */
         return sla__error(ctx, SLA_ERR_TOO_LARGE, "nnz x nbatch = %lld x %lld overflows",
                           (long long)nnz, (long long)nbatch);
     return SLA_OK;
@@ -186,10 +186,14 @@ sla_status sla_matrix_from_csr(sla_ctx *ctx, sla_int nrows, sla_int ncols, const
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_from_csr: colind is NULL");
     if (own == SLA_BORROW && !vals)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "a borrowed matrix needs a values array");
-    for (sla_int i = 0; i < nrows; i++) {
+    /* All row pointers first: colind may only be read below rowptr[nrows]
+     * (a row pointer past it, with a decrease later, once read out of
+     * bounds; found by fuzz/fuzz_csr.c) */
+    for (sla_int i = 0; i < nrows; i++)
         if (rowptr[i + 1] < rowptr[i])
             return sla__error(ctx, SLA_ERR_INDEX, "rowptr decreases at row %lld (%lld > %lld)",
                               (long long)i, (long long)rowptr[i], (long long)rowptr[i + 1]);
+    for (sla_int i = 0; i < nrows; i++) {
         for (sla_int p = rowptr[i]; p < rowptr[i + 1]; p++) {
             if (colind[p] < 0 || colind[p] >= ncols)
                 return sla__error(ctx, SLA_ERR_INDEX,

@@ -16,7 +16,9 @@ static sla_status check(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla_int n
         return sla__error(ctx, SLA_ERR_DIMENSION,
                           "leading dimensions %lld, %lld too small for %lld, %lld rows",
                           (long long)ldx, (long long)ldy, (long long)nx, (long long)ny);
-    return SLA_OK;
+    sla_status st = sla__check_extent(ctx, nrhs, ldx, "nrhs x leading dimension of x");
+    if (!st) st = sla__check_extent(ctx, nrhs, ldy, "nrhs x leading dimension of y");
+    return st;
 }
 
 sla_status sla_matvec(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla_int nrhs, const double *x,
@@ -74,9 +76,17 @@ sla_status sla_matvec_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla_int
     return sla__ok(ctx, SLA_OK);
 }
 
+/* nbatch x (rows or columns) must be addressable */
+static sla_status check_batch_extent(sla_ctx *ctx, const sla_matrix *A)
+{
+    sla_int m = A->nrows > A->ncols ? A->nrows : A->ncols;
+    return sla__check_extent(ctx, A->nbatch, m, "nbatch x vector length");
+}
+
 sla_status sla_matvec_batch(sla_ctx *ctx, const sla_matrix *A, const double *x, double *y)
 {
     if (!A) return sla__error(ctx, SLA_ERR_ARGUMENT, "matrix is NULL");
+    if (check_batch_extent(ctx, A)) return SLA_ERR_TOO_LARGE;
     for (sla_int b = 0; b < A->nbatch; b++) {
         sla_status st = sla_matvec(ctx, A, b, 1, x + b * A->ncols, A->ncols, y + b * A->nrows, A->nrows);
         if (st) return st;
@@ -88,6 +98,7 @@ sla_status sla_matvec_batch_vjp(sla_ctx *ctx, const sla_matrix *A, const double 
                                 const double *gy, double *gx, double *gA)
 {
     if (!A) return sla__error(ctx, SLA_ERR_ARGUMENT, "matrix is NULL");
+    if (check_batch_extent(ctx, A)) return SLA_ERR_TOO_LARGE;
     for (sla_int b = 0; b < A->nbatch; b++) {
         sla_status st = sla_matvec_vjp(ctx, A, b, 1, x + b * A->ncols, A->ncols, gy + b * A->nrows,
                                        A->nrows, gx ? gx + b * A->ncols : NULL, A->ncols,

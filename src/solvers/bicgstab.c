@@ -102,7 +102,7 @@ sla_status sla__bicgstab(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const
             break;
         }
         if (sla__kmonitor(o, it, bnorm > 0 ? rnorm / bnorm : rnorm)) {
-            stop = SLA_DIVERGED_USER;
+            stop = sla__kstop_reason(o);
             break;
         }
         if (rnorm <= tol) {

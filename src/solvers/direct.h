@@ -53,6 +53,12 @@ typedef struct sla__direct_ops {
 
     void (*free_num)(void *num);
     void (*free_sym)(void *sym);
+
+    /* Reciprocal condition estimate of the factor, computed at factor time
+     * (CHOLMOD: cholmod_l_rcond; UMFPACK: Info[UMFPACK_RCOND]; KLU:
+     * klu_l_rcond; SuperLU: min/max |u_jj|, refined by dgscon in the 1-norm
+     * below 1e-6); -1 when unknown. May be NULL (unknown). */
+    double (*rcond)(const void *num);
 } sla__direct_ops;
 
 /* The compiled-in backends; NULL when not available in this build. */
@@ -60,6 +66,14 @@ const sla__direct_ops *sla__backend_cholmod(void);
 const sla__direct_ops *sla__backend_umfpack(void);
 const sla__direct_ops *sla__backend_klu(void);
 const sla__direct_ops *sla__backend_superlu(void);
+
+/* Entries of L + U of an LU factorization of the square A without
+ * pivoting, from the Cholesky column counts of the pattern of A + A^T under
+ * `ordering` (CHOLMOD's symbolic analysis; O(nnz) memory). For backends
+ * whose own analysis does not predict fill (SuperLU; KLU with the natural
+ * ordering), so that memory_limit can refuse a factorization that will not
+ * fit. 0 when unknown (no SuiteSparse, or CHOLMOD ran out of memory). */
+double sla__fill_estimate(const sla_matrix *A, sla_ordering ordering);
 
 /* ---- shared by the backends (src/backends/common.c) ------------------ */
 

@@ -95,7 +95,7 @@ sla_status sla__gmres(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const do
             it++;
             double est = fabs(g[k]);
             if (sla__kmonitor(o, it, bnorm > 0 ? est / bnorm : est)) {
-                stop = SLA_DIVERGED_USER;
+                stop = sla__kstop_reason(o);
                 done = true;
                 break;
             }

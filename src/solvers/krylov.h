@@ -92,6 +92,7 @@ typedef struct sla__kopts {
     sla_monitor_fn monitor;
     void *monitor_user;
     sla_int monitor_every;
+    double deadline;   /* sla__now() after which the solve stops (0: none) */
 } sla__kopts;
 
 /* Each method solves A x = b with preconditioner M (may be NULL). They
@@ -111,8 +112,10 @@ void sla__kinfo_finish(sla_solve_info *info, sla_int iterations, double res_abs,
                        const sla__kopts *o, sla_reason reason_if_not_converged);
 /* Tolerance max(rtol ||b||, atol). */
 double sla__ktol(const sla__kopts *o, double bnorm);
-/* Call the monitor if due; true means stop. */
+/* Call the monitor if due, check the deadline; true means stop, and
+ * sla__kstop_reason says why (SLA_DIVERGED_TIME or SLA_DIVERGED_USER). */
 bool sla__kmonitor(const sla__kopts *o, sla_int it, double rel);
+sla_reason sla__kstop_reason(const sla__kopts *o);
 /* Record a preconditioner failure in ctx. */
 sla_status sla__kpc_error(sla_ctx *ctx, sla_status st, const char *method);
 

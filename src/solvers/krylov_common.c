@@ -42,10 +42,16 @@ void sla__kinfo_finish(sla_solve_info *info, sla_int iterations, double res_abs,
 
 bool sla__kmonitor(const sla__kopts *o, sla_int it, double rel)
 {
+    if (o->deadline > 0.0 && sla__now() > o->deadline) return true;
     if (!o->monitor) return false;
     sla_int every = o->monitor_every > 0 ? o->monitor_every : 1;
     if (it % every) return false;
     return o->monitor(o->monitor_user, it, rel) != 0;
+}
+
+sla_reason sla__kstop_reason(const sla__kopts *o)
+{
+    return o->deadline > 0.0 && sla__now() > o->deadline ? SLA_DIVERGED_TIME : SLA_DIVERGED_USER;
 }
 
 sla_status sla__kpc_error(sla_ctx *ctx, sla_status st, const char *method)

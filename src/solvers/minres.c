@@ -93,7 +93,7 @@ sla_status sla__minres(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const d
                 goto finish;
             }
             if (sla__kmonitor(o, it, bnorm > 0 ? est / bnorm : est)) {
-                stop = SLA_DIVERGED_USER;
+                stop = sla__kstop_reason(o);
                 goto finish;
             }
             if (est <= tol || beta == 0.0) {

@@ -42,7 +42,7 @@ static const char *const keys[] = {"method", "precond", "rtol", "atol", "maxiter
                                    "restart", "omega", "use_x0", "ordering", "memory_limit",
                                    "amg_threshold", "amg_coarsen", "amg_interp", "amg_pmax",
                                    "amg_agg_levels", "amg_relax", "amg_cycle", "amg_max_levels",
-                                   "amg_reuse", "auto_solves"};
+                                   "amg_reuse", "auto_solves", "max_seconds"};
 #define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 const char *sla_method_name(sla_method m)
@@ -72,6 +72,7 @@ const char *sla_reason_name(sla_reason r)
     case SLA_DIVERGED_INDEFINITE: return "diverged_indefinite";
     case SLA_DIVERGED_USER: return "diverged_user";
     case SLA_DIVERGED_ACCURACY: return "diverged_accuracy";
+    case SLA_DIVERGED_TIME: return "diverged_time";
     }
     return "unknown";
 }
@@ -224,6 +225,7 @@ static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char 
     case 17: st = parse_int(ctx, "amg_max_levels", v, vl, 1, 100, &o->amg.max_levels); break;
     case 18: st = parse_int(ctx, "amg_reuse", v, vl, 0, 1000000000, &o->amg.reuse); break;
     case 19: st = parse_int(ctx, "auto_solves", v, vl, 0, 1000000, &o->auto_solves); break;
+    case 20: st = parse_double(ctx, "max_seconds", v, vl, 0.0, &o->max_seconds); break;
     }
     return st;
 }

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -111,6 +112,12 @@ static sla_status direct_analyze(sla_ctx *ctx, sla_solver *S, sla_method m)
     memset(&S->dstats, 0, sizeof S->dstats);
     sla_status st = d->analyze(ctx, S->A, &o, &S->sym, &S->dstats);
     if (st) return st;
+    if (S->dstats.bytes <= 0.0 && S->A->nrows > 0) {
+        /* the backend cannot predict its fill: estimate it (a value and an
+         * index per entry) so that memory_limit still applies */
+        double lu = sla__fill_estimate(S->A, S->opts.ordering);
+        if (lu > 0.0) S->dstats.bytes = lu * (sizeof(double) + sizeof(sla_int));
+    }
     S->dops = d;
     S->method = m;
     return SLA_OK;
@@ -483,6 +490,8 @@ static sla_status check_options(sla_ctx *ctx, const sla_solver_options *o)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "restart must be >= 0 (got %d)", o->restart);
     if (o->auto_solves < 0)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "auto_solves must be >= 0 (got %d)", o->auto_solves);
+    if (!(o->max_seconds >= 0.0))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "max_seconds must be >= 0 (got %g)", o->max_seconds);
     return SLA_OK;
 }
 
@@ -567,6 +576,25 @@ static void info_init(const sla_solver *S, sla_method m, sla_solve_info *info)
         snprintf(info->ordering, sizeof info->ordering, "%s", S->dstats.ordering);
     }
     info->setup_seconds = S->setup_seconds;
+    info->rcond = -1.0;
+}
+
+/* Below this reciprocal condition estimate a direct solve warns in its note. */
+#define SLA_RCOND_WARN 1e-12
+
+/* The factor's condition estimate into the report, with a warning when
+ * the matrix is nearly singular. */
+static void direct_rcond(const sla_solver *S, sla_int ib, sla_solve_info *info)
+{
+    double rc = S->dops->rcond ? S->dops->rcond(S->num[ib]) : -1.0;
+    info->rcond = rc;
+    if (rc >= 0.0 && rc < SLA_RCOND_WARN) {
+        char old[sizeof info->note];
+        snprintf(old, sizeof old, "%s", info->note);
+        snprintf(info->note, sizeof info->note,
+                 "warning: nearly singular, reciprocal condition estimate %.2e (%s)%s%.150s", rc,
+                 S->dops->name, old[0] ? "; " : "", old);
+    }
 }
 
 static sla_status check_vector(sla_ctx *ctx, sla_int n, const double *v, const char *what,
@@ -615,6 +643,7 @@ static sla_status direct_solve(sla_ctx *ctx, const sla_solver *S, sla_int ib, bo
     sla__free(&al, r);
     if (st) return st;
     sla__kinfo_finish(info, steps, rn, bnorm, &ko, SLA_DIVERGED_ACCURACY);
+    direct_rcond(S, ib, info);
     return info->converged ? SLA_OK : SLA_NOT_CONVERGED;
 }
 
@@ -653,7 +682,8 @@ static sla_status solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, bool 
     sla__kopts ko = {.rtol = S->opts.rtol, .atol = S->opts.atol,
                      .maxiter = budget > 0 ? budget : S->opts.maxiter, .restart = S->opts.restart, .use_x0 = use_x0, .pc_transpose = transpose,
                      .monitor = S->opts.monitor, .monitor_user = S->opts.monitor_user,
-                     .monitor_every = S->opts.monitor_every};
+                     .monitor_every = S->opts.monitor_every,
+                     .deadline = S->opts.max_seconds > 0.0 ? t0 + S->opts.max_seconds : 0.0};
     st = method_fn(S->method)(ctx, &op, S->pc[ib], b, x, &ko, info);
     if (st == SLA_NOT_CONVERGED && S->opts.method == SLA_METHOD_AUTO &&
         S->method == SLA_METHOD_CG && info->reason == SLA_DIVERGED_INDEFINITE) {
@@ -706,7 +736,9 @@ static sla_status check_call(sla_ctx *ctx, const sla_solver *S, sla_int ib, sla_
     if (ldb < n || ldx < n)
         return sla__error(ctx, SLA_ERR_DIMENSION, "leading dimensions %lld, %lld < n = %lld",
                           (long long)ldb, (long long)ldx, (long long)n);
-    return SLA_OK;
+    sla_status st = sla__check_extent(ctx, nrhs, ldb, "nrhs x leading dimension of b");
+    if (!st) st = sla__check_extent(ctx, nrhs, ldx, "nrhs x leading dimension of x");
+    return st;
 }
 
 /* Columns one after another, each with the context's threads. */
@@ -798,6 +830,7 @@ sla_status sla_solver_solve_vjp(sla_ctx *ctx, sla_solver *S, sla_int ib, sla_int
     if (gb && ldgb < S->A->nrows)
         return sla__error(ctx, SLA_ERR_DIMENSION, "leading dimension of gb %lld < n = %lld",
                           (long long)ldgb, (long long)S->A->nrows);
+    if (gb && (st = sla__check_extent(ctx, nrhs, ldgb, "nrhs x leading dimension of gb"))) return st;
     st = vjp_one(ctx, S, S, ib, nrhs, x, ldx, gx, ldgx, gb, ldgb, gA, info, sla__threads(ctx));
     return st == SLA_OK ? sla__ok(ctx, SLA_OK) : st;
 }
@@ -816,10 +849,20 @@ extern int openblas_get_num_threads(void) __attribute__((weak));
  * least as many items as threads, else one after another with all
  * threads. Errors from workers go to private contexts; the first error
  * (lowest index) is reported through ctx. */
+static sla_status run_items_mode(sla_ctx *ctx, sla_int count, item_fn item, void *job,
+                                 bool serial_items);
 static sla_status run_items(sla_ctx *ctx, sla_int count, item_fn item, void *job)
 {
+    return run_items_mode(ctx, count, item, job, false);
+}
+
+/* serial_items: never two items at once (a list naming one solver twice:
+ * a solver's factor workspace serves one solve at a time). */
+static sla_status run_items_mode(sla_ctx *ctx, sla_int count, item_fn item, void *job,
+                                 bool serial_items)
+{
     int nt = sla__threads(ctx);
-    bool outer = count >= nt && nt > 1;
+    bool outer = count >= nt && nt > 1 && !serial_items;
     sla_status first_err = SLA_OK, worst = SLA_OK;
     sla_int err_index = count;
     char msg[sizeof ctx->message] = "";
@@ -911,6 +954,8 @@ sla_status sla_solver_solve_batch(sla_ctx *ctx, sla_solver *S, const double *b, 
 {
     if (!S || (S->A->nrows > 0 && (!b || !x)))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_solve_batch: NULL argument");
+    sla_status st = sla__check_extent(ctx, S->A->nbatch, S->A->nrows, "nbatch x n");
+    if (st) return st;
     batch_job J = {.S = S, .b = b, .x = x, .info = info};
     return run_items(ctx, S->A->nbatch, batch_solve_item, &J);
 }
@@ -921,6 +966,8 @@ sla_status sla_solver_solve_batch_vjp(sla_ctx *ctx, sla_solver *S, const double 
 {
     if (!S || (S->A->nrows > 0 && (!x || !gx)))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_solve_batch_vjp: NULL argument");
+    sla_status st = sla__check_extent(ctx, S->A->nbatch, S->A->nrows, "nbatch x n");
+    if (st) return st;
     batch_job J = {.S = S, .xin = x, .gx = gx, .gb = gb, .gA = gA, .info = info};
     return run_items(ctx, S->A->nbatch, batch_vjp_item, &J);
 }
@@ -947,13 +994,45 @@ static sla_status list_vjp_item(sla_ctx *lctx, void *job, sla_int i, int nt)
                    J->gAl ? J->gAl[i] : NULL, J->info ? &J->info[i] : NULL, nt);
 }
 
+static int cmp_ptr(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Whether a solver appears twice in a list: its items then run one after
+ * another (solving twice at once with one solver object is not safe). */
+static sla_status list_has_repeats(sla_ctx *ctx, sla_int count, sla_solver *const *solvers,
+                                   bool *repeats)
+{
+    *repeats = false;
+    if (count < 2 || sla__threads(ctx) < 2) return SLA_OK;
+    if (count <= 64) {
+        for (sla_int i = 1; i < count && !*repeats; i++)
+            for (sla_int j = 0; j < i; j++)
+                if (solvers[i] == solvers[j]) *repeats = true;
+        return SLA_OK;
+    }
+    sla_solver **copy = sla__ctx_malloc(ctx, (size_t)count, sizeof *copy, "the solver list check");
+    if (!copy) return SLA_ERR_NOMEM;
+    memcpy(copy, solvers, (size_t)count * sizeof *copy);
+    qsort(copy, (size_t)count, sizeof *copy, cmp_ptr);
+    for (sla_int i = 1; i < count; i++)
+        if (copy[i] == copy[i - 1]) *repeats = true;
+    sla_allocator a = sla__ctx_alloc(ctx);
+    sla__free(&a, copy);
+    return SLA_OK;
+}
+
 sla_status sla_solve_list(sla_ctx *ctx, sla_int count, sla_solver *const *solvers,
                           const double *const *b, double *const *x, sla_solve_info *info)
 {
     if (count < 0 || (count > 0 && (!solvers || !b || !x)))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solve_list: NULL argument or negative count");
     batch_job J = {.list = solvers, .bl = b, .xl = x, .info = info};
-    return run_items(ctx, count, list_solve_item, &J);
+    bool rep;
+    sla_status st = list_has_repeats(ctx, count, solvers, &rep);
+    return st ? st : run_items_mode(ctx, count, list_solve_item, &J, rep);
 }
 
 sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count, sla_solver *const *solvers,
@@ -963,7 +1042,9 @@ sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count, sla_solver *const *so
     if (count < 0 || (count > 0 && (!solvers || !x || !gx)))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solve_list_vjp: NULL argument or negative count");
     batch_job J = {.list = solvers, .xinl = x, .gxl = gx, .gbl = gb, .gAl = gA, .info = info};
-    return run_items(ctx, count, list_vjp_item, &J);
+    bool rep;
+    sla_status st = list_has_repeats(ctx, count, solvers, &rep);
+    return st ? st : run_items_mode(ctx, count, list_vjp_item, &J, rep);
 }
 
 sla_status sla_solver_logdet(sla_ctx *ctx, sla_solver *S, sla_int ib, double *sign,
