@@ -83,6 +83,13 @@ static double gsum(double v)
     return s;
 }
 
+static double gmax(double v)
+{
+    double s = 0.0;
+    MPI_Allreduce(&v, &s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return s;
+}
+
 /* ---- SpMV, transposed SpMV, halo adjoint test --------------------------------------- */
 
 static void test_spmv(sla_ctx *ctx, const sla_matrix *A, const char *name)
@@ -254,6 +261,82 @@ static double loss(sla_ctx *ctx, sla_dist_solver *S, const double *bl, const dou
     double l = 0.0;
     for (sla_int i = 0; i < nl; i++) l += wl[i] * xl[i]; /* L = w . x */
     return gsum(l);
+}
+
+/* precond amg distributed is one BoomerAMG hierarchy over all ranks, not
+ * block Jacobi: its iteration count stays near the serial one as ranks are
+ * added (block Jacobi AMG grows with the number of blocks), the note says
+ * so, and a refresh with reuse keeps it. */
+static void test_amg_global(sla_ctx *ctx, const sla_matrix *P, const sla_matrix *C)
+{
+    sla_int n = sla_matrix_nrows(P);
+    double *b = malloc((size_t)n * sizeof *b), *xs = malloc((size_t)n * sizeof *xs);
+    tu_fill(b, n, 31);
+    sla_solver_options o;
+    sla_solver_options_default(&o);
+    o.method = SLA_METHOD_CG;
+    o.precond = SLA_PRECOND_AMG;
+    o.rtol = 1e-10;
+    sla_solve_info sinf, inf;
+    CHECK_OK(ctx, sla_solve(ctx, P, &o, b, xs, &sinf));
+    sla_dist_matrix *D = distribute(ctx, P, 2); /* METIS, or blocks without it */
+    if (D) {
+        sla_int nl = sla_dist_matrix_nlocal(D);
+        double *bl = malloc((size_t)nl * sizeof *bl), *xl = malloc((size_t)(nl + 1) * sizeof *xl);
+        local_of(D, b, bl);
+        sla_dist_solver *S = NULL;
+        o.amg.reuse = 1;
+        CHECK_OK(ctx, sla_dist_solver_create(ctx, D, &o, &S));
+        CHECK_OK(ctx, sla_dist_solver_solve(ctx, S, bl, xl, &inf));
+        CHECK(strstr(inf.note, "one hierarchy over") != NULL);
+        CHECK(inf.iterations <= sinf.iterations + 3);
+        sla_int it0 = inf.iterations;
+        /* values scaled by 2: the kept hierarchy (reuse 1) is the old one
+         * scaled, so the iterations stay; x halves */
+        sla_int nzl = sla_dist_matrix_nnz_local(D);
+        double *v = malloc((size_t)(nzl + 1) * sizeof *v);
+        sla_dist_matrix_get_values(D, v);
+        for (sla_int k = 0; k < nzl; k++) v[k] *= 2.0;
+        CHECK_OK(ctx, sla_dist_matrix_set_values(ctx, D, v));
+        CHECK_OK(ctx, sla_dist_solver_refresh(ctx, S));
+        double *x2 = malloc((size_t)(nl + 1) * sizeof *x2);
+        CHECK_OK(ctx, sla_dist_solver_solve(ctx, S, bl, x2, &inf));
+        double e = 0.0;
+        for (sla_int i = 0; i < nl; i++) e = fmax(e, fabs(2.0 * x2[i] - xl[i]));
+        CHECK(gmax(e) < 1e-8);
+        CHECK(llabs((long long)(inf.iterations - it0)) <= 2);
+        CHECK_OK(ctx, sla_dist_solver_refresh(ctx, S)); /* rebuilt from the current values */
+        CHECK_OK(ctx, sla_dist_solver_solve(ctx, S, bl, x2, &inf));
+        CHECK(inf.converged);
+        if (rank_ == 0)
+            printf("global AMG: %lld iterations on %d ranks (serial %lld); after refreshes %lld\n", (long long)it0,
+                   size_, (long long)sinf.iterations, (long long)inf.iterations);
+        sla_dist_solver_destroy(&S);
+        /* the adjoint of a nonsymmetric system names its own hierarchy */
+        sla_dist_matrix_destroy(&D);
+        D = distribute(ctx, C, 0);
+        if (D) {
+            o.method = SLA_METHOD_GMRES;
+            o.amg.reuse = 0;
+            CHECK_OK(ctx, sla_dist_solver_create(ctx, D, &o, &S));
+            nl = sla_dist_matrix_nlocal(D);
+            double *cb = malloc((size_t)(nl + 1) * sizeof *cb), *cx = malloc((size_t)(nl + 1) * sizeof *cx);
+            for (sla_int i = 0; i < nl; i++) cb[i] = 1.0;
+            CHECK_OK(ctx, sla_dist_solver_solve_transpose(ctx, S, cb, cx, &inf));
+            CHECK(strstr(inf.note, "built from A^T") != NULL);
+            CHECK(inf.converged && inf.iterations < 40);
+            sla_dist_solver_destroy(&S);
+            free(cb);
+            free(cx);
+        }
+        free(v);
+        free(x2);
+        free(bl);
+        free(xl);
+        sla_dist_matrix_destroy(&D);
+    }
+    free(b);
+    free(xs);
 }
 
 static void test_vjp(sla_ctx *ctx, const sla_matrix *A, const char *name, sla_method m, sla_precond_kind pk)
@@ -785,6 +868,12 @@ int main(int argc, char **argv)
         sla_solver_destroy(&probe);
         combo amg[] = {{SLA_METHOD_CG, SLA_PRECOND_AMG}, {SLA_METHOD_GMRES, SLA_PRECOND_AMG}};
         test_krylov(ctx, P, "poisson2d", amg, 2);
+        /* nonsymmetric: transposed solves cycle on a second hierarchy (A^T) */
+        combo amgn[] = {{SLA_METHOD_GMRES, SLA_PRECOND_AMG}, {SLA_METHOD_BICGSTAB, SLA_PRECOND_AMG}};
+        test_krylov(ctx, C, "convdiff", amgn, 2);
+        test_vjp(ctx, P, "poisson2d", SLA_METHOD_CG, SLA_PRECOND_AMG);
+        test_vjp(ctx, C, "convdiff", SLA_METHOD_GMRES, SLA_PRECOND_AMG);
+        test_amg_global(ctx, P, C);
     }
     test_partitions_and_files(ctx, P);
     test_errors(ctx, P);

@@ -78,7 +78,7 @@ static sla_status check_options(sla_ctx *ctx, const sla_solver_options *o)
     default:
         return sla__error(ctx, SLA_ERR_UNSUPPORTED,
                           "distributed solver: precond %s is not available distributed (use none, jacobi, "
-                          "or block Jacobi with ilu0, ic0, ssor or amg)",
+                          "amg, or block Jacobi with ilu0, ic0 or ssor)",
                           sla_precond_name(o->precond));
     }
     if (!(o->rtol >= 0.0) || !(o->atol >= 0.0) || !isfinite(o->rtol) || !isfinite(o->atol))
@@ -90,9 +90,19 @@ static sla_status check_options(sla_ctx *ctx, const sla_solver_options *o)
     return SLA_OK;
 }
 
-/* The local preconditioner (block Jacobi); agreed across ranks. */
-static sla_status setup_pc(sla_ctx *ctx, sla_dist_solver *S)
+/* The preconditioner, agreed across ranks: AMG is one BoomerAMG hierarchy
+ * over all ranks; the others act on each rank's diagonal block (block
+ * Jacobi). With refresh, an AMG hierarchy may be kept (options amg.reuse). */
+static sla_status setup_pc(sla_ctx *ctx, sla_dist_solver *S, bool refresh)
 {
+    sla_dist_matrix *D = S->D;
+    if (S->opts.precond == SLA_PRECOND_AMG) {
+        if (refresh && S->pc && S->pc->refresh) return S->pc->refresh(ctx, S->pc, NULL, 0);
+        sla__pc_destroy(&S->pc);
+        bool sym = S->opts.method == SLA_METHOD_CG || S->opts.method == SLA_METHOD_MINRES;
+        return sla__amg_create_dist(ctx, D->comm, D->n, D->row_start, D->diag, D->offd, D->ghosts, sym,
+                                    &S->opts.amg, &S->pc);
+    }
     sla__pc_destroy(&S->pc);
     sla_status st = sla__pc_create(ctx, S->opts.precond, S->D->diag, 0, &S->opts, &S->pc);
     if (st) sla__error(ctx, st, "rank %d (global rows from %lld): %s", S->D->rank, (long long)S->D->row_start,
@@ -133,7 +143,7 @@ sla_status sla_dist_solver_create(sla_ctx *ctx, sla_dist_matrix *D, const sla_so
     S->D = D;
     S->opts = o;
     if (S->opts.maxiter == 0) S->opts.maxiter = D->n * 10 > 1000 ? D->n * 10 : 1000;
-    if ((st = setup_pc(ctx, S))) {
+    if ((st = setup_pc(ctx, S, false))) {
         sla_dist_solver_destroy(&S);
         return st;
     }
@@ -144,7 +154,7 @@ sla_status sla_dist_solver_create(sla_ctx *ctx, sla_dist_matrix *D, const sla_so
 sla_status sla_dist_solver_refresh(sla_ctx *ctx, sla_dist_solver *S)
 {
     if (!S) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_dist_solver_refresh: S is NULL");
-    sla_status st = setup_pc(ctx, S);
+    sla_status st = setup_pc(ctx, S, true);
     return st ? st : sla__ok(ctx, SLA_OK);
 }
 
@@ -169,7 +179,12 @@ static sla_status solve_one(sla_ctx *ctx, sla_dist_solver *S, bool transpose, co
     snprintf(info->method, sizeof info->method, "%s", sla_method_name(S->opts.method));
     snprintf(info->precond, sizeof info->precond, "%s", sla_precond_name(S->opts.precond));
     snprintf(info->backend, sizeof info->backend, "mpi");
-    if (S->opts.precond >= SLA_PRECOND_SSOR)
+    if (S->opts.precond == SLA_PRECOND_AMG)
+        snprintf(info->note, sizeof info->note, "BoomerAMG: one hierarchy over %d ranks%s", D->size,
+                 transpose && !(S->opts.method == SLA_METHOD_CG || S->opts.method == SLA_METHOD_MINRES)
+                     ? " (transposed solve: a second hierarchy, built from A^T)"
+                     : "");
+    else if (S->opts.precond >= SLA_PRECOND_SSOR)
         snprintf(info->note, sizeof info->note, "block Jacobi: %s on each rank's diagonal block (%d ranks)",
                  info->precond, D->size);
     else

@@ -70,6 +70,27 @@ sla_status sla__ilu0_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__p
 /* BoomerAMG (precond_amg.c); SLA_ERR_UNAVAILABLE when hypre is not in the build. */
 sla_status sla__amg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_amg_options *o,
                           sla__pc *pc);
+#ifdef SLA_HAVE_MPI
+#include <mpi.h>
+/* One BoomerAMG hierarchy over all ranks of comm (collective; the
+ * distributed layer's precond amg). This rank owns the global rows
+ * [row_start, row_start + diag->nrows) of an n_global x n_global matrix:
+ * diag is its block on its own columns (local numbering), offd the block on
+ * the ghost columns, whose global numbers are ghosts[] (increasing). Both
+ * blocks are borrowed: the preconditioner reads them again at refresh
+ * (pc->refresh ignores its A and ib). symmetric: the caller vouches that A
+ * is symmetric (CG, MINRES), so a transposed apply is the forward cycle when
+ * that cycle is self-adjoint; otherwise the first transposed apply builds
+ * a second hierarchy from A^T (hypre's distributed transpose) and every
+ * transposed apply is one cycle of it: AMG for the adjoint system, not the
+ * exact transpose of the forward cycle (which only the serial preconditioner
+ * replays; hypre's BoomerAMGSolveT refuses the l1 Gauss-Seidel smoothers).
+ * *out is NULL on failure;
+ * the status is this rank's (the caller agrees it across ranks). */
+sla_status sla__amg_create_dist(sla_ctx *ctx, MPI_Comm comm, sla_int n_global, sla_int row_start,
+                                const sla_matrix *diag, const sla_matrix *offd, const sla_int *ghosts,
+                                bool symmetric, const sla_amg_options *o, sla__pc **out);
+#endif
 
 /* z = M^-1 r (M^-T r when transpose); the identity when M is NULL. */
 static inline sla_status sla__pc_run(const sla__op *A, const sla__pc *M, bool transpose,

@@ -69,6 +69,20 @@ sla_status sla__amg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const s
                       "libhypre-dev libopenmpi-dev and reconfigure)");
 }
 
+#ifdef SLA_HAVE_MPI
+sla_status sla__amg_create_dist(sla_ctx *ctx, MPI_Comm comm, sla_int n_global, sla_int row_start,
+                                const sla_matrix *diag, const sla_matrix *offd, const sla_int *ghosts,
+                                bool symmetric, const sla_amg_options *o, sla__pc **out)
+{
+    (void)comm, (void)n_global, (void)row_start, (void)diag, (void)offd, (void)ghosts, (void)symmetric,
+        (void)o;
+    *out = NULL;
+    return sla__error(ctx, SLA_ERR_UNAVAILABLE,
+                      "precond amg is not available in this build: hypre was not found (install "
+                      "libhypre-dev libopenmpi-dev and reconfigure)");
+}
+#endif
+
 #else
 
 #include <limits.h>
@@ -143,6 +157,12 @@ typedef struct amg {
     const char *unsupported;  /* why the transposed cycle cannot be run, or NULL */
     tcycle *t;
     double *rcopy;            /* r when it aliases z */
+    /* distributed (sla__amg_create_dist): one hierarchy over all ranks */
+    bool dist;
+    bool sym_hint;            /* the caller vouches that A is symmetric */
+    const sla_matrix *ddiag, *doffd; /* borrowed local blocks, re-read at refresh */
+    HYPRE_ParCSRMatrix tpar;  /* A^T and its hierarchy, for transposed applies of */
+    HYPRE_Solver tsolver;     /* nonsymmetric A: built at the first one */
 } amg;
 
 /* ---- errors ---------------------------------------------------------------- */
@@ -519,6 +539,8 @@ static void tcycle_free(amg *g)
     g->t = NULL;
 }
 
+static int boomer_configure(HYPRE_Solver s, const sla_amg_options *o, int relax_up);
+
 /* Set up BoomerAMG on g->par (the hierarchy of the matrix's current values).
  * Call with amg_lock held. */
 static sla_status boomer_setup(sla_ctx *ctx, amg *g)
@@ -534,6 +556,21 @@ static sla_status boomer_setup(sla_ctx *ctx, amg *g)
     if (ierr) return hypre_fail(ctx, ierr, "HYPRE_BoomerAMGCreate");
     g->solver = s;
     g->relax_up = mirror(o->relax_type);
+    if ((ierr = boomer_configure(s, o, g->relax_up))) return hypre_fail(ctx, ierr, "setting the BoomerAMG options");
+    /* Setup reads only the matrix; the vectors are placeholders. */
+    if ((ierr = HYPRE_BoomerAMGSetup(s, g->par, g->vb, g->vx)))
+        return hypre_fail(ctx, ierr, "HYPRE_BoomerAMGSetup");
+    sla_status st = record_steps(ctx, g);
+    if (st) return st;
+    g->self_adjoint = steps_self_adjoint(g);
+    g->symmetric = -1; /* checked at the first transposed apply */
+    g->kept = 0;
+    return SLA_OK;
+}
+
+/* The options of s (hypre's numbering); hypre's error flag after them. */
+static int boomer_configure(HYPRE_Solver s, const sla_amg_options *o, int relax_up)
+{
     /* 1 cycle per apply from a zero guess: a fixed linear operator */
     HYPRE_BoomerAMGSetPrintLevel(s, 0);
     HYPRE_BoomerAMGSetLogging(s, 0);
@@ -547,21 +584,11 @@ static sla_status boomer_setup(sla_ctx *ctx, amg *g)
     HYPRE_BoomerAMGSetAggInterpType(s, SLA_AMG_AGG_INTERP);
     HYPRE_BoomerAMGSetAggPMaxElmts(s, o->pmax);
     HYPRE_BoomerAMGSetRelaxType(s, o->relax_type); /* all levels; coarsest: Gaussian elimination */
-    HYPRE_BoomerAMGSetCycleRelaxType(s, g->relax_up, 2);
+    HYPRE_BoomerAMGSetCycleRelaxType(s, relax_up, 2);
     HYPRE_BoomerAMGSetRelaxOrder(s, 0);
     HYPRE_BoomerAMGSetCycleType(s, o->cycle_type);
     HYPRE_BoomerAMGSetMaxLevels(s, o->max_levels);
-    ierr = HYPRE_GetError();
-    if (ierr) return hypre_fail(ctx, ierr, "setting the BoomerAMG options");
-    /* Setup reads only the matrix; the vectors are placeholders. */
-    if ((ierr = HYPRE_BoomerAMGSetup(s, g->par, g->vb, g->vx)))
-        return hypre_fail(ctx, ierr, "HYPRE_BoomerAMGSetup");
-    sla_status st = record_steps(ctx, g);
-    if (st) return st;
-    g->self_adjoint = steps_self_adjoint(g);
-    g->symmetric = -1; /* checked at the first transposed apply */
-    g->kept = 0;
-    return SLA_OK;
+    return HYPRE_GetError();
 }
 
 /* ---- applies ------------------------------------------------------------------------ */
@@ -573,6 +600,53 @@ static sla_status cycle_forward(amg *g, const double *r, double *z)
     shell_set(g->vb, (double *)r);
     shell_set(g->vx, z);
     int ierr = HYPRE_BoomerAMGSolve(g->solver, g->par, g->vb, g->vx);
+    shell_set(g->vb, NULL);
+    shell_set(g->vx, NULL);
+    if (ierr && !HYPRE_CheckError(ierr, HYPRE_ERROR_CONV)) {
+        HYPRE_ClearAllErrors();
+        return hypre_status(ierr);
+    }
+    if (ierr) HYPRE_ClearAllErrors();
+    return SLA_OK;
+}
+
+static void thier_free(amg *g)
+{
+    if (g->tsolver) HYPRE_BoomerAMGDestroy(g->tsolver);
+    if (g->tpar) hypre_ParCSRMatrixDestroy((hypre_ParCSRMatrix *)g->tpar);
+    g->tsolver = NULL;
+    g->tpar = NULL;
+}
+
+/* z = one cycle of the hierarchy of A^T applied to r (distributed,
+ * nonsymmetric A; collective). The hierarchy is built at the first call. */
+static sla_status cycle_adjoint_hierarchy(amg *g, const double *r, double *z)
+{
+    int ierr = 0;
+    if (!g->tsolver) {
+        hypre_ParCSRMatrix *AT = NULL;
+        ierr = hypre_ParCSRMatrixTranspose((hypre_ParCSRMatrix *)g->par, &AT, 1);
+        g->tpar = (HYPRE_ParCSRMatrix)AT;
+        if (!ierr && !AT) ierr = HYPRE_ERROR_MEMORY;
+        if (!ierr) ierr = hypre_ParCSRMatrixReorder(AT); /* the diagonal first in each row */
+        if (!ierr && !hypre_ParCSRMatrixCommPkg(AT)) ierr = hypre_MatvecCommPkgCreate(AT);
+        if (!ierr) ierr = hypre_ParCSRMatrixSetNumNonzeros(AT);
+        if (!ierr) ierr = hypre_ParCSRMatrixSetDNumNonzeros(AT);
+        HYPRE_Solver s = NULL;
+        if (!ierr) ierr = HYPRE_BoomerAMGCreate(&s);
+        g->tsolver = s;
+        if (!ierr) ierr = boomer_configure(s, &g->o, g->relax_up);
+        if (!ierr) ierr = HYPRE_BoomerAMGSetup(s, g->tpar, g->vb, g->vx);
+        if (ierr) {
+            thier_free(g);
+            HYPRE_ClearAllErrors();
+            return hypre_status(ierr);
+        }
+    }
+    sla__zero(g->n, z);
+    shell_set(g->vb, (double *)r);
+    shell_set(g->vx, z);
+    ierr = HYPRE_BoomerAMGSolve(g->tsolver, g->tpar, g->vb, g->vx);
     shell_set(g->vb, NULL);
     shell_set(g->vx, NULL);
     if (ierr && !HYPRE_CheckError(ierr, HYPRE_ERROR_CONV)) {
@@ -855,6 +929,9 @@ static sla_status amg_apply(const sla__pc *pc, bool transpose, const double *r, 
             if (transpose) coarse_solve_t(g->t, z);
             else coarse_solve(g->t, z);
         }
+    } else if (st == SLA_OK && g->dist) {
+        if (!transpose || (g->sym_hint && g->self_adjoint)) st = cycle_forward(g, r, z);
+        else st = cycle_adjoint_hierarchy(g, r, z);
     } else if (st == SLA_OK) {
         if (transpose && g->symmetric < 0) g->symmetric = par_symmetric(g);
         if (!transpose || (g->symmetric == 1 && g->self_adjoint)) st = cycle_forward(g, r, z);
@@ -871,6 +948,7 @@ static void amg_free(amg *g)
     if (!g) return;
     pthread_mutex_lock(&amg_lock);
     tcycle_free(g);
+    thier_free(g);
     if (g->solver) HYPRE_BoomerAMGDestroy(g->solver);
     if (g->par) hypre_ParCSRMatrixDestroy((hypre_ParCSRMatrix *)g->par);
     if (g->vb) HYPRE_ParVectorDestroy(g->vb);
@@ -945,5 +1023,184 @@ sla_status sla__amg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const s
     pc->destroy = amg_destroy;
     return SLA_OK;
 }
+
+
+/* ---- distributed: one hierarchy over the ranks of a communicator ------------------ */
+
+#ifdef SLA_HAVE_MPI
+
+/* A vector shell over comm holding this rank's rows [lo, hi). */
+static sla_status shell_create_dist(sla_ctx *ctx, MPI_Comm comm, HYPRE_BigInt n, HYPRE_BigInt lo,
+                                    HYPRE_BigInt hi, HYPRE_ParVector *v)
+{
+    HYPRE_BigInt part[2] = {lo, hi};
+    int ierr = HYPRE_ParVectorCreate(comm, n, part, v);
+    if (ierr) return hypre_fail(ctx, ierr, "HYPRE_ParVectorCreate");
+    hypre_Vector *loc = hypre_ParVectorLocalVector((hypre_ParVector *)*v);
+    hypre_VectorOwnsData(loc) = 0;
+    hypre_VectorData(loc) = NULL;
+    return SLA_OK;
+}
+
+/* The off-diagonal block: hypre's offd is the same compressed layout. */
+static void par_fill_offd(hypre_ParCSRMatrix *M, const sla_matrix *B)
+{
+    hypre_CSRMatrix *o = hypre_ParCSRMatrixOffd(M);
+    HYPRE_Int *oi = hypre_CSRMatrixI(o), *oj = hypre_CSRMatrixJ(o);
+    HYPRE_Complex *ox = hypre_CSRMatrixData(o);
+    for (sla_int i = 0; i <= B->nrows; i++) oi[i] = (HYPRE_Int)B->rowptr[i];
+    for (sla_int k = 0; k < B->nnz; k++) {
+        oj[k] = (HYPRE_Int)B->colind[k];
+        ox[k] = sla__val(B, 0, k);
+    }
+}
+
+static sla_status par_create_dist(sla_ctx *ctx, amg *g, MPI_Comm comm, HYPRE_BigInt n, HYPRE_BigInt lo,
+                                  const sla_int *ghosts)
+{
+    const sla_matrix *D = g->ddiag, *O = g->doffd;
+    HYPRE_BigInt starts[2] = {lo, lo + (HYPRE_BigInt)D->nrows};
+    HYPRE_Int ncoff = O ? (HYPRE_Int)O->ncols : 0, nnzoff = O ? (HYPRE_Int)O->nnz : 0;
+    hypre_ParCSRMatrix *M =
+        hypre_ParCSRMatrixCreate(comm, n, n, starts, starts, ncoff, (HYPRE_Int)D->nnz, nnzoff);
+    if (!M) return sla__error(ctx, SLA_ERR_NOMEM, "precond amg: out of memory for the matrix");
+    g->par = (HYPRE_ParCSRMatrix)M;
+    int ierr = hypre_ParCSRMatrixInitialize(M);
+    if (ierr || (D->nnz && !hypre_CSRMatrixData(hypre_ParCSRMatrixDiag(M))) ||
+        (nnzoff && !hypre_CSRMatrixData(hypre_ParCSRMatrixOffd(M))))
+        return hypre_fail(ctx, ierr ? ierr : HYPRE_ERROR_MEMORY, "copying the matrix");
+    if (ncoff && !hypre_ParCSRMatrixColMapOffd(M)) {
+        hypre_ParCSRMatrixColMapOffd(M) = hypre_CTAlloc(HYPRE_BigInt, ncoff, HYPRE_MEMORY_HOST);
+        if (!hypre_ParCSRMatrixColMapOffd(M))
+            return sla__error(ctx, SLA_ERR_NOMEM, "precond amg: out of memory for the matrix");
+    }
+    for (HYPRE_Int j = 0; j < ncoff; j++) hypre_ParCSRMatrixColMapOffd(M)[j] = (HYPRE_BigInt)ghosts[j];
+    sla_status st = par_fill(ctx, M, D, 0);
+    if (st) return st;
+    if (O) par_fill_offd(M, O);
+    return SLA_OK;
+}
+
+/* Collective parts of the matrix set-up (every rank calls them, whatever
+ * its local status: hypre's communication must not be left half done). */
+static sla_status par_finish_dist(sla_ctx *ctx, amg *g)
+{
+    hypre_ParCSRMatrix *M = (hypre_ParCSRMatrix *)g->par;
+    int ierr = 0;
+    if (!hypre_ParCSRMatrixCommPkg(M)) ierr = hypre_MatvecCommPkgCreate(M);
+    if (!ierr) ierr = hypre_ParCSRMatrixSetNumNonzeros(M);
+    if (!ierr) ierr = hypre_ParCSRMatrixSetDNumNonzeros(M);
+    return ierr ? hypre_fail(ctx, ierr, "the matrix's communication package") : SLA_OK;
+}
+
+static sla_status agree(sla_ctx *ctx, MPI_Comm comm, sla_status st)
+{
+    int mine = st < 0 ? 1 : 0, any = 0;
+    if (MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+        return sla__error(ctx, SLA_ERR_IO, "precond amg: MPI_Allreduce failed");
+    if (any && !st) return sla__error(ctx, SLA_ERR_UNSUPPORTED, "precond amg: the set-up failed on another rank");
+    return st;
+}
+
+static sla_status boomer_setup_dist(sla_ctx *ctx, amg *g)
+{
+    sla_status st = boomer_setup(ctx, g);
+    /* the recorded steps serve only to tell whether the cycle is
+     * self-adjoint; the exact transposed cycle and the dense one-level
+     * solve of the serial path read the local block alone */
+    g->one_level = false;
+    g->symmetric = g->sym_hint;
+    return st;
+}
+
+static sla_status amg_refresh_dist(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, sla_int ib)
+{
+    (void)A;
+    (void)ib;
+    amg *g = pc->fact;
+    if (g->o.reuse > 0 && g->kept < g->o.reuse) {
+        g->kept++;
+        return SLA_OK;
+    }
+    MPI_Comm comm = hypre_ParCSRMatrixComm((hypre_ParCSRMatrix *)g->par);
+    pthread_mutex_lock(&amg_lock);
+    HYPRE_ClearAllErrors();
+    hypre_ParCSRMatrix *M = (hypre_ParCSRMatrix *)g->par;
+    sla_status st = par_fill(ctx, M, g->ddiag, 0); /* same pattern */
+    if (g->doffd) par_fill_offd(M, g->doffd);
+    thier_free(g); /* rebuilt from the new values at the next transposed apply */
+    if (!(st = agree(ctx, comm, st))) st = boomer_setup_dist(ctx, g);
+    pthread_mutex_unlock(&amg_lock);
+    return agree(ctx, comm, st);
+}
+
+sla_status sla__amg_create_dist(sla_ctx *ctx, MPI_Comm comm, sla_int n_global, sla_int row_start,
+                                const sla_matrix *diag, const sla_matrix *offd, const sla_int *ghosts,
+                                bool symmetric, const sla_amg_options *o, sla__pc **out)
+{
+    *out = NULL;
+    sla_status st = SLA_OK;
+    if (!diag || !o || (offd && offd->ncols && !ghosts))
+        st = sla__error(ctx, SLA_ERR_ARGUMENT, "precond amg set-up: NULL argument");
+    else if ((st = check_options(ctx, o)))
+        ;
+    else if (sizeof(HYPRE_BigInt) < sizeof(sla_int) && n_global > INT_MAX)
+        st = sla__error(ctx, SLA_ERR_TOO_LARGE,
+                        "precond amg: n = %lld exceeds hypre's 32-bit indices (rebuild hypre with "
+                        "--enable-bigint)",
+                        (long long)n_global);
+    else if ((st = check_size(ctx, diag)))
+        ;
+    else if (offd && offd->nnz > INT_MAX)
+        st = sla__error(ctx, SLA_ERR_TOO_LARGE, "precond amg: %lld off-block entries exceed hypre's 32-bit indices",
+                        (long long)offd->nnz);
+    sla_allocator a = sla__ctx_alloc(ctx);
+    sla__pc *pc = NULL;
+    amg *g = NULL;
+    if (!st) {
+        pc = sla__calloc(&a, 1, sizeof *pc);
+        g = pc ? sla__calloc(&a, 1, sizeof *g) : NULL;
+        if (!g) st = sla__error(ctx, SLA_ERR_NOMEM, "precond amg: out of memory");
+    }
+    if ((st = agree(ctx, comm, st))) {
+        sla__free(&a, g);
+        sla__free(&a, pc);
+        return st;
+    }
+    pc->kind = SLA_PRECOND_AMG;
+    pc->n = diag->nrows;
+    pc->alloc = a;
+    g->o = *o;
+    g->alloc = a;
+    g->n = diag->nrows;
+    g->dist = true;
+    g->sym_hint = symmetric;
+    g->ddiag = diag;
+    g->doffd = offd && offd->ncols ? offd : NULL;
+    pc->fact = g;
+    pc->apply = amg_apply;
+    pc->destroy = amg_destroy;
+    pc->refresh = amg_refresh_dist;
+    HYPRE_BigInt lo = (HYPRE_BigInt)row_start, hi = lo + (HYPRE_BigInt)diag->nrows;
+    pthread_mutex_lock(&amg_lock);
+    st = hypre_start(ctx);
+    if (!(st = agree(ctx, comm, st))) {
+        HYPRE_ClearAllErrors();
+        st = shell_create_dist(ctx, comm, (HYPRE_BigInt)n_global, lo, hi, &g->vb);
+        if (!st) st = shell_create_dist(ctx, comm, (HYPRE_BigInt)n_global, lo, hi, &g->vx);
+        if (!st) st = par_create_dist(ctx, g, comm, (HYPRE_BigInt)n_global, lo, ghosts);
+        if (!(st = agree(ctx, comm, st))) st = agree(ctx, comm, par_finish_dist(ctx, g));
+        if (!st) st = agree(ctx, comm, boomer_setup_dist(ctx, g));
+    }
+    pthread_mutex_unlock(&amg_lock);
+    if (st) {
+        sla__pc_destroy(&pc);
+        return st;
+    }
+    *out = pc;
+    return SLA_OK;
+}
+
+#endif /* SLA_HAVE_MPI */
 
 #endif
