@@ -339,6 +339,39 @@ static void test_amg_global(sla_ctx *ctx, const sla_matrix *P, const sla_matrix 
     free(xs);
 }
 
+/* Scatter rows large enough that MPI sends them by rendezvous (each send
+ * completes only when received): every message of the scatter must be
+ * received before the build's collectives (this deadlocked once). */
+static void test_large_scatter(sla_ctx *ctx)
+{
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 256, &A));
+    sla_int n = sla_matrix_nrows(A);
+    double *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
+    double *yg = malloc((size_t)n * sizeof *yg);
+    tu_fill(x, n, 41);
+    sla_matvec(ctx, A, 0, 1, x, n, y, n);
+    for (int how = 1; how < 3; how++) {
+        sla_dist_matrix *D = distribute(ctx, A, how);
+        if (!D) continue;
+        sla_int nl = sla_dist_matrix_nlocal(D);
+        double *xl = malloc((size_t)(nl + 1) * sizeof *xl), *yl = malloc((size_t)(nl + 1) * sizeof *yl);
+        local_of(D, x, xl);
+        CHECK_OK(ctx, sla_dist_matvec(ctx, D, xl, yl));
+        global_of(ctx, D, yl, yg);
+        CHECK(tu_reldiff(n, yg, y) < 1e-14);
+        CHECK((sla_int)gsum((double)nl) == n);
+        free(xl);
+        free(yl);
+        sla_dist_matrix_destroy(&D);
+    }
+    if (rank_ == 0) printf("scatter of %lld rows (rendezvous-sized messages): ok\n", (long long)n);
+    free(x);
+    free(y);
+    free(yg);
+    sla_matrix_destroy(&A);
+}
+
 static void test_vjp(sla_ctx *ctx, const sla_matrix *A, const char *name, sla_method m, sla_precond_kind pk)
 {
     sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
@@ -876,6 +909,7 @@ int main(int argc, char **argv)
         test_amg_global(ctx, P, C);
     }
     test_partitions_and_files(ctx, P);
+    test_large_scatter(ctx);
     test_errors(ctx, P);
     test_list(ctx);
 

@@ -180,7 +180,7 @@ sla_status sla_dist_matrix_scatter(sla_ctx *ctx, MPI_Comm comm, int root, const 
     double *vals = NULL;
     colpos *tmp = NULL;
     sla_int n = 0, nl = 0, nnz = 0;
-    sla_int *counts = NULL, *qrp = NULL, *qci = NULL, *qsrc = NULL;
+    sla_int *counts = NULL, *qrp = NULL, *qci = NULL, *qsrc = NULL, *grows = NULL;
     double *qv = NULL;
     int rc;
 
@@ -248,7 +248,8 @@ sla_status sla_dist_matrix_scatter(sla_ctx *ctx, MPI_Comm comm, int root, const 
         colind = sla__malloc(&al, (size_t)nnz, sizeof(sla_int));
         src = sla__malloc(&al, (size_t)nnz, sizeof(sla_int));
         vals = sla__malloc(&al, (size_t)nnz, sizeof(double));
-        if (!rowptr || !colind || !src || !vals)
+        if (me != root) grows = sla__malloc(&al, (size_t)nl + 1, sizeof(sla_int));
+        if (!rowptr || !colind || !src || !vals || (me != root && !grows))
             st = sla__error(ctx, SLA_ERR_NOMEM, "sla_dist_matrix_scatter: out of memory on rank %d", me);
     }
     if ((st = sla__dist_agree(ctx, D->comm, st))) goto fail;
@@ -279,6 +280,10 @@ sla_status sla_dist_matrix_scatter(sla_ctx *ctx, MPI_Comm comm, int root, const 
         if (!rc) rc = MPI_Recv(colind, (int)nnz, MPI_INT64_T, root, 2, D->comm, &ms);
         if (!rc) rc = MPI_Recv(src, (int)nnz, MPI_INT64_T, root, 3, D->comm, &ms);
         if (!rc) rc = MPI_Recv(vals, (int)nnz, MPI_DOUBLE, root, 4, D->comm, &ms);
+        /* the row numbers too, now: the root's five sends complete only
+         * when they are received (a large message waits for its receive),
+         * so none may be left for after the collectives of the build */
+        if (!rc) rc = MPI_Recv(grows, (int)nl, MPI_INT64_T, root, 5, D->comm, &ms);
         if (rc != MPI_SUCCESS) {
             st = sla__mpi_error(ctx, rc, "MPI_Recv of the rows");
             goto fail;
@@ -289,9 +294,7 @@ sla_status sla_dist_matrix_scatter(sla_ctx *ctx, MPI_Comm comm, int root, const 
     if (me == root) {
         for (sla_int i = 0; i < nl; i++) D->global_rows[i] = perm[starts[me] + i];
     } else {
-        MPI_Status ms;
-        rc = MPI_Recv(D->global_rows, (int)nl, MPI_INT64_T, root, 5, D->comm, &ms);
-        if (rc != MPI_SUCCESS) st = sla__mpi_error(ctx, rc, "MPI_Recv of the row numbers");
+        for (sla_int i = 0; i < nl; i++) D->global_rows[i] = grows[i];
     }
     if (!st) {
         D->src_pos = src;
@@ -313,6 +316,7 @@ sla_status sla_dist_matrix_scatter(sla_ctx *ctx, MPI_Comm comm, int root, const 
     sla__free(&al, qci);
     sla__free(&al, qsrc);
     sla__free(&al, qv);
+    sla__free(&al, grows);
     *out = D;
     return sla__ok(ctx, SLA_OK);
 fail:
@@ -329,6 +333,7 @@ fail:
     sla__free(&al, qsrc);
     sla__free(&al, qv);
     sla__free(&al, counts);
+    sla__free(&al, grows);
     sla_dist_matrix_destroy(&D);
     return st;
 }
