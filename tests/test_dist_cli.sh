@@ -53,6 +53,13 @@ run_case() { # matrix, options
 }
 run_case P --method cg --precond jacobi
 run_case C --method gmres --precond ilu0 --restart 50
+# one BoomerAMG hierarchy over the ranks (and one of A^T for the adjoint of C)
+if "$SLA" solve "$tmp/P.mtx" --method cg --precond amg > /dev/null 2>&1; then
+  run_case P --method cg --precond amg
+  run_case C --method gmres --precond amg --restart 50
+else
+  echo "precond amg unavailable in this build: its cases skipped"
+fi
 
 # a missing file: exit status 2 and a message, on every rank, no hang
 $MPIEXEC --oversubscribe -n 2 "$SLA" solve "$tmp/missing.mtx" --json > /dev/null 2> "$tmp/e.err"

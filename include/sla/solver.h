@@ -106,6 +106,10 @@ typedef struct sla_amg_options {
     int max_levels;           /* default 25 */
     int reuse;                /* refreshes that keep the hierarchy (values only
                                  change): 0 rebuilds every time; default 0 */
+    int agg_interp;           /* interpolation on the aggressive levels: default 1
+                                 (two-stage extended+i, truncated to pmax); 4
+                                 (multipass) needs ~45 bytes less per unknown on 2D
+                                 Poisson for ~60 % more iterations */
 } sla_amg_options;
 
 typedef struct sla_solver_options {

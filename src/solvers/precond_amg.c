@@ -96,12 +96,12 @@ sla_status sla__amg_create_dist(sla_ctx *ctx, MPI_Comm comm, sla_int n_global, s
 #include <HYPRE_parcsr_ls.h>
 #include <_hypre_parcsr_ls.h> /* the hierarchy (A_l, P_l, l1 norms) for transposed cycles */
 
-/* Interpolation on the aggressively coarsened levels (hypre's numbering):
- * 1 = two-stage extended+i, truncated to pmax entries per row like the
- * other levels. Against hypre's default 4 (multipass) it took 2D Poisson
- * at 1M unknowns from 18 to 11 CG iterations and 2.5 to 1.9 s (2.3 to 1.5 s
- * of CPU) for a slightly costlier set-up; see bench/AMG_RESULTS.md. */
-#define SLA_AMG_AGG_INTERP 1
+/* Interpolation on the aggressively coarsened levels (option agg_interp,
+ * hypre's numbering): the default 1 = two-stage extended+i, truncated to
+ * pmax entries per row like the other levels. Against hypre's default 4
+ * (multipass) it took 2D Poisson at 1M unknowns from 18 to 11 CG
+ * iterations and 2.5 to 1.9 s (2.3 to 1.5 s of CPU) for a slightly costlier
+ * set-up; see bench/AMG_RESULTS.md. */
 
 /* Largest one-level "hierarchy" solved by a dense LU (see record_steps). */
 #define SLA_AMG_DENSE_MAX 2000
@@ -239,6 +239,11 @@ static sla_status check_options(sla_ctx *ctx, const sla_amg_options *o)
     if (o->cycle_type != 1 && o->cycle_type != 2)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "amg: cycle_type %d (1 = V, 2 = W)",
                           o->cycle_type);
+    if (o->agg_levels > 0 && (o->agg_interp < 1 || o->agg_interp > 8))
+        return sla__error(ctx, SLA_ERR_ARGUMENT,
+                          "amg: agg_interp %d is not one of hypre's aggressive-level interpolations "
+                          "(1-8; 1 two-stage extended+i, 4 multipass)",
+                          o->agg_interp);
     if (o->coarsen_type < 0 || o->interp_type < 0 || o->pmax < 0 || o->agg_levels < 0 ||
         o->max_levels < 1 || o->reuse < 0)
         return sla__error(ctx, SLA_ERR_ARGUMENT,
@@ -581,7 +586,7 @@ static int boomer_configure(HYPRE_Solver s, const sla_amg_options *o, int relax_
     HYPRE_BoomerAMGSetInterpType(s, o->interp_type);
     HYPRE_BoomerAMGSetPMaxElmts(s, o->pmax);
     HYPRE_BoomerAMGSetAggNumLevels(s, o->agg_levels);
-    HYPRE_BoomerAMGSetAggInterpType(s, SLA_AMG_AGG_INTERP);
+    HYPRE_BoomerAMGSetAggInterpType(s, o->agg_interp);
     HYPRE_BoomerAMGSetAggPMaxElmts(s, o->pmax);
     HYPRE_BoomerAMGSetRelaxType(s, o->relax_type); /* all levels; coarsest: Gaussian elimination */
     HYPRE_BoomerAMGSetCycleRelaxType(s, relax_up, 2);
