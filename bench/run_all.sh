@@ -28,7 +28,8 @@
 #   SLA_BENCH_QUICK=1 small sizes everywhere (a few minutes; checks the pipeline);
 #                     writes bench/out/RESULTS-quick.md, not bench/RESULTS.md
 #   SLA_BENCH_RESULTS the report's path (default bench/RESULTS.md; plots/ beside it)
-#   SLA_BENCH_PARTS   which parts to run (default cg,adjoint,torch,history,direct,amg);
+#   SLA_BENCH_DISTAMG_ARGS arguments of sla_bench_dist_amg (2 MPI ranks; default 2D Poisson 1e6, 4e6)
+#   SLA_BENCH_PARTS   which parts to run (default cg,adjoint,torch,history,direct,amg,distamg);
 #                     RESULTS.md is written from what bench/out/ holds
 set -euo pipefail
 
@@ -45,12 +46,15 @@ if [ "$quick" = 1 ]; then
   d_tks="10 50 100"; d_hist=64
   d_direct="--parts sweep,scipy,batch --sizes2d 32,100,316 --sizes3d 10,22 --sizescd 32,100 --scipy-sizes 100,316 --batch 100 --max-run 10 --quiet-wait 2"
   d_amg="--problems p2d-1m --methods amg,cholmod --reps 1 --reps-slow 1"
+  d_distamg="--problems p2d-64k,p2d-1m --reps 1"
 else
   d_sizes=100,316,1000; d_reps=5,5,3; d_sreps=5,5,2; d_ks="100 1000 5000"; d_adjn=1000
   d_tks="10 50 100 200 400 600"; d_hist=256
   d_direct="--parts sweep,scipy,batch --sizes2d 32,100,316,1000 --sizes3d 10,22,46,100 --sizescd 32,100,316,1000 --scipy-sizes 100,316,1000 --max-run 20 --quiet-wait 5"
   d_amg="--problems p2d-1m,p3d-1m --methods amg,jacobi,cholmod --reps 3 --reps-slow 1"
+  d_distamg="--problems p2d-1m,p2d-4m --reps 3"
 fi
+distamg_args=${SLA_BENCH_DISTAMG_ARGS:-$d_distamg}
 sizes=${SLA_BENCH_SIZES:-$d_sizes}
 reps=${SLA_BENCH_REPS:-$d_reps}
 scipy_reps=${SLA_BENCH_SCIPY_REPS:-$d_sreps}
@@ -61,7 +65,7 @@ torch_ks=${SLA_BENCH_TORCH_KS:-$d_tks}
 hist_n=${SLA_BENCH_HIST_N:-$d_hist}
 direct_args=${SLA_BENCH_DIRECT_ARGS:-$d_direct}
 amg_args=${SLA_BENCH_AMG_ARGS:-$d_amg}
-parts=${SLA_BENCH_PARTS:-cg,adjoint,torch,history,direct,amg}
+parts=${SLA_BENCH_PARTS:-cg,adjoint,torch,history,direct,amg,distamg}
 # Quick runs report to bench/out/ so that they never replace the real report.
 if [ "$quick" = 1 ]; then results=${SLA_BENCH_RESULTS:-$out/RESULTS-quick.md}
 else results=${SLA_BENCH_RESULTS:-$here/RESULTS.md}; fi
@@ -171,6 +175,18 @@ echo "== AMG ==" >&2
 # shellcheck disable=SC2086
 "$build/bin/sla_bench_amg" $amg_args --json "$out/amg.json" | tee "$out/amg.txt"
 fi
+# CG + AMG over 2 MPI ranks (one BoomerAMG hierarchy across both), with
+# the single-process solver in the same run
+cmd_distamg="mpiexec -n 2 $build/bin/sla_bench_dist_amg $distamg_args --json bench/out/dist_amg.json"
+if has_part distamg && [ -x "$build/bin/sla_bench_dist_amg" ] && command -v mpiexec >/dev/null; then
+echo "== AMG over 2 MPI ranks ==" >&2
+# shellcheck disable=SC2086
+OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader \
+  OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_mpi_yield_when_idle=1 \
+  OMPI_MCA_rmaps_base_oversubscribe=1 timeout 900 \
+  mpiexec -n 2 "$build/bin/sla_bench_dist_amg" $distamg_args \
+  --json "$out/dist_amg.json" | tee "$out/dist_amg.txt" || echo "sla: the 2-rank AMG benchmark failed" >&2
+fi
 t_total=$(( $(date +%s) - t_start ))
 
 # ---- RESULTS.md ----------------------------------------------------------
@@ -192,7 +208,7 @@ export RB_DATE RB_NPROC RB_KERNEL RB_CPU="$cpu" RB_L3="$l3" \
   RB_MEM="$mem" RB_CC="$ccver" RB_NATIVE="$native" RB_BTYPE="$btype" RB_COMMIT="$commit$dirty" \
   RB_OUT="$out" RB_TOTAL="$t_total" RB_LOAD="$load" RB_WAITED="$waited" \
   RB_CMD_CG="$cmd_cg" RB_CMD_SCIPY="$cmd_scipy" RB_CMD_ADJ="$cmd_adj" RB_BUILD="$build" RB_RETRIES="$retries" \
-  RB_CMD_TORCH="$cmd_torch" RB_CMD_HIST="$cmd_hist" RB_CMD_DIRECT="$cmd_direct" RB_CMD_AMG="$cmd_amg" \
+  RB_CMD_TORCH="$cmd_torch" RB_CMD_HIST="$cmd_hist" RB_CMD_DIRECT="$cmd_direct" RB_CMD_AMG="$cmd_amg" RB_CMD_DISTAMG="$cmd_distamg" \
   RB_PLOTS="$(dirname "$results")/plots"
 "$py" - "$results" <<'PYEOF'
 import json, os, sys
@@ -589,6 +605,25 @@ if amg:
             continue
         w(f"| {r['problem']} | {r['method']} | {r['n']} | {r['setup_s']:.3g} | {r['solve_s']:.3g} | "
           f"{r['total_s']:.3g} | {r['iterations']} | {r['residual']:.2e} | {r['bytes_per_dof']:.0f} |")
+    w("")
+
+# AMG over 2 MPI ranks
+damg = load_json("dist_amg.json")
+if isinstance(damg, list) and damg:
+    w("## AMG-preconditioned CG over 2 MPI ranks against the single-process solver")
+    w("")
+    w(f"`{rel(E['RB_CMD_DISTAMG'])}` (one thread per rank, OpenMPI with yield_when_idle). One BoomerAMG "
+      "hierarchy over both ranks (`sla_dist_solver`, precond amg); the serial row is `sla_solver` on "
+      f"rank 0 in the same run. rtol 1e-8, b = ones, medians of {damg[0].get('reps', 1)}, set-up + solve "
+      "(the matrix scatter is not timed). The other-load column counts the other rank too (about 50 % "
+      "of the machine while both ranks compute).")
+    w("")
+    w("| problem | ranks | solver | n | set-up s | solve s | total s | iterations | residual | other load |")
+    w("|---|---|---|---|---|---|---|---|---|---|")
+    for r in damg:
+        w(f"| {r['problem']} | {r['ranks']} | {r['solver']} | {r['n']} | {r['setup_s']:.3f} | "
+          f"{r['solve_s']:.3f} | {r['total_s']:.3f} | {r['iterations']} | {r['residual']:.2e} | "
+          f"{r['other_load_pct']:.0f} % |")
     w("")
 
 # adjoint memory: sla vs unrolled torch
