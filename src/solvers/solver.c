@@ -27,6 +27,7 @@ struct sla_solver {
      * (0: no budget). */
     sla_int kry_budget;
     sla_method fallback_dm;
+    bool auto_amg;         /* auto chose CG + AMG (opts.precond set by auto) */
     char note[256];
 };
 
@@ -219,6 +220,20 @@ static sla_method krylov_choice(const sla_solver *S)
  * analysis, so its items are compared factor against solves. */
 #define SLA_AUTO_FACTOR_MIN_S_PER_NNZ 7e-8
 
+/* CG + AMG (hypre BoomerAMG; bench/AMG_RESULTS.md, 2D/3D Poisson and
+ * anisotropic diffusion at 1e6, one process): the set-up cost 1.2-2.9e-7 s
+ * per stored entry, an iteration (V-cycle + CG's product and vectors)
+ * 1.0-1.2e-8 s per stored entry, 10-14 iterations at rtol 1e-8, flat in
+ * n. The first set-up of a process also starts MPI (0.3 s). Considered for
+ * one value array with a positive diagonal, the case AMG was measured on;
+ * its iteration count is not predicted from the graph, so the same
+ * iteration budget as plain CG switches a misjudged solve to the direct
+ * method. (hypre is serialized process-wide, so batches stay without it.) */
+#define SLA_AUTO_AMG_SETUP_S_PER_NNZ 2e-7
+#define SLA_AUTO_AMG_ITER_S_PER_NNZ 1.2e-8
+#define SLA_AUTO_AMG_ITERATIONS 12.0
+#define SLA_AUTO_AMG_FIRST_S 0.3
+
 /* Eccentricity of a pseudo-peripheral vertex of the graph of A's pattern
  * (rows as adjacency lists): two breadth-first searches, the second from the
  * last vertex the first one reached; 0 when n <= 1. */
@@ -262,11 +277,17 @@ static sla_status graph_diameter(sla_ctx *ctx, const sla_solver *S, sla_int *dia
     return SLA_OK;
 }
 
+/* How iteration counts scale with rtol: log(2 / rtol), 1 at rtol 1e-8. */
+static double rtol_scale(const sla_solver *S)
+{
+    double rtol = S->opts.rtol > 1e-16 ? S->opts.rtol : 1e-16;
+    return rtol < 1.0 ? log(2.0 / rtol) / log(2e8) : 0.05;
+}
+
 /* Predicted iterations of Krylov method km (no preconditioner). */
 static double krylov_iterations(const sla_solver *S, sla_method km, sla_int diam)
 {
-    double rtol = S->opts.rtol > 1e-16 ? S->opts.rtol : 1e-16;
-    double scale = rtol < 1.0 ? log(2.0 / rtol) / log(2e8) : 0.05; /* 1 at rtol 1e-8 */
+    double scale = rtol_scale(S);
     double d = diam > 0 ? (double)diam : 2.0 * sqrt((double)S->A->nrows);
     double c = km == SLA_METHOD_CG ? 0.9 : km == SLA_METHOD_MINRES ? 1.5 : 10.0; /* GMRES(m) */
     return c * d * scale;
@@ -281,6 +302,17 @@ static double krylov_seconds(const sla_solver *S, sla_method km, double its, int
                                              : 12.0 * nnz + 8.0 * (double)(S->opts.restart + 6) * n;
     return its * bytes / (SLA_AUTO_KRYLOV_BYTES_PER_S * (double)(nt > 0 ? nt : 1));
 }
+
+#ifdef SLA_HAVE_HYPRE
+/* Predicted seconds of an AMG set-up and `solves` CG + AMG solves of `its`
+ * iterations each. */
+static double amg_seconds(const sla_solver *S, double its, double solves)
+{
+    double nnz = (double)S->A->nnz;
+    return (sla__amg_started() ? 0.0 : SLA_AUTO_AMG_FIRST_S) + SLA_AUTO_AMG_SETUP_S_PER_NNZ * nnz +
+           solves * its * SLA_AUTO_AMG_ITER_S_PER_NNZ * nnz;
+}
+#endif
 
 /* Predicted seconds of one numeric factorization and `solves` solves with
  * it, after the analysis. */
@@ -307,6 +339,7 @@ static sla_status auto_setup(sla_ctx *ctx, sla_solver *S)
     const char *why = S->symmetric ? (S->pos_diag ? "symmetric, positive diagonal" : "symmetric, diagonal not positive")
                                    : "nonsymmetric";
     sla_method km = krylov_choice(S);
+    const char *kname = sla_method_name(km);
     int nt = sla__threads(ctx);
     char msg[160] = "";
     bool predicted = false; /* Krylov chosen by the cost model (not forced) */
@@ -324,12 +357,24 @@ static sla_status auto_setup(sla_ctx *ctx, sla_solver *S)
         if (st) return st;
         its = krylov_iterations(S, km, diam);
         t_kry = E * krylov_seconds(S, km, its, nt); /* per value array */
+#ifdef SLA_HAVE_HYPRE
+        if (km == SLA_METHOD_CG && S->A->nbatch == 1) {
+            double its_amg = SLA_AUTO_AMG_ITERATIONS * rtol_scale(S), t_amg = amg_seconds(S, its_amg, E);
+            if (t_amg < t_kry) {
+                S->opts.precond = SLA_PRECOND_AMG;
+                S->auto_amg = true;
+                its = its_amg;
+                t_kry = t_amg;
+                kname = "cg+amg";
+            }
+        }
+#endif
         /* the cheapest direct path for the whole batch: one analysis, B factors */
         t_dir = (SLA_AUTO_DIRECT_MIN_S_PER_NNZ + (B - 1.0) * SLA_AUTO_FACTOR_MIN_S_PER_NNZ) *
                 (double)S->A->nnz / B;
         if (S->symmetric && t_kry < t_dir) {
             snprintf(msg, sizeof msg, "%s predicted %.3g s for %g solves (diameter %lld), below any factorization",
-                     sla_method_name(km), t_kry, E, (long long)diam);
+                     kname, t_kry, E, (long long)diam);
             predicted = true;
             goto krylov;
         }
@@ -340,15 +385,16 @@ static sla_status auto_setup(sla_ctx *ctx, sla_solver *S)
                      1e-9 * S->dstats.bytes * (double)S->A->nbatch);
         } else if (t_dir > t_kry) {
             snprintf(msg, sizeof msg, "%s predicted slower (%.3g flops, %.3g s vs %s %.3g s)",
-                     sla_method_name(dm), S->dstats.flops, t_dir, sla_method_name(km), t_kry);
+                     sla_method_name(dm), S->dstats.flops, t_dir, kname, t_kry);
             predicted = true;
         } else {
+            S->opts.precond = SLA_PRECOND_NONE; /* a direct method after all */
+            S->auto_amg = false;
             st = direct_factor_all(ctx, S);
             if (st == SLA_OK) {
                 snprintf(S->note, sizeof S->note,
                          "auto: %s -> %s (%s, %.3g flops predicted; %.3g s vs %s %.3g s)", why,
-                         sla_method_name(dm), S->dops->name, S->dstats.flops, t_dir,
-                         sla_method_name(km), t_kry);
+                         sla_method_name(dm), S->dops->name, S->dstats.flops, t_dir, kname, t_kry);
                 return SLA_OK;
             }
             if (st != SLA_ERR_NOT_SPD || dm != SLA_METHOD_CHOLESKY || !backend_for(SLA_METHOD_LU))
@@ -380,8 +426,8 @@ krylov:
             snprintf(budget, sizeof budget, " (switches to %s after %lld iterations)",
                      sla_method_name(dm), (long long)S->kry_budget);
     }
-    snprintf(S->note, sizeof S->note, "auto: %s; %.120s -> %s%s", why, msg, sla_method_name(S->method),
-             budget);
+    snprintf(S->note, sizeof S->note, "auto: %s; %.120s -> %s%s", why, msg,
+             S->auto_amg ? "cg + amg" : sla_method_name(S->method), budget);
     return setup_pcs(ctx, S);
 }
 
@@ -414,6 +460,10 @@ static sla_status auto_switch_to_direct(sla_ctx *ctx, sla_solver *S, sla_int spe
         return st;
     }
     free_pcs(S);
+    if (S->auto_amg) { /* the preconditioner was auto's choice too */
+        S->opts.precond = SLA_PRECOND_NONE;
+        S->auto_amg = false;
+    }
     S->setup_seconds += sla__now() - t0;
     char old[sizeof S->note];
     snprintf(old, sizeof old, "%s", S->note);
