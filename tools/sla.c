@@ -14,6 +14,7 @@
 
 #include <sla.h>
 
+#include "cli_util.h"
 #include "demo_inverse.h"
 #ifdef SLA_CLI_DIST
 #include "dist_cli.h"
@@ -29,28 +30,9 @@
 #include <string.h>
 #include <time.h>
 
-enum { EXIT_OK = 0, EXIT_INTERNAL = 1, EXIT_BAD = 2, EXIT_NOCONV = 3 };
-
 #define PI 3.14159265358979323846
 
 /* ---- small helpers -------------------------------------------------- */
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void err(const char *fmt, ...)
-{
-    va_list ap;
-    fputs("sla: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
 
 /* Report a failed library call: the context's message (which names the
  * file and line for I/O), else the status name. Returns the exit code. */
@@ -111,42 +93,6 @@ static const char *nearest(const char *word, const char *const *names, int count
         }
     }
     return best;
-}
-
-static int parse_double(const char *opt, const char *s, double *out)
-{
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v) ||
-        isspace((unsigned char)s[0])) {
-        err("%s: '%s' is not a valid number", opt, s);
-        return EXIT_BAD;
-    }
-    *out = v;
-    return 0;
-}
-
-static int parse_int(const char *opt, const char *s, long long lo, long long hi,
-                     long long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end != '\0' || isspace((unsigned char)s[0])) {
-        err("%s: '%s' is not a valid integer", opt, s);
-        return EXIT_BAD;
-    }
-    if (errno == ERANGE) {
-        err("%s: '%s' is out of range", opt, s);
-        return EXIT_BAD;
-    }
-    if (v < lo || v > hi) {
-        err("%s: %lld is out of range [%lld, %lld]", opt, v, lo, hi);
-        return EXIT_BAD;
-    }
-    *out = v;
-    return 0;
 }
 
 static void json_string(FILE *f, const char *s)
