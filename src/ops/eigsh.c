@@ -442,11 +442,7 @@ sla_status sla_eigsh_batch(sla_ctx *ctx, const sla_matrix *A, const sla_eigsh_op
         size_t ok = (size_t)b * (size_t)o.k;
         sla_status st = sla_eigsh(ctx, A, b, &o, evals + ok, evecs ? evecs + ok * (size_t)A->nrows : NULL,
                                   A->nrows, residuals ? residuals + ok : NULL, info ? info + b : NULL);
-        if (st < 0) {
-            char msg[400];
-            snprintf(msg, sizeof msg, "%s", sla_ctx_message(ctx));
-            return sla__error(ctx, st, "value array %lld: %s", (long long)b, msg);
-        }
+        if (st < 0) return sla__batch_error(ctx, st, b);
         if (st > 0) worst = st;
     }
     if (worst) return sla__error(ctx, worst, "eigsh batch: some value arrays did not converge (see info)");
@@ -628,11 +624,7 @@ sla_status sla_eigsh_batch_vjp(sla_ctx *ctx, const sla_matrix *A, const sla_eigs
         sla_status st = sla_eigsh_vjp(ctx, A, b, opts, k, evals + (size_t)b * nk, evecs + (size_t)b * n * nk,
                                       A->nrows, gl ? gl + (size_t)b * nk : NULL, gv ? gv + (size_t)b * n * nk : NULL,
                                       A->nrows, gA + (size_t)b * (size_t)A->nnz, info ? info + b : NULL);
-        if (st < 0) {
-            char msg[400];
-            snprintf(msg, sizeof msg, "%s", sla_ctx_message(ctx));
-            return sla__error(ctx, st, "value array %lld: %s", (long long)b, msg);
-        }
+        if (st < 0) return sla__batch_error(ctx, st, b);
         if (st > 0) worst = st;
     }
     if (worst) return sla__error(ctx, worst, "eigsh batch vjp: a projected solve missed its tolerance (see info)");

@@ -1,10 +1,13 @@
 /* Private helpers shared by the operations in src/ops/ (eigsh, lobpcg,
  * slq, logdet): the checks and the one-array view every entry point on a
- * single value array of a symmetric matrix starts with. Never installed. */
+ * single value array of a symmetric matrix starts with, and the message of
+ * a failed value array in a batch loop. Never installed. */
 #ifndef SLA_OPS_INTERNAL_H
 #define SLA_OPS_INTERNAL_H
 
 #include "../core/internal.h"
+
+#include <stdio.h>
 
 /* Value array ib of A as a one-array matrix sharing A's arrays. */
 static inline void sla__single_view(const sla_matrix *A, sla_int ib, sla_matrix *view)
@@ -45,6 +48,15 @@ static inline sla_status sla__symmetric_view(sla_ctx *ctx, const char *who, cons
                           "%s: the matrix is not symmetric (max |a_ij - a_ji| / max |a| = %.3g)", who,
                           pr.symmetry_error);
     return SLA_OK;
+}
+
+/* Status st (< 0) of value array b in a batch loop: the message becomes
+ * "value array B: " + the one the failed call left in ctx. Returns st. */
+static inline sla_status sla__batch_error(sla_ctx *ctx, sla_status st, sla_int b)
+{
+    char msg[400];
+    snprintf(msg, sizeof msg, "%s", sla_ctx_message(ctx));
+    return sla__error(ctx, st, "value array %lld: %s", (long long)b, msg);
 }
 
 #endif
