@@ -4,47 +4,11 @@
 set -u
 
 SLA=${1:?usage: test_cli_nl.sh <path-to-sla>}
-export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+. "$(dirname "$0")/cli_lib.sh"
+cli_init sla-cli-nl
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/sla-cli-nl.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-fails=0
-checks=0
-OUT=$tmp/stdout
-ERR=$tmp/stderr
-rc=0
-
-fail() {
-    fails=$((fails + 1))
-    echo "FAIL: $*"
-    echo "  command: ${LAST_CMD:-}"
-    echo "  exit status: $rc"
-    sed 's/^/  stdout: /' "$OUT" 2>/dev/null | head -20
-    sed 's/^/  stderr: /' "$ERR" 2>/dev/null | head -20
-}
-ok() { checks=$((checks + 1)); }
-run() {
-    LAST_CMD="sla $*"
-    "$SLA" "$@" >"$OUT" 2>"$ERR"
-    rc=$?
-}
-expect() { if [ "$rc" -eq "$1" ]; then ok; else fail "$2: expected exit $1"; fi; }
-stdout_has() { if grep -Eqi -- "$1" "$OUT"; then ok; else fail "$2: stdout lacks /$1/"; fi; }
-stderr_has() { if grep -Eqi -- "$1" "$ERR"; then ok; else fail "$2: stderr lacks /$1/"; fi; }
-jget() { grep -o "\"$1\": *[^,}]*" "${2:-$OUT}" | head -n 1 | sed 's/^[^:]*: *//; s/"//g'; }
-jeq() {
-    local v
-    v=$(jget "$1")
-    if [ "$v" = "$2" ]; then ok; else fail "$3: \"$1\" is '$v', expected '$2'"; fi
-}
 # awk_true EXPR DESCRIPTION: an awk condition on numbers
 awk_true() { if awk "function abs(x) { return x < 0 ? -x : x } BEGIN { exit !($1) }"; then ok; else fail "$2: ($1) is false"; fi; }
-one_json_object() {
-    if [ "$(wc -l <"$OUT")" -eq 1 ] && grep -q '^{.*}$' "$OUT"; then ok; else
-        fail "$1: stdout is not exactly one JSON object"
-    fi
-}
 
 # ---- Newton on Bratu, the JSON fields --------------------------------------
 run nlsolve bratu2d 32 --mu 2 --json
@@ -160,5 +124,4 @@ expect 2 "unknown option"
 run nlsolve bratu2d
 expect 2 "missing N"
 
-echo "test_cli_nl: $checks checks, $fails failures"
-[ "$fails" -eq 0 ]
+cli_finish test_cli_nl

@@ -8,35 +8,9 @@
 set -u
 
 SLA=${1:?usage: test_demo.sh <path-to-sla>}
-export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/sla-demo.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-fails=0
-checks=0
-OUT=$tmp/stdout
-ERR=$tmp/stderr
-rc=0
-
-fail() {
-    fails=$((fails + 1))
-    echo "FAIL: $*"
-    echo "  command: ${LAST_CMD:-}"
-    echo "  exit status: $rc"
-    tail -n 20 "$OUT" 2>/dev/null | sed 's/^/  stdout: /'
-    tail -n 20 "$ERR" 2>/dev/null | sed 's/^/  stderr: /'
-}
-ok() { checks=$((checks + 1)); }
-
-run() {
-    LAST_CMD="sla $*"
-    "$SLA" "$@" >"$OUT" 2>"$ERR"
-    rc=$?
-}
-expect() { if [ "$rc" -eq "$1" ]; then ok; else fail "$2: expected exit $1"; fi; }
-stdout_has() { if grep -Eqi -- "$1" "$OUT"; then ok; else fail "$2: stdout lacks /$1/"; fi; }
-stderr_has() { if grep -Eqi -- "$1" "$ERR"; then ok; else fail "$2: stderr lacks /$1/"; fi; }
+. "$(dirname "$0")/cli_lib.sh"
+CLI_SHOW=tail # the JSON line and the last steps are at the end
+cli_init sla-demo
 
 # jlast KEY: the value of "KEY" in the last line of stdout.
 jlast() { tail -n 1 "$OUT" | grep -o "\"$1\": *[^,}]*" | head -n 1 | sed 's/^[^:]*: *//; s/"//g'; }
@@ -96,5 +70,4 @@ run demo inverse --check-grad --n 24 --seed 7 --alpha 1e-3 --json
 expect 0 "demo inverse --check-grad --json"
 if tail -n 1 "$OUT" | grep -q '"check_grad":true'; then ok; else fail "--check-grad --json"; fi
 
-echo "test_demo: $checks checks passed, $fails failed"
-[ "$fails" -eq 0 ]
+cli_finish test_demo

@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 
+#include "cli_util.h"
 #include "demo_inverse.h"
 
 #include <sla.h>
@@ -37,8 +38,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-enum { EXIT_OK = 0, EXIT_INTERNAL = 1, EXIT_BAD = 2 };
 
 #define PI 3.14159265358979323846
 
@@ -84,23 +83,6 @@ const char sla_demo_inverse_help[] =
 
 /* ---- small helpers -------------------------------------------------- */
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void err(const char *fmt, ...)
-{
-    va_list ap;
-    fputs("sla: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
-
 static int lib_fail(sla_ctx *ctx, sla_status st, const char *what)
 {
     const char *msg = sla_ctx_message(ctx);
@@ -109,40 +91,6 @@ static int lib_fail(sla_ctx *ctx, sla_status st, const char *what)
     else
         err("demo inverse: %s: %s", what, sla_status_name(st));
     return st == SLA_ERR_NOMEM ? EXIT_INTERNAL : EXIT_BAD;
-}
-
-static int get_double(const char *opt, const char *s, double lo, double hi, double *out)
-{
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v)) {
-        err("%s: '%s' is not a valid number", opt, s);
-        return EXIT_BAD;
-    }
-    if (v < lo || v > hi) {
-        err("%s: %g is out of range [%g, %g]", opt, v, lo, hi);
-        return EXIT_BAD;
-    }
-    *out = v;
-    return 0;
-}
-
-static int get_int(const char *opt, const char *s, long long lo, long long hi, long long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end != '\0' || errno == ERANGE) {
-        err("%s: '%s' is not a valid integer", opt, s);
-        return EXIT_BAD;
-    }
-    if (v < lo || v > hi) {
-        err("%s: %lld is out of range [%lld, %lld]", opt, v, lo, hi);
-        return EXIT_BAD;
-    }
-    *out = v;
-    return 0;
 }
 
 /* xorshift64*, uniform in [-1, 1]. */
@@ -649,18 +597,18 @@ static int parse_opts(int argc, char **argv, int start, inv_opts *o, int *help)
         }
         int r = 0;
         switch (k) {
-        case 0: r = get_int("--steps", v, 1, 10000000, &o->steps); break;
-        case 1: r = get_double("--lr", v, 1e-12, 10.0, &o->lr); break;
-        case 2: r = get_double("--alpha", v, 0.0, 1e6, &o->alpha); break;
-        case 3: r = get_double("--alpha-end", v, 0.0, 1e6, &o->alpha_end); break;
-        case 4: r = get_int("--n", v, 2, 2000, &o->N); break;
+        case 0: r = parse_int("--steps", v, 1, 10000000, &o->steps); break;
+        case 1: r = parse_double_in("--lr", v, 1e-12, 10.0, &o->lr); break;
+        case 2: r = parse_double_in("--alpha", v, 0.0, 1e6, &o->alpha); break;
+        case 3: r = parse_double_in("--alpha-end", v, 0.0, 1e6, &o->alpha_end); break;
+        case 4: r = parse_int("--n", v, 2, 2000, &o->N); break;
         case 5: o->method = v; break;
-        case 6: r = get_int("--every", v, 1, 10000000, &o->every); break;
+        case 6: r = parse_int("--every", v, 1, 10000000, &o->every); break;
         case 7: o->png = v; break;
-        case 8: r = get_int("--seed", v, 0, INT64_MAX, &o->seed); break;
-        case 9: r = get_int("--threads", v, 0, 4096, &o->threads); break;
-        case 10: r = get_double("--lr-end", v, 0.0, 1.0, &o->lr_end_ratio); break;
-        default: r = get_double("--noise", v, 0.0, 1.0, &o->noise); break;
+        case 8: r = parse_int("--seed", v, 0, INT64_MAX, &o->seed); break;
+        case 9: r = parse_int("--threads", v, 0, 4096, &o->threads); break;
+        case 10: r = parse_double_in("--lr-end", v, 0.0, 1.0, &o->lr_end_ratio); break;
+        default: r = parse_double_in("--noise", v, 0.0, 1.0, &o->noise); break;
         }
         if (r) return r;
     }

@@ -14,6 +14,7 @@
 
 #include <sla.h>
 
+#include "cli_util.h"
 #include "demo_inverse.h"
 #ifdef SLA_CLI_DIST
 #include "dist_cli.h"
@@ -29,28 +30,9 @@
 #include <string.h>
 #include <time.h>
 
-enum { EXIT_OK = 0, EXIT_INTERNAL = 1, EXIT_BAD = 2, EXIT_NOCONV = 3 };
-
 #define PI 3.14159265358979323846
 
 /* ---- small helpers -------------------------------------------------- */
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void err(const char *fmt, ...)
-{
-    va_list ap;
-    fputs("sla: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
 
 /* Report a failed library call: the context's message (which names the
  * file and line for I/O), else the status name. Returns the exit code. */
@@ -111,42 +93,6 @@ static const char *nearest(const char *word, const char *const *names, int count
         }
     }
     return best;
-}
-
-static int parse_double(const char *opt, const char *s, double *out)
-{
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v) ||
-        isspace((unsigned char)s[0])) {
-        err("%s: '%s' is not a valid number", opt, s);
-        return EXIT_BAD;
-    }
-    *out = v;
-    return 0;
-}
-
-static int parse_int(const char *opt, const char *s, long long lo, long long hi,
-                     long long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end != '\0' || isspace((unsigned char)s[0])) {
-        err("%s: '%s' is not a valid integer", opt, s);
-        return EXIT_BAD;
-    }
-    if (errno == ERANGE) {
-        err("%s: '%s' is out of range", opt, s);
-        return EXIT_BAD;
-    }
-    if (v < lo || v > hi) {
-        err("%s: %lld is out of range [%lld, %lld]", opt, v, lo, hi);
-        return EXIT_BAD;
-    }
-    *out = v;
-    return 0;
 }
 
 static void json_string(FILE *f, const char *s)
@@ -276,6 +222,39 @@ static int parse_args(const char *cmd, int argc, char **argv, int start, optdef 
     return 0;
 }
 
+/* The preamble of every `sla CMD`: parse argv[2..) against defs, the
+ * positional arguments into pos[0..npos). Returns 1 when the command is
+ * over, with its exit status in *rc: --help printed (EXIT_OK), a bad
+ * option, or not exactly npos positional arguments (EXIT_BAD, message
+ * "CMD: USAGE (see 'sla CMD --help')"). Returns 0 to go on. */
+static int command_args(const char *cmd, const char *help, const char *usage, int argc,
+                        char **argv, optdef *defs, int ndefs, const char **pos, int npos,
+                        int *rc)
+{
+    int got = 0;
+    *rc = parse_args(cmd, argc, argv, 2, defs, ndefs, pos, npos, &got);
+    if (*rc) return 1;
+    if (optseen(defs, ndefs, "--help")) {
+        fputs(help, stdout);
+        *rc = EXIT_OK;
+        return 1;
+    }
+    if (got != npos) {
+        err("%s: %s (see 'sla %s --help')", cmd, usage, cmd);
+        *rc = EXIT_BAD;
+        return 1;
+    }
+    return 0;
+}
+
+/* --threads T (0, the default: OpenMP's choice). Returns 0 or EXIT_BAD. */
+static int opt_threads(optdef *defs, int ndefs, long long *threads)
+{
+    const char *s = optval(defs, ndefs, "--threads");
+    *threads = 0;
+    return s && parse_int("--threads", s, 0, 4096, threads) ? EXIT_BAD : 0;
+}
+
 /* ---- names ---------------------------------------------------------- */
 
 static const char *const method_names[] = {"auto", "cg", "bicgstab", "gmres", "minres",
@@ -313,6 +292,28 @@ static int read_matrix(sla_ctx *ctx, const char *path, sla_matrix **A)
         return lib_fail(ctx, st, path);
     }
     return 0;
+}
+
+/* A new context using `threads` threads (0: OpenMP's choice). Returns 0
+ * or EXIT_INTERNAL (message printed, *ctx NULL). */
+static int new_ctx(long long threads, sla_ctx **ctx)
+{
+    if (sla_ctx_create(ctx) != SLA_OK) {
+        err("out of memory");
+        return EXIT_INTERNAL;
+    }
+    sla_ctx_set_threads(*ctx, (int)threads);
+    return 0;
+}
+
+/* new_ctx and the matrix of path read into it. Returns 0 or the exit
+ * status (message printed); either way the caller destroys *ctx and *A
+ * (NULL when not made). */
+static int open_matrix(const char *path, long long threads, sla_ctx **ctx, sla_matrix **A)
+{
+    *A = NULL;
+    int rc = new_ctx(threads, ctx);
+    return rc ? rc : read_matrix(*ctx, path, A);
 }
 
 /* Read an array file and copy it into a malloc'd buffer. */
@@ -438,17 +439,10 @@ static int cmd_solve(int argc, char **argv)
     };
     const int nd = (int)(sizeof defs / sizeof defs[0]);
     const char *pos[1];
-    int npos = 0;
-    int rc = parse_args("solve", argc, argv, 2, defs, nd, pos, 1, &npos);
-    if (rc) return rc;
-    if (optseen(defs, nd, "--help")) {
-        fputs(solve_help, stdout);
-        return EXIT_OK;
-    }
-    if (npos != 1) {
-        err("solve: expected a matrix file (see 'sla solve --help')");
-        return EXIT_BAD;
-    }
+    int rc;
+    if (command_args("solve", solve_help, "expected a matrix file", argc, argv, defs, nd, pos, 1,
+                     &rc))
+        return rc;
     const char *apath = pos[0];
     const int json = optseen(defs, nd, "--json");
     const int verbose = optseen(defs, nd, "--verbose");
@@ -516,9 +510,7 @@ static int cmd_solve(int argc, char **argv)
             return EXIT_BAD;
         }
     }
-    if ((s = optval(defs, nd, "--threads"))) {
-        if (parse_int("--threads", s, 0, 4096, &threads)) return EXIT_BAD;
-    }
+    if (opt_threads(defs, nd, &threads)) return EXIT_BAD;
     if ((gb_path || ga_path) && !adj_path) {
         err("solve: %s needs --adjoint w.mtx", gb_path ? "--grad-b" : "--grad-A");
         return EXIT_BAD;
@@ -533,14 +525,8 @@ static int cmd_solve(int argc, char **argv)
     monitor_state mon;
     memset(&mon, 0, sizeof mon);
 
-    if (sla_ctx_create(&ctx) != SLA_OK) {
-        err("out of memory");
-        return EXIT_INTERNAL;
-    }
-    sla_ctx_set_threads(ctx, (int)threads);
-
     double t_read = now_seconds();
-    rc = read_matrix(ctx, apath, &A);
+    rc = open_matrix(apath, threads, &ctx, &A);
     if (rc) goto done;
     t_read = now_seconds() - t_read;
     const sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
@@ -797,19 +783,11 @@ static int cmd_gen(int argc, char **argv)
     };
     const int nd = (int)(sizeof defs / sizeof defs[0]);
     const char *pos[2];
-    int npos = 0;
-    int rc = parse_args("gen", argc, argv, 2, defs, nd, pos, 2, &npos);
-    if (rc) return rc;
-    if (optseen(defs, nd, "--help")) {
-        fputs(gen_help, stdout);
-        return EXIT_OK;
-    }
+    int rc;
+    if (command_args("gen", gen_help, "expected KIND and N", argc, argv, defs, nd, pos, 2, &rc))
+        return rc;
     static const char *const kinds[] = {"poisson1d",  "poisson2d",  "poisson3d", "diffusion2d",
                                         "convdiff2d", "aniso2d",    "random"};
-    if (npos != 2) {
-        err("gen: expected KIND and N (see 'sla gen --help')");
-        return EXIT_BAD;
-    }
     int kind = lookup_name("gen", pos[0], kinds, 7);
     if (kind < 0) return EXIT_BAD;
     long long N;
@@ -865,10 +843,7 @@ static int cmd_gen(int argc, char **argv)
     sla_matrix *A = NULL;
     double *kappa = NULL;
     sla_status st = SLA_OK;
-    if (sla_ctx_create(&ctx) != SLA_OK) {
-        err("out of memory");
-        return EXIT_INTERNAL;
-    }
+    if ((rc = new_ctx(0, &ctx))) return rc;
     double t = now_seconds();
     switch (kind) {
     case 0: case 1: case 2:
@@ -936,24 +911,13 @@ static int cmd_info(int argc, char **argv)
     optdef defs[] = {{"--json", NULL, 0, NULL, 0}, {"--help", "-h", 0, NULL, 0}};
     const int nd = 2;
     const char *pos[1];
-    int npos = 0;
-    int rc = parse_args("info", argc, argv, 2, defs, nd, pos, 1, &npos);
-    if (rc) return rc;
-    if (optseen(defs, nd, "--help")) {
-        fputs(info_help, stdout);
-        return EXIT_OK;
-    }
-    if (npos != 1) {
-        err("info: expected a matrix file (see 'sla info --help')");
-        return EXIT_BAD;
-    }
+    int rc;
+    if (command_args("info", info_help, "expected a matrix file", argc, argv, defs, nd, pos, 1,
+                     &rc))
+        return rc;
     sla_ctx *ctx = NULL;
     sla_matrix *A = NULL;
-    if (sla_ctx_create(&ctx) != SLA_OK) {
-        err("out of memory");
-        return EXIT_INTERNAL;
-    }
-    rc = read_matrix(ctx, pos[0], &A);
+    rc = open_matrix(pos[0], 0, &ctx, &A);
     if (rc) goto done;
     sla_matrix_props p;
     sla_status st = sla_matrix_properties(ctx, A, 0, 1e-12, &p);
@@ -1070,8 +1034,7 @@ static int demo_poisson(int argc, char **argv, int start)
     int precond_given = 0;
     const char *s;
     if ((s = optval(defs, nd, "--n")) && parse_int("--n", s, 2, 4000, &N)) return EXIT_BAD;
-    if ((s = optval(defs, nd, "--threads")) && parse_int("--threads", s, 0, 4096, &threads))
-        return EXIT_BAD;
+    if (opt_threads(defs, nd, &threads)) return EXIT_BAD;
     if ((s = optval(defs, nd, "--method"))) {
         int k = lookup_name("--method", s, method_names, N_METHODS);
         if (k < 0) return EXIT_BAD;
@@ -1098,11 +1061,7 @@ static int demo_poisson(int argc, char **argv, int start)
            *vals = NULL;
     sla_int *colind = NULL;
     sla_status st;
-    if (sla_ctx_create(&ctx) != SLA_OK) {
-        err("out of memory");
-        return EXIT_INTERNAL;
-    }
-    sla_ctx_set_threads(ctx, (int)threads);
+    if ((rc = new_ctx(threads, &ctx))) return rc;
 
     double t = now_seconds();
     st = sla_gen_poisson(ctx, 2, (sla_int)N, &A);
@@ -1335,19 +1294,12 @@ static int cmd_nlsolve(int argc, char **argv)
                      {"--help", "-h", 0, NULL, 0}};
     const int nd = (int)(sizeof defs / sizeof defs[0]);
     const char *pos[2];
-    int npos = 0;
-    int rc = parse_args("nlsolve", argc, argv, 2, defs, nd, pos, 2, &npos);
-    if (rc) return rc;
-    if (optseen(defs, nd, "--help")) {
-        fputs(nlsolve_help, stdout);
-        return EXIT_OK;
-    }
+    int rc;
+    if (command_args("nlsolve", nlsolve_help,
+                     "expected a problem and a grid size, e.g. 'sla nlsolve bratu2d 128 --mu 1'",
+                     argc, argv, defs, nd, pos, 2, &rc))
+        return rc;
     static const char *const kinds[] = {"bratu2d"};
-    if (npos != 2) {
-        err("nlsolve: expected a problem and a grid size, e.g. 'sla nlsolve bratu2d 128 --mu 1' "
-            "(see 'sla nlsolve --help')");
-        return EXIT_BAD;
-    }
     if (lookup_name("problem", pos[0], kinds, 1) < 0) return EXIT_BAD;
     long long N = 0;
     if ((rc = parse_int("N", pos[1], 1, 46340, &N))) return rc;
@@ -1386,10 +1338,7 @@ static int cmd_nlsolve(int argc, char **argv)
     int json = optseen(defs, nd, "--json");
 
     sla_ctx *ctx = NULL;
-    if (sla_ctx_create(&ctx) != SLA_OK) {
-        err("out of memory");
-        return EXIT_INTERNAL;
-    }
+    if ((rc = new_ctx(0, &ctx))) return rc;
     sla_nl_builtin *B = NULL;
     sla_nlsolver *S = NULL;
     double *u = NULL, *gu = NULL;
@@ -1532,17 +1481,10 @@ static int cmd_eigsh(int argc, char **argv)
     };
     const int nd = (int)(sizeof defs / sizeof defs[0]);
     const char *pos[1];
-    int npos = 0;
-    int rc = parse_args("eigsh", argc, argv, 2, defs, nd, pos, 1, &npos);
-    if (rc) return rc;
-    if (optseen(defs, nd, "--help")) {
-        fputs(eigsh_help, stdout);
-        return EXIT_OK;
-    }
-    if (npos != 1) {
-        err("eigsh: expected a matrix file (see 'sla eigsh --help')");
-        return EXIT_BAD;
-    }
+    int rc;
+    if (command_args("eigsh", eigsh_help, "expected a matrix file", argc, argv, defs, nd, pos, 1,
+                     &rc))
+        return rc;
     sla_eigsh_options o;
     sla_eigsh_options_default(&o);
     const char *s;
@@ -1575,19 +1517,14 @@ static int cmd_eigsh(int argc, char **argv)
         if (parse_int("--maxiter", s, 1, 1000000000, &v)) return EXIT_BAD;
         o.maxiter = v;
     }
-    if ((s = optval(defs, nd, "--threads")) && parse_int("--threads", s, 0, 4096, &threads)) return EXIT_BAD;
+    if (opt_threads(defs, nd, &threads)) return EXIT_BAD;
     const int json = optseen(defs, nd, "--json");
     const char *out_path = optval(defs, nd, "--out");
 
     sla_ctx *ctx = NULL;
     sla_matrix *A = NULL;
     double *l = NULL, *V = NULL, *res = NULL;
-    if (sla_ctx_create(&ctx) != SLA_OK) {
-        err("out of memory");
-        return EXIT_INTERNAL;
-    }
-    sla_ctx_set_threads(ctx, (int)threads);
-    rc = read_matrix(ctx, pos[0], &A);
+    rc = open_matrix(pos[0], threads, &ctx, &A);
     if (rc) goto done;
     sla_int n = sla_matrix_nrows(A);
     l = xcalloc((size_t)o.k, sizeof *l);
@@ -1696,17 +1633,10 @@ static int cmd_logdet(int argc, char **argv)
     };
     const int nd = (int)(sizeof defs / sizeof defs[0]);
     const char *pos[1];
-    int npos = 0;
-    int rc = parse_args("logdet", argc, argv, 2, defs, nd, pos, 1, &npos);
-    if (rc) return rc;
-    if (optseen(defs, nd, "--help")) {
-        fputs(logdet_help, stdout);
-        return EXIT_OK;
-    }
-    if (npos != 1) {
-        err("logdet: expected a matrix file (see 'sla logdet --help')");
-        return EXIT_BAD;
-    }
+    int rc;
+    if (command_args("logdet", logdet_help, "expected a matrix file", argc, argv, defs, nd, pos, 1,
+                     &rc))
+        return rc;
     static const char *const mn[] = {"auto", "cholesky", "ldlt", "lu", "slq"};
     sla_logdet_method m = SLA_LOGDET_AUTO;
     const char *s;
@@ -1732,19 +1662,14 @@ static int cmd_logdet(int argc, char **argv)
         if (parse_int("--seed", s, 0, 1000000000000LL, &lv)) return EXIT_BAD;
         so.seed = (uint64_t)lv;
     }
-    if ((s = optval(defs, nd, "--threads")) && parse_int("--threads", s, 0, 4096, &threads)) return EXIT_BAD;
+    if (opt_threads(defs, nd, &threads)) return EXIT_BAD;
     const char *gpath = optval(defs, nd, "--grad-A");
     const int json = optseen(defs, nd, "--json");
 
     sla_ctx *ctx = NULL;
     sla_matrix *A = NULL;
     double *g = NULL;
-    if (sla_ctx_create(&ctx) != SLA_OK) {
-        err("out of memory");
-        return EXIT_INTERNAL;
-    }
-    sla_ctx_set_threads(ctx, (int)threads);
-    rc = read_matrix(ctx, pos[0], &A);
+    rc = open_matrix(pos[0], threads, &ctx, &A);
     if (rc) goto done;
     if (gpath && !(g = xcalloc((size_t)sla_matrix_nnz(A), sizeof *g))) {
         rc = EXIT_INTERNAL;

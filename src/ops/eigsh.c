@@ -4,6 +4,7 @@
  * (first-order perturbation, one projected MINRES solve per vector). */
 #include "../solvers/direct.h"
 #include "../solvers/krylov.h"
+#include "ops_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -77,35 +78,11 @@ static sla_status check_opts(sla_ctx *ctx, const sla_eigsh_options *o, sla_int n
     return SLA_OK;
 }
 
-/* Value array ib of A as a one-array matrix sharing A's arrays. */
-static void single_view(const sla_matrix *A, sla_int ib, sla_matrix *view)
-{
-    *view = *A;
-    view->nbatch = 1;
-    view->values = (char *)A->values + (size_t)ib * (size_t)A->nnz * sla__dtype_size(A->dtype);
-    view->own_rowptr = false;
-    view->own_values = false;
-}
-
 static sla_status check_common(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla_matrix *V)
 {
     if (!A) return sla__error(ctx, SLA_ERR_ARGUMENT, "eigsh: A is NULL");
-    if (A->nrows != A->ncols)
-        return sla__error(ctx, SLA_ERR_DIMENSION, "eigsh: matrix is %lld x %lld, not square",
-                          (long long)A->nrows, (long long)A->ncols);
-    if (ib < 0 || ib >= A->nbatch)
-        return sla__error(ctx, SLA_ERR_INDEX, "value array %lld out of range [0, %lld)", (long long)ib,
-                          (long long)A->nbatch);
-    single_view(A, ib, V);
-    sla_status st = sla_matrix_check_values(ctx, V, 0);
-    if (st) return st;
-    sla_matrix_props pr;
-    if ((st = sla_matrix_properties(ctx, V, 0, 1e-12, &pr))) return st;
-    if (!pr.symmetric)
-        return sla__error(ctx, SLA_ERR_ARGUMENT,
-                          "eigsh: the matrix is not symmetric (max |a_ij - a_ji| / max |a| = %.3g)",
-                          pr.symmetry_error);
-    return SLA_OK;
+    sla_status st = sla__check_square_index(ctx, "eigsh", A, ib);
+    return st ? st : sla__symmetric_view(ctx, "eigsh", A, ib, V);
 }
 
 #ifdef SLA_HAVE_ARPACK
@@ -465,11 +442,7 @@ sla_status sla_eigsh_batch(sla_ctx *ctx, const sla_matrix *A, const sla_eigsh_op
         size_t ok = (size_t)b * (size_t)o.k;
         sla_status st = sla_eigsh(ctx, A, b, &o, evals + ok, evecs ? evecs + ok * (size_t)A->nrows : NULL,
                                   A->nrows, residuals ? residuals + ok : NULL, info ? info + b : NULL);
-        if (st < 0) {
-            char msg[400];
-            snprintf(msg, sizeof msg, "%s", sla_ctx_message(ctx));
-            return sla__error(ctx, st, "value array %lld: %s", (long long)b, msg);
-        }
+        if (st < 0) return sla__batch_error(ctx, st, b);
         if (st > 0) worst = st;
     }
     if (worst) return sla__error(ctx, worst, "eigsh batch: some value arrays did not converge (see info)");
@@ -651,11 +624,7 @@ sla_status sla_eigsh_batch_vjp(sla_ctx *ctx, const sla_matrix *A, const sla_eigs
         sla_status st = sla_eigsh_vjp(ctx, A, b, opts, k, evals + (size_t)b * nk, evecs + (size_t)b * n * nk,
                                       A->nrows, gl ? gl + (size_t)b * nk : NULL, gv ? gv + (size_t)b * n * nk : NULL,
                                       A->nrows, gA + (size_t)b * (size_t)A->nnz, info ? info + b : NULL);
-        if (st < 0) {
-            char msg[400];
-            snprintf(msg, sizeof msg, "%s", sla_ctx_message(ctx));
-            return sla__error(ctx, st, "value array %lld: %s", (long long)b, msg);
-        }
+        if (st < 0) return sla__batch_error(ctx, st, b);
         if (st > 0) worst = st;
     }
     if (worst) return sla__error(ctx, worst, "eigsh batch vjp: a projected solve missed its tolerance (see info)");

@@ -11,6 +11,7 @@
  * smallest Ritz pairs; P = X_new - X (X^T X_new) and A P by the same
  * combination, without a product with A. */
 #include "../solvers/krylov.h"
+#include "ops_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -130,12 +131,8 @@ sla_status sla_lobpcg(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_l
     if (opts) o = *opts;
     else sla_lobpcg_options_default(&o);
     if (!A || !evals) return sla__error(ctx, SLA_ERR_ARGUMENT, "lobpcg: NULL argument");
-    if (A->nrows != A->ncols)
-        return sla__error(ctx, SLA_ERR_DIMENSION, "lobpcg: matrix is %lld x %lld, not square", (long long)A->nrows,
-                          (long long)A->ncols);
-    if (ib < 0 || ib >= A->nbatch)
-        return sla__error(ctx, SLA_ERR_INDEX, "value array %lld out of range [0, %lld)", (long long)ib,
-                          (long long)A->nbatch);
+    sla_status st = sla__check_square_index(ctx, "lobpcg", A, ib);
+    if (st) return st;
     const sla_int n = A->nrows, k = o.k;
     if (k < 1 || 3 * k >= n || k > 10000)
         return sla__error(ctx, SLA_ERR_ARGUMENT,
@@ -147,17 +144,8 @@ sla_status sla_lobpcg(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_l
     if (evecs && ldv < n)
         return sla__error(ctx, SLA_ERR_DIMENSION, "lobpcg: ldv = %lld < n = %lld", (long long)ldv, (long long)n);
     if (n > INT32_MAX / 3) return sla__error(ctx, SLA_ERR_TOO_LARGE, "lobpcg: n too large for 32-bit BLAS");
-    sla_matrix V = *A;
-    V.nbatch = 1;
-    V.values = (char *)A->values + (size_t)ib * (size_t)A->nnz * sla__dtype_size(A->dtype);
-    V.own_rowptr = V.own_values = false;
-    sla_status st = sla_matrix_check_values(ctx, &V, 0);
-    if (st) return st;
-    sla_matrix_props pr;
-    if ((st = sla_matrix_properties(ctx, &V, 0, 1e-12, &pr))) return st;
-    if (!pr.symmetric)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "lobpcg: the matrix is not symmetric (max |a_ij - a_ji| / max "
-                          "|a| = %.3g)", pr.symmetry_error);
+    sla_matrix V;
+    if ((st = sla__symmetric_view(ctx, "lobpcg", A, ib, &V))) return st;
     if (o.x0)
         for (sla_int j = 0; j < k; j++)
             if (!sla__all_finite(n, o.x0 + (size_t)j * (size_t)n))

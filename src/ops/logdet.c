@@ -2,6 +2,7 @@
  * d log|det A| / dA_k = (A^-1)[col_k, row_k] on the stored pattern:
  * selected inversion on CHOLMOD factors, blocked solves on LU factors. */
 #include "../solvers/direct.h"
+#include "ops_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -112,16 +113,6 @@ sla_status sla_solver_logdet_grad(sla_ctx *ctx, sla_solver *S, sla_int ib, doubl
     return sla__ok(ctx, SLA_OK);
 }
 
-/* Value array ib of A as a one-array matrix sharing A's arrays. */
-static void single_view(const sla_matrix *A, sla_int ib, sla_matrix *view)
-{
-    *view = *A;
-    view->nbatch = 1;
-    view->values = (char *)A->values + (size_t)ib * (size_t)A->nnz * sla__dtype_size(A->dtype);
-    view->own_rowptr = false;
-    view->own_values = false;
-}
-
 static sla_status try_method(sla_ctx *ctx, const sla_matrix *V, sla_method m, sla_solver **S)
 {
     sla_solver_options o;
@@ -144,7 +135,7 @@ sla_status sla_logdet(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla_logdet_
     if (method < SLA_LOGDET_AUTO || method > SLA_LOGDET_LU)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_logdet: unknown method %d", (int)method);
     sla_matrix V;
-    single_view(A, ib, &V);
+    sla__single_view(A, ib, &V);
     sla_status st = sla_matrix_check_values(ctx, &V, 0);
     if (st) return st;
 

@@ -103,6 +103,13 @@ static sla_int nbr(const sla_nl_builtin *B, sla_int p, int d)
     }
 }
 
+/* u at neighbour d of node p, 0 outside the grid (the Dirichlet value). */
+static double nbr_u(const sla_nl_builtin *B, const double *u, sla_int p, int d)
+{
+    sla_int q = nbr(B, p, d);
+    return q >= 0 ? u[q] : 0.0;
+}
+
 /* F_p = sum_edges (kappa(u_p) + kappa(u_q)) / 2 (u_p - u_q) - h^2 f_p, u_q = 0 outside */
 static sla_status diff_residual(void *user, const double *u, const double *theta, double *F)
 {
@@ -112,8 +119,7 @@ static sla_status diff_residual(void *user, const double *u, const double *theta
     for (sla_int p = 0; p < B->n; p++) {
         double s = 0.0, kp = kap(B, u[p]);
         for (int d = 0; d < 4; d++) {
-            sla_int q = nbr(B, p, d);
-            double uq = q >= 0 ? u[q] : 0.0;
+            double uq = nbr_u(B, u, p, d);
             s += 0.5 * (kp + kap(B, uq)) * (u[p] - uq);
         }
         F[p] = s - B->h2 * theta[p];
@@ -132,11 +138,35 @@ static double diff_diag(const sla_nl_builtin *B, const double *u, sla_int p)
 {
     double s = 0.0, kp = kap(B, u[p]), dp = dkap(B, u[p]);
     for (int d = 0; d < 4; d++) {
-        sla_int q = nbr(B, p, d);
-        double uq = q >= 0 ? u[q] : 0.0;
+        double uq = nbr_u(B, u, p, d);
         s += 0.5 * (kp + kap(B, uq)) + 0.5 * dp * (u[p] - uq);
     }
     return s;
+}
+
+/* J_pq = dF_p/du_q, for q on row p's pattern */
+static double diff_entry(const sla_nl_builtin *B, const double *u, sla_int p, sla_int q)
+{
+    return p == q ? diff_diag(B, u, p) : diff_offdiag(B, u, p, q);
+}
+
+/* out = J v, or J^T v with transpose: (J^T v)_r = sum_c J_cr v_c over the
+ * pattern of row r (the pattern is symmetric, the values are not). Inlined
+ * into each caller so that the branch on transpose is resolved at compile
+ * time (a shared out-of-line copy made J^T v about 20% slower). */
+static inline __attribute__((always_inline)) void diff_apply(const sla_nl_builtin *B,
+                                                             const double *u, const double *v,
+                                                             double *out, bool transpose)
+{
+    const sla_matrix *A = B->A;
+    for (sla_int r = 0; r < B->n; r++) {
+        double s = 0.0;
+        for (sla_int k = A->rowptr[r]; k < A->rowptr[r + 1]; k++) {
+            sla_int c = A->colind[k];
+            s += (transpose ? diff_entry(B, u, c, r) : diff_entry(B, u, r, c)) * v[c];
+        }
+        out[r] = s;
+    }
 }
 
 static sla_status diff_jacobian(void *user, const double *u, const double *theta, double *vals)
@@ -145,10 +175,8 @@ static sla_status diff_jacobian(void *user, const double *u, const double *theta
     const sla_nl_builtin *B = user;
     const sla_matrix *A = B->A;
     for (sla_int p = 0; p < B->n; p++)
-        for (sla_int k = A->rowptr[p]; k < A->rowptr[p + 1]; k++) {
-            sla_int q = A->colind[k];
-            vals[k] = q == p ? diff_diag(B, u, p) : diff_offdiag(B, u, p, q);
-        }
+        for (sla_int k = A->rowptr[p]; k < A->rowptr[p + 1]; k++)
+            vals[k] = diff_entry(B, u, p, A->colind[k]);
     return SLA_OK;
 }
 
@@ -156,16 +184,7 @@ static sla_status diff_jvp(void *user, const double *u, const double *theta, con
                            double *Jv)
 {
     (void)theta;
-    const sla_nl_builtin *B = user;
-    const sla_matrix *A = B->A;
-    for (sla_int p = 0; p < B->n; p++) {
-        double s = 0.0;
-        for (sla_int k = A->rowptr[p]; k < A->rowptr[p + 1]; k++) {
-            sla_int q = A->colind[k];
-            s += (q == p ? diff_diag(B, u, p) : diff_offdiag(B, u, p, q)) * v[q];
-        }
-        Jv[p] = s;
-    }
+    diff_apply(user, u, v, Jv, false);
     return SLA_OK;
 }
 
@@ -174,16 +193,7 @@ static sla_status diff_vjp_u(void *user, const double *u, const double *theta, c
                              double *Jtv)
 {
     (void)theta;
-    const sla_nl_builtin *B = user;
-    const sla_matrix *A = B->A;
-    for (sla_int q = 0; q < B->n; q++) {
-        double s = 0.0;
-        for (sla_int k = A->rowptr[q]; k < A->rowptr[q + 1]; k++) {
-            sla_int p = A->colind[k];
-            s += (p == q ? diff_diag(B, u, q) : diff_offdiag(B, u, p, q)) * v[p];
-        }
-        Jtv[q] = s;
-    }
+    diff_apply(user, u, v, Jtv, true);
     return SLA_OK;
 }
 
@@ -212,10 +222,8 @@ static sla_status diff_picard(void *user, const double *u, const double *theta, 
                 continue;
             }
             double s = 0.0;
-            for (int d = 0; d < 4; d++) {
-                sla_int r = nbr(B, p, d);
-                s += 0.5 * (kap(B, u[p]) + kap(B, r >= 0 ? u[r] : 0.0));
-            }
+            for (int d = 0; d < 4; d++)
+                s += 0.5 * (kap(B, u[p]) + kap(B, nbr_u(B, u, p, d)));
             vals[k] = s;
         }
         b[p] = B->h2 * theta[p];

@@ -1,6 +1,6 @@
 /* Stochastic Lanczos quadrature for log det A (SPD), and Hutchinson's
  * estimate of its gradient (A^-1)[col_k, row_k] on the pattern. */
-#include "../core/internal.h"
+#include "ops_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -98,26 +98,13 @@ sla_status sla_logdet_slq(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const s
     if (opts) o = *opts;
     else sla_slq_options_default(&o);
     if (!A || !logdet) return sla__error(ctx, SLA_ERR_ARGUMENT, "slq: NULL argument");
-    if (A->nrows != A->ncols)
-        return sla__error(ctx, SLA_ERR_DIMENSION, "slq: matrix is %lld x %lld, not square", (long long)A->nrows,
-                          (long long)A->ncols);
-    if (ib < 0 || ib >= A->nbatch)
-        return sla__error(ctx, SLA_ERR_INDEX, "value array %lld out of range [0, %lld)", (long long)ib,
-                          (long long)A->nbatch);
+    sla_status st = sla__check_square_index(ctx, "slq", A, ib);
+    if (st) return st;
     if (o.probes < 1 || o.lanczos_steps < 1 || o.lanczos_steps > 10000)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "slq: probes = %lld must be >= 1 and lanczos_steps = %lld in "
                           "[1, 10000]", (long long)o.probes, (long long)o.lanczos_steps);
-    sla_matrix V = *A;
-    V.nbatch = 1;
-    V.values = (char *)A->values + (size_t)ib * (size_t)A->nnz * sla__dtype_size(A->dtype);
-    V.own_rowptr = V.own_values = false;
-    sla_status st = sla_matrix_check_values(ctx, &V, 0);
-    if (st) return st;
-    sla_matrix_props pr;
-    if ((st = sla_matrix_properties(ctx, &V, 0, 1e-12, &pr))) return st;
-    if (!pr.symmetric)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "slq: the matrix is not symmetric (max |a_ij - a_ji| / max |a| = "
-                          "%.3g)", pr.symmetry_error);
+    sla_matrix V;
+    if ((st = sla__symmetric_view(ctx, "slq", A, ib, &V))) return st;
 #ifndef SLA_HAVE_LAPACK
     (void)std_error;
     (void)grad;
