@@ -206,7 +206,7 @@ RB_NPROC=$(nproc)
 RB_KERNEL=$(uname -r)
 export RB_DATE RB_NPROC RB_KERNEL RB_CPU="$cpu" RB_L3="$l3" \
   RB_MEM="$mem" RB_CC="$ccver" RB_NATIVE="$native" RB_BTYPE="$btype" RB_COMMIT="$commit$dirty" \
-  RB_OUT="$out" RB_TOTAL="$t_total" RB_LOAD="$load" RB_WAITED="$waited" \
+  RB_OUT="$out" RB_TOTAL="$t_total" RB_LOAD="$load" RB_WAITED="$waited" RB_PARTS="$parts" \
   RB_CMD_CG="$cmd_cg" RB_CMD_SCIPY="$cmd_scipy" RB_CMD_ADJ="$cmd_adj" RB_BUILD="$build" RB_RETRIES="$retries" \
   RB_CMD_TORCH="$cmd_torch" RB_CMD_HIST="$cmd_hist" RB_CMD_DIRECT="$cmd_direct" RB_CMD_AMG="$cmd_amg" RB_CMD_DISTAMG="$cmd_distamg" \
   RB_PLOTS="$(dirname "$results")/plots"
@@ -251,6 +251,10 @@ w(f"- Machine: {E['RB_NPROC']} CPUs (nproc), {E['RB_CPU']}, L3 {E['RB_L3'] or '?
 w(f"- Build: {E['RB_BTYPE']}, SLA_NATIVE={E['RB_NATIVE']} (-O3 -march=native), {E['RB_CC']}")
 if scipy:
     w(f"- SciPy {scipy[0]['scipy']}, NumPy {scipy[0]['numpy']} (Debian /usr/bin/python3)")
+all_parts = "cg,adjoint,torch,history,direct,amg,distamg"
+if set(E["RB_PARTS"].split(",")) != set(all_parts.split(",")):
+    w(f"- This run: parts {E['RB_PARTS']} only; the other tables are from earlier runs kept in bench/out/ "
+      "(from the last full run: see git log bench/RESULTS.md).")
 w(f"- Whole run: {E['RB_TOTAL']} s. Machine busy {E['RB_LOAD']} % just before the start "
   f"(waited {E['RB_WAITED']} s for it to go quiet). The machine is shared: the \"other load\" "
   "columns give the share of all CPUs that other processes used during each measurement "
