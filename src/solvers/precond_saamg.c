@@ -315,9 +315,29 @@ static inline bool strong_t(double th2, double aij, double di, double dj)
     return aij * aij >= th2 * fabs(di * dj);
 }
 
+/* a_ii, as the strength test sees it (from the stored 1 / a_ii: the same
+ * value everywhere) */
+#define DG(i) (1.0 / L->dinv[i])
+
+/* The filtered diagonal of row i (weak couplings lumped onto a_ii; a_ii if
+ * that sum is 0) and, in *s, the sum of |a_ij| over the strong ones. */
+static double filtered_diag(const sa_level *L, sla_int i, double th2, double *s)
+{
+    double df = DG(i), sum = 0.0;
+    for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
+        sla_int j = L->ci[k];
+        if (j == i) continue;
+        double v = AVAL(L, k);
+        if (strong_t(th2, v, DG(i), DG(j))) sum += fabs(v);
+        else df += v;
+    }
+    *s = sum;
+    return df == 0.0 ? DG(i) : df;
+}
+
 /* Diagonal, aggregation and the smoothed prolongator of level l; sets
- * *nagg (0: the level does not coarsen). diag: n scratch doubles. */
-static sla_status build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int l, double *diag,
+ * *nagg (0: the level does not coarsen). agg: n scratch entries. */
+static sla_status build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int l,
                           int32_t *agg, sla_int *nagg_out)
 {
     sla_int n = L->n;
@@ -332,7 +352,6 @@ static sla_status build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int
             return sla__error(ctx, SLA_ERR_SINGULAR,
                               "precond saamg: zero or missing diagonal at row %lld of level %d",
                               (long long)i, l);
-        diag[i] = d;
         L->dinv[i] = 1.0 / d;
     }
     /* aggregation: -1 free, -2 no strong neighbour, >= 0 aggregate */
@@ -340,7 +359,7 @@ static sla_status build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int
         agg[i] = -2;
         for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
             sla_int j = L->ci[k];
-            if (j != i && strong_t(th2, AVAL(L, k), diag[i], diag[j])) {
+            if (j != i && strong_t(th2, AVAL(L, k), DG(i), DG(j))) {
                 agg[i] = -1;
                 break;
             }
@@ -352,14 +371,14 @@ static sla_status build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int
         bool ok = true;
         for (sla_int k = L->rp[i]; k < L->rp[i + 1] && ok; k++) {
             sla_int j = L->ci[k];
-            if (j != i && agg[j] >= 0 && strong_t(th2, AVAL(L, k), diag[i], diag[j])) ok = false;
+            if (j != i && agg[j] >= 0 && strong_t(th2, AVAL(L, k), DG(i), DG(j))) ok = false;
         }
         if (!ok) continue;
         if (na >= INT32_MAX) break;
         agg[i] = (int32_t)na;
         for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
             sla_int j = L->ci[k];
-            if (j != i && agg[j] < 0 && strong_t(th2, AVAL(L, k), diag[i], diag[j])) agg[j] = (int32_t)na;
+            if (j != i && agg[j] < 0 && strong_t(th2, AVAL(L, k), DG(i), DG(j))) agg[j] = (int32_t)na;
         }
         na++;
     }
@@ -370,8 +389,8 @@ static sla_status build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int
         for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
             sla_int j = L->ci[k];
             double v = AVAL(L, k);
-            if (j == i || agg[j] < 0 || !strong_t(th2, v, diag[i], diag[j])) continue;
-            double s = fabs(v) / sqrt(fabs(diag[i] * diag[j]));
+            if (j == i || agg[j] < 0 || !strong_t(th2, v, DG(i), DG(j))) continue;
+            double s = fabs(v) / sqrt(fabs(DG(i) * DG(j)));
             if (s > best) best = s, ba = agg[j];
         }
         if (ba >= 0) agg[i] = -3 - ba; /* marked: not a phase-1 member for later rows */
@@ -384,7 +403,7 @@ static sla_status build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int
         agg[i] = (int32_t)na;
         for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
             sla_int j = L->ci[k];
-            if (j != i && agg[j] == -1 && strong_t(th2, AVAL(L, k), diag[i], diag[j])) agg[j] = (int32_t)na;
+            if (j != i && agg[j] == -1 && strong_t(th2, AVAL(L, k), DG(i), DG(j))) agg[j] = (int32_t)na;
         }
         na++;
     }
@@ -393,18 +412,9 @@ static sla_status build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int
     /* filtered diagonal and omega = 4 / (3 rho), rho the l1 bound of D_F^-1 A_F */
     double rho = 0.0;
     for (sla_int i = 0; i < n; i++) {
-        double df = diag[i], s = 0.0;
-        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
-            sla_int j = L->ci[k];
-            if (j == i) continue;
-            double v = AVAL(L, k);
-            if (strong_t(th2, v, diag[i], diag[j])) s += fabs(v);
-            else df += v;
-        }
-        if (df == 0.0) df = diag[i];
+        double s, df = filtered_diag(L, i, th2, &s);
         double q = (fabs(df) + s) / fabs(df);
         if (q > rho) rho = q;
-        diag[i] = df; /* from here on: the filtered diagonal */
     }
     double omega = 4.0 / (3.0 * rho);
 
@@ -418,12 +428,12 @@ static sla_status build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int
         for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
             sla_int j = L->ci[k];
             if (j == i || agg[j] < 0 || agg[j] == agg[i]) continue;
-            if (!strong_t(th2, AVAL(L, k), 1.0 / L->dinv[i], 1.0 / L->dinv[j])) continue;
+            if (!strong_t(th2, AVAL(L, k), DG(i), DG(j))) continue;
             bool seen = false; /* distinct aggregates among the earlier neighbours */
             for (sla_int q = L->rp[i]; q < k && !seen; q++) {
                 sla_int jj = L->ci[q];
                 if (jj != i && agg[jj] == agg[j] &&
-                    strong_t(th2, AVAL(L, q), 1.0 / L->dinv[i], 1.0 / L->dinv[jj]))
+                    strong_t(th2, AVAL(L, q), DG(i), DG(jj)))
                     seen = true;
             }
             if (!seen) c++;
@@ -441,7 +451,7 @@ static sla_status build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int
     for (sla_int i = 0; i < n; i++) {
         sla_int p0 = L->prp[i], m = 0;
         int32_t *lc = L->pci + p0;
-        double w = omega / diag[i];
+        double s_unused, w = omega / filtered_diag(L, i, th2, &s_unused);
         if (agg[i] >= 0) { /* (I - w D_F^-1 A_F) P0 on the diagonal: 1 - w */
             lc[0] = agg[i];
             lv[0] = 1.0 - omega;
@@ -451,7 +461,7 @@ static sla_status build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int
             sla_int j = L->ci[k];
             if (j == i || agg[j] < 0) continue;
             double v = AVAL(L, k);
-            if (!strong_t(th2, v, 1.0 / L->dinv[i], 1.0 / L->dinv[j])) continue;
+            if (!strong_t(th2, v, DG(i), DG(j))) continue;
             sla_int q = 0;
             while (q < m && lc[q] != agg[j]) q++;
             if (q == m) {
@@ -468,20 +478,17 @@ static sla_status build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int
     return SLA_OK;
 }
 
-/* Sort one row's (col, val) pairs by column (rows are short). */
-static void sort_row(int32_t *c, double *v, sla_int m)
+/* Sort one row's columns (rows are short: insertion sort). */
+static void sort_cols(int32_t *c, sla_int m)
 {
     for (sla_int i = 1; i < m; i++) {
         int32_t cc = c[i];
-        double vv = v[i];
         sla_int j = i - 1;
         while (j >= 0 && c[j] > cc) {
             c[j + 1] = c[j];
-            v[j + 1] = v[j];
             j--;
         }
         c[j + 1] = cc;
-        v[j + 1] = vv;
     }
 }
 
@@ -496,7 +503,6 @@ static sla_status galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_level 
     sa_real *tv = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *tv);
     int32_t *mark = sla__malloc(a, (size_t)nt * (size_t)nc, sizeof *mark);
     double *acc = sla__malloc(a, (size_t)nt * (size_t)nc, sizeof *acc);
-    double *cv = NULL;
     if (!trp || !tci || !tv || !mark || !acc) {
         st = nomem(ctx, l + 1);
         goto out;
@@ -552,11 +558,16 @@ static sla_status galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_level 
     sla_int cnnz = C->own_rp[nc];
     C->nnz = cnnz;
     C->own_ci = sla__malloc(a, (size_t)(cnnz > 0 ? cnnz : 1), sizeof *C->own_ci);
-    cv = sla__malloc(a, (size_t)(cnnz > 0 ? cnnz : 1), sizeof *cv);
-    if (!C->own_ci || !cv) {
+    if (!C->own_ci) {
         st = nomem(ctx, l + 1);
         goto out;
     }
+    sa_real *vv = sla__malloc(a, (size_t)(cnnz > 0 ? cnnz : 1), sizeof *vv);
+    if (!vv) {
+        st = nomem(ctx, l + 1);
+        goto out;
+    }
+    C->own_val = vv;
     for (sla_int k = 0; k < (sla_int)nt * nc; k++) mark[k] = -1;
 #pragma omp parallel num_threads(nt) if (nt > 1 && nc >= 256)
     {
@@ -564,9 +575,8 @@ static sla_status galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_level 
 #ifdef _OPENMP
         t = omp_get_thread_num();
 #endif
-        int32_t *mk = mark + (size_t)t * (size_t)nc; /* position of J in row I, offset */
-        double *ac = acc + (size_t)t * (size_t)nc;
-        (void)ac;
+        int32_t *mk = mark + (size_t)t * (size_t)nc; /* last coarse row that met J */
+        double *ac = acc + (size_t)t * (size_t)nc;  /* its sum in that row */
 #pragma omp for schedule(dynamic, 64)
         for (sla_int I = 0; I < nc; I++) {
             sla_int base = C->own_rp[I], m = 0;
@@ -578,20 +588,17 @@ static sla_status galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_level 
                     double pa = pi * AVAL(L, k);
                     for (sla_int q = L->prp[j]; q < L->prp[j + 1]; q++) {
                         int32_t J = L->pci[q];
-                        sla_int pos = mk[J] >= 0 && mk[J] < m && C->own_ci[base + mk[J]] == J
-                                          ? mk[J]
-                                          : -1;
-                        if (pos < 0) {
-                            pos = m++;
-                            mk[J] = (int32_t)pos;
-                            C->own_ci[base + pos] = J;
-                            cv[base + pos] = 0.0;
+                        if (mk[J] != (int32_t)I) {
+                            mk[J] = (int32_t)I;
+                            ac[J] = 0.0;
+                            C->own_ci[base + m++] = J;
                         }
-                        cv[base + pos] += pa * (double)L->pval[q];
+                        ac[J] += pa * (double)L->pval[q];
                     }
                 }
             }
-            sort_row(C->own_ci + base, cv + base, m);
+            sort_cols(C->own_ci + base, m);
+            for (sla_int q = 0; q < m; q++) vv[base + q] = (sa_real)ac[C->own_ci[base + q]];
         }
     }
     C->rp = C->own_rp;
@@ -603,17 +610,10 @@ static sla_status galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_level 
                 if (J <= I) continue;
                 sla_int q = find_in_row(C, J, I);
                 if (q < 0) continue; /* cannot happen for a symmetric pattern */
-                double m = 0.5 * (cv[k] + cv[q]);
-                cv[k] = cv[q] = m;
+                sa_real m = (sa_real)(0.5 * ((double)vv[k] + (double)vv[q]));
+                vv[k] = vv[q] = m;
             }
     }
-    sa_real *vv = sla__malloc(a, (size_t)(cnnz > 0 ? cnnz : 1), sizeof *vv);
-    if (!vv) {
-        st = nomem(ctx, l + 1);
-        goto out;
-    }
-    for (sla_int k = 0; k < cnnz; k++) vv[k] = (sa_real)cv[k];
-    C->own_val = vv;
     C->val = vv;
     C->f32 = sizeof(sa_real) == sizeof(float);
 out:
@@ -622,7 +622,6 @@ out:
     sla__free(a, tv);
     sla__free(a, mark);
     sla__free(a, acc);
-    sla__free(a, cv);
     return st;
 }
 
@@ -714,18 +713,18 @@ sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__
     g->symmetric = is_symmetric(L0, nt);
     g->nlev = 1;
     sla_status st = SLA_OK;
-    double *diag = sla__malloc(a, (size_t)(A->nrows > 0 ? A->nrows : 1), sizeof *diag);
-    int32_t *agg = sla__malloc(a, (size_t)(A->nrows > 0 ? A->nrows : 1), sizeof *agg);
-    if (!diag || !agg) {
-        st = nomem(ctx, 0);
-        goto out;
-    }
+    int32_t *agg = NULL;
     for (int l = 0;; l++) {
         sa_level *L = &g->lev[l];
         sla_int nagg = 0;
+        agg = sla__malloc(a, (size_t)(L->n > 0 ? L->n : 1), sizeof *agg);
+        if (!agg) {
+            st = nomem(ctx, l);
+            goto out;
+        }
         if (L->n <= SAAMG_COARSE || l == SAAMG_MAX_LEV - 1) {
             /* the coarsest level still needs 1/a_ii when it is only smoothed */
-            if ((st = build_p(ctx, a, L, l, diag, agg, &nagg))) goto out;
+            if ((st = build_p(ctx, a, L, l, agg, &nagg))) goto out;
             sla__free(a, L->prp);
             sla__free(a, L->pci);
             sla__free(a, L->pval);
@@ -734,7 +733,9 @@ sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__
             L->pval = NULL;
             break;
         }
-        if ((st = build_p(ctx, a, L, l, diag, agg, &nagg))) goto out;
+        if ((st = build_p(ctx, a, L, l, agg, &nagg))) goto out;
+        sla__free(a, agg); /* the Galerkin product needs only P */
+        agg = NULL;
         if (nagg == 0) {
             sla__free(a, L->prp);
             sla__free(a, L->pci);
@@ -764,7 +765,6 @@ sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__
                 (long long)(l ? g->lev[l].nnz : A->nnz), (long long)(g->lev[l].prp ? g->lev[l].prp[g->lev[l].n] : 0));
 #endif
 out:
-    sla__free(a, diag);
     sla__free(a, agg);
     return st;
 }
