@@ -202,23 +202,26 @@ static void dot_test(sla_ctx *ctx, const sla_matrix *A, const char *what)
     tu_fill(r, n, 11);
     tu_fill(s, n, 12);
     memcpy(r0, r, (size_t)n * sizeof *r);
-    CHECK_OK(ctx, sla__pc_apply(pc, false, r, mr, 2));
-    CHECK(memcmp(r, r0, (size_t)n * sizeof *r) == 0); /* r is not touched */
-    CHECK_OK(ctx, sla__pc_apply(pc, false, s, ms, 1));
-    CHECK_OK(ctx, sla__pc_apply(pc, true, s, mt, 1));
-    double a = 0.0, c = 0.0, na = 0.0, rr = 0.0;
-    for (sla_int i = 0; i < n; i++) {
-        a += mr[i] * s[i];
-        c += r[i] * ms[i];
-        na += fabs(mr[i] * s[i]);
-        rr += mr[i] * r[i];
+    /* one thread: Gauss-Seidel; two: hybrid Gauss-Seidel on the large levels */
+    for (int nt = 1; nt <= 2; nt++) {
+        CHECK_OK(ctx, sla__pc_apply(pc, false, r, mr, nt));
+        CHECK(memcmp(r, r0, (size_t)n * sizeof *r) == 0); /* r is not touched */
+        CHECK_OK(ctx, sla__pc_apply(pc, false, s, ms, nt));
+        CHECK_OK(ctx, sla__pc_apply(pc, true, s, mt, nt));
+        double a = 0.0, c = 0.0, na = 0.0, rr = 0.0;
+        for (sla_int i = 0; i < n; i++) {
+            a += mr[i] * s[i];
+            c += r[i] * ms[i];
+            na += fabs(mr[i] * s[i]);
+            rr += mr[i] * r[i];
+        }
+        double rel = fabs(a - c) / na;
+        printf("  dot test %-22s %d thread%s |<M r, s> - <r, M s>| / sum = %.1e, <M r, r> = %.3g\n",
+               what, nt, nt > 1 ? "s" : " ", rel, rr);
+        CHECK(rel < 1e-14);
+        CHECK(rr > 0.0);
+        CHECK(tu_reldiff(n, ms, mt) == 0.0);
     }
-    double rel = fabs(a - c) / na;
-    printf("  dot test %-36s |<M r, s> - <r, M s>| / sum = %.1e, <M r, r> = %.3g\n", what, rel,
-           rr);
-    CHECK(rel < 1e-14);
-    CHECK(rr > 0.0);
-    CHECK(tu_reldiff(n, ms, mt) == 0.0);
     free(r);
     free(s);
     free(mr);

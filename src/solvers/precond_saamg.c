@@ -103,23 +103,25 @@ typedef struct saamg {
 #define AVAL(L, k) ((L)->f32 ? (double)((const float *)(L)->val)[k] : ((const double *)(L)->val)[k])
 
 #define SA_KERNELS(T, S)                                                                      \
-    static void gs_fwd_##S(const sa_level *L, const T *v, const double *b, double *x)        \
+    /* Gauss-Seidel on rows [lo, hi); columns outside the block read xo  \
+     * (NULL: zero), so blocks run concurrently and deterministically. */  \
+    static void gs_blk_##S(const sa_level *L, const T *v, const double *b, double *x,        \
+                           const double *xo, sla_int lo, sla_int hi, bool fwd)                \
     {                                                                                         \
         const sla_int *rp = L->rp;                                                            \
         const int32_t *ci = L->ci;                                                            \
-        for (sla_int i = 0; i < L->n; i++) {                                                  \
+        bool whole = lo == 0 && hi == L->n;                                                   \
+        for (sla_int c = 0; c < hi - lo; c++) {                                               \
+            sla_int i = fwd ? lo + c : hi - 1 - c;                                            \
             double s = b[i];                                                                  \
-            for (sla_int k = rp[i]; k < rp[i + 1]; k++) s -= (double)v[k] * x[ci[k]];         \
-            x[i] += s * L->dinv[i];                                                           \
-        }                                                                                     \
-    }                                                                                         \
-    static void gs_bwd_##S(const sa_level *L, const T *v, const double *b, double *x)        \
-    {                                                                                         \
-        const sla_int *rp = L->rp;                                                            \
-        const int32_t *ci = L->ci;                                                            \
-        for (sla_int i = L->n - 1; i >= 0; i--) {                                             \
-            double s = b[i];                                                                  \
-            for (sla_int k = rp[i]; k < rp[i + 1]; k++) s -= (double)v[k] * x[ci[k]];         \
+            if (whole)                                                                        \
+                for (sla_int k = rp[i]; k < rp[i + 1]; k++) s -= (double)v[k] * x[ci[k]];     \
+            else                                                                              \
+                for (sla_int k = rp[i]; k < rp[i + 1]; k++) {                                 \
+                    sla_int j = ci[k];                                                        \
+                    double xj = (j >= lo && j < hi) ? x[j] : xo ? xo[j] : 0.0;                \
+                    s -= (double)v[k] * xj;                                                   \
+                }                                                                             \
             x[i] += s * L->dinv[i];                                                           \
         }                                                                                     \
     }                                                                                         \
@@ -140,15 +142,26 @@ typedef struct saamg {
 SA_KERNELS(double, d)
 SA_KERNELS(float, f)
 
-static void gs_fwd(const sa_level *L, const double *b, double *x)
+/* One Gauss-Seidel sweep, forward or backward. With nt > 1 threads on a
+ * large level: hybrid Gauss-Seidel, nt contiguous row blocks swept
+ * concurrently, each reading the other blocks' x from before the sweep
+ * (xo; NULL when that x is zero). The blocks depend only on nt, so a
+ * forward and a backward sweep with the same nt are transposes of each
+ * other and the cycle stays symmetric. */
+static void gs(const sa_level *L, const double *b, double *x, const double *xo, bool fwd, int nt)
 {
-    if (L->f32) gs_fwd_f(L, L->val, b, x);
-    else gs_fwd_d(L, L->val, b, x);
-}
-static void gs_bwd(const sa_level *L, const double *b, double *x)
-{
-    if (L->f32) gs_bwd_f(L, L->val, b, x);
-    else gs_bwd_d(L, L->val, b, x);
+    sla_int n = L->n;
+    if (nt <= 1 || n < SLA_PAR_MIN) {
+        if (L->f32) gs_blk_f(L, L->val, b, x, NULL, 0, n, fwd);
+        else gs_blk_d(L, L->val, b, x, NULL, 0, n, fwd);
+        return;
+    }
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+    for (int t = 0; t < nt; t++) {
+        sla_int lo = n * t / nt, hi = n * (t + 1) / nt;
+        if (L->f32) gs_blk_f(L, L->val, b, x, xo, lo, hi, fwd);
+        else gs_blk_d(L, L->val, b, x, xo, lo, hi, fwd);
+    }
 }
 static void resid(const sa_level *L, const double *b, const double *x, double *r, int nt)
 {
@@ -183,8 +196,8 @@ static void coarse_solve(const saamg *g, const sa_level *L, const double *b, dou
     sla_int n = L->n;
     if (!g->dense) { /* one symmetric Gauss-Seidel sweep */
         memset(x, 0, (size_t)n * sizeof *x);
-        gs_fwd(L, b, x);
-        gs_bwd(L, b, x);
+        gs(L, b, x, NULL, true, 1);
+        gs(L, b, x, NULL, false, 1);
         return;
     }
     const double *F = g->dense;
@@ -227,12 +240,13 @@ static void cycle(const saamg *g, int l, const double *b, double *x, int nt)
     }
     sa_level *C = (sa_level *)&g->lev[l + 1];
     memset(x, 0, (size_t)L->n * sizeof *x);
-    gs_fwd(L, b, x);
+    gs(L, b, x, NULL, true, nt); /* from x = 0 */
     resid(L, b, x, L->r, nt);
     restrict_(L, C->n, L->r, C->b);
     cycle(g, l + 1, C->b, C->x, nt);
     prolong(L, C->x, x, nt);
-    gs_bwd(L, b, x);
+    if (nt > 1 && L->n >= SLA_PAR_MIN) sla__copy(L->n, x, L->r); /* r is free again */
+    gs(L, b, x, L->r, false, nt);
 }
 
 static sla_status saamg_apply(const sla__pc *pc, bool transpose, const double *r, double *z,
