@@ -266,8 +266,16 @@ static void test_nonsymmetric(sla_ctx *ctx)
     sla_solver *S = NULL;
     o.method = SLA_METHOD_GMRES;
     CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
-    CHECK_ST(ctx, sla_solver_solve_transpose(ctx, S, 0, 1, b, n, x, n, NULL),
-             SLA_ERR_UNSUPPORTED);
+    CHECK_ERR(ctx, sla_solver_solve_transpose(ctx, S, 0, 1, b, n, x, n, NULL),
+              SLA_ERR_UNSUPPORTED, "no transposed cycle for a nonsymmetric matrix");
+    /* the preconditioner itself refuses too */
+    sla__pc *pc = NULL;
+    CHECK_OK(ctx, sla__pc_create(ctx, SLA_PRECOND_SAAMG, A, 0, &o, &pc));
+    if (pc) {
+        CHECK(sla__pc_apply(pc, false, b, x, 1) == SLA_OK);
+        CHECK(sla__pc_apply(pc, true, b, x, 1) == SLA_ERR_UNSUPPORTED);
+        sla__pc_destroy(&pc);
+    }
     sla_solver_destroy(&S);
     free(b);
     free(x);

@@ -10,8 +10,11 @@
  * float32 values, for A_c and for the prolongators.
  *
  * Hierarchy (Vanek, Mandel, Brezina 1996), level by level:
- *  - strength: j is a strong neighbour of i when |a_ij| >= theta
- *    sqrt(|a_ii a_jj|) (theta = SAAMG_THETA);
+ *  - strength: j is a strong neighbour of i when |a_ij| >= theta_l
+ *    sqrt(|a_ii a_jj|), theta_l = SAAMG_THETA / 2^l on level l (with a
+ *    fixed 0.08 the 27-point Galerkin operators of 3D Poisson fell below
+ *    it, most coarse nodes stayed unaggregated and CG went 9, 15, 23
+ *    iterations for N = 12, 24, 40; halved per level: 9, 10, 11);
  *  - greedy aggregation in the standard three phases: (1) a node whose
  *    strong neighbours are all free forms an aggregate with them; (2) a
  *    still free node joins the phase-1 aggregate of its strongest aggregated
@@ -24,9 +27,11 @@
  *    coarse operators), omega = 4 / (3 rho), rho the Gershgorin (l1) bound
  *    of D_F^-1 A_F (no power iterations: one pass, deterministic);
  *  - Galerkin A_c = P^T A P by a row-wise sparse triple product over the
- *    transpose of P (accumulated in double, stored in float32). When A is
- *    exactly symmetric, A_c is symmetrized exactly (the mean of a_IJ and
- *    a_JI) before rounding, so every level is exactly symmetric and the
+ *    transpose of P (accumulated in double, stored in float32: the same
+ *    iteration counts as float64 coarse levels on 2D/3D Poisson and
+ *    anisotropic diffusion, at half the memory). When A is exactly
+ *    symmetric, A_c is symmetrized exactly (both mirrored entries get
+ *    their rounded mean), so every level is exactly symmetric and the
  *    cycle is a symmetric operator;
  *  - coarsening stops below SAAMG_COARSE rows, at SAAMG_MAX_LEV levels, or
  *    when a level no longer shrinks; the coarsest level is factorized
@@ -41,14 +46,23 @@
  * its transpose (adjoint solves) is the same cycle. For nonsymmetric A the
  * forward cycle is a valid preconditioner for GMRES/BiCGStab, but a
  * transposed apply answers SLA_ERR_UNSUPPORTED (use precond=amg, which
- * replays the exact transposed cycle). Gauss-Seidel is serial; residuals,
- * interpolation and the Galerkin product use OpenMP threads.
+ * replays the exact transposed cycle). With several threads, levels of at
+ * least SLA_PAR_MIN rows use hybrid Gauss-Seidel: one contiguous row block
+ * per thread, the other blocks' x read from before the sweep; the blocks
+ * depend only on the thread count, so the backward sweep is still the
+ * exact transpose of the forward one (the cycle stays symmetric for a given
+ * thread count) and results are deterministic. Measured: the same
+ * iterations as serial Gauss-Seidel, 2D Poisson 1M solve 0.65 -> 0.39 s on
+ * 2 threads. Residuals, interpolation and the Galerkin product are
+ * threaded too; aggregation and the prolongator are serial.
  *
- * Memory (2D Poisson, aggregates of about 3x3): P about 2.3 entries per
- * fine row at 8 bytes + row pointers (~27 B per unknown), 1/a_ii and one
- * residual vector (16 B), the aggregate map only during set-up, coarse
- * levels ~ 1/8 of the fine level in rows at 9 entries per row (~15 B). The
- * set-up peak adds the transpose of P (freed after the Galerkin product).
+ * Memory (2D Poisson, float32 matrix: 48 B per unknown): P 2.5 entries per
+ * fine row at 8 bytes + row pointers (28 B), 1/a_ii and one residual
+ * vector (16 B), coarse levels (n/6 rows at 9 entries on level 1, then
+ * ~1/9 per level) ~27 B: ~71 B per unknown beside the matrix; with CG's
+ * vectors and b, x the whole solve peaks at 167 B per unknown
+ * (bench/SAAMG_RESULTS.md: 1e8 unknowns in 16.7 GB). The set-up's
+ * transients (aggregate map, transpose of P) are freed before the solve.
  *
  * Refresh (new values, same pattern) rebuilds the whole hierarchy
  * (pc->refresh is NULL). */
@@ -56,9 +70,6 @@
 
 #include <math.h>
 #include <string.h>
-#ifdef SAAMG_DEBUG
-#include <stdio.h>
-#endif
 
 #ifndef SAAMG_THETA
 #define SAAMG_THETA 0.08
@@ -773,11 +784,6 @@ sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__
     sa_level *Lc = &g->lev[g->nlev - 1];
     if (Lc->n <= SAAMG_DENSE_MAX && (st = factor_coarse(ctx, a, g, Lc))) goto out;
     pc->apply = saamg_apply;
-#ifdef SAAMG_DEBUG
-    for (int l = 0; l < g->nlev; l++)
-        fprintf(stderr, "saamg level %d: n %lld nnz %lld pnnz %lld\n", l, (long long)g->lev[l].n,
-                (long long)(l ? g->lev[l].nnz : A->nnz), (long long)(g->lev[l].prp ? g->lev[l].prp[g->lev[l].n] : 0));
-#endif
 out:
     sla__free(a, agg);
     return st;

@@ -720,6 +720,10 @@ static sla_status solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, bool 
         return st;
     }
 
+    if (transpose && !S->symmetric && S->opts.precond == SLA_PRECOND_SAAMG)
+        return sla__error(ctx, SLA_ERR_UNSUPPORTED,
+                          "precond saamg has no transposed cycle for a nonsymmetric matrix "
+                          "(adjoint or transposed solves): use precond amg, ilu0 or jacobi");
     bool tr = transpose && !S->symmetric;
     sla__matop m = {.A = A, .AT = NULL, .ib = ib, .transpose = tr, .work = NULL};
     sla_allocator al = sla__ctx_alloc(ctx);
