@@ -64,11 +64,18 @@
  * (bench/SAAMG_RESULTS.md: 1e8 unknowns in 16.7 GB). The set-up's
  * transients (aggregate map, transpose of P) are freed before the solve.
  *
+ * Thread safety: the levels' work vectors serve one apply at a time (a
+ * mutex, try-locked); an apply that finds them busy, or one with z == r,
+ * allocates private work vectors for the call (the sum of the level sizes
+ * plus the finer levels' residuals), so concurrent applies of one
+ * preconditioner are safe and give the same results.
+ *
  * Refresh (new values, same pattern) rebuilds the whole hierarchy
  * (pc->refresh is NULL). */
 #include "krylov.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #ifndef SAAMG_THETA
@@ -104,6 +111,8 @@ typedef struct sa_level {
 typedef struct saamg {
     int nlev;
     bool symmetric;
+    bool lock_ready;
+    pthread_mutex_t lock; /* held by the apply using the levels' work vectors */
     sa_level lev[SAAMG_MAX_LEV];
     double *dense;       /* coarsest: factor, column major, or NULL (smoothed only) */
     int *piv;            /* LU pivots, or NULL for Cholesky */
@@ -241,31 +250,71 @@ static void coarse_solve(const saamg *g, const sa_level *L, const double *b, dou
     }
 }
 
+/* The cycle's work vectors: r[l] (levels 0..nlev-2), x[l] and b[l]
+ * (levels 1..nlev-1). */
+typedef struct sa_work {
+    double *r[SAAMG_MAX_LEV], *x[SAAMG_MAX_LEV], *b[SAAMG_MAX_LEV];
+} sa_work;
+
 /* x = M^-1 b on level l (x overwritten). */
-static void cycle(const saamg *g, int l, const double *b, double *x, int nt)
+static void cycle(const saamg *g, const sa_work *w, int l, const double *b, double *x, int nt)
 {
     const sa_level *L = &g->lev[l];
     if (l == g->nlev - 1) {
         coarse_solve(g, L, b, x);
         return;
     }
-    sa_level *C = (sa_level *)&g->lev[l + 1];
+    const sa_level *C = &g->lev[l + 1];
+    double *r = w->r[l];
     memset(x, 0, (size_t)L->n * sizeof *x);
     gs(L, b, x, NULL, true, nt); /* from x = 0 */
-    resid(L, b, x, L->r, nt);
-    restrict_(L, C->n, L->r, C->b);
-    cycle(g, l + 1, C->b, C->x, nt);
-    prolong(L, C->x, x, nt);
-    if (nt > 1 && L->n >= SLA_PAR_MIN) sla__copy(L->n, x, L->r); /* r is free again */
-    gs(L, b, x, L->r, false, nt);
+    resid(L, b, x, r, nt);
+    restrict_(L, C->n, r, w->b[l + 1]);
+    cycle(g, w, l + 1, w->b[l + 1], w->x[l + 1], nt);
+    prolong(L, w->x[l + 1], x, nt);
+    if (nt > 1 && L->n >= SLA_PAR_MIN) sla__copy(L->n, x, r); /* r is free again */
+    gs(L, b, x, r, false, nt);
 }
 
+/* One apply. The levels' own work vectors serve one apply at a time; a
+ * concurrent apply (batched solves run columns on several threads with
+ * one preconditioner) gets private ones for the call, as does z == r. */
 static sla_status saamg_apply(const sla__pc *pc, bool transpose, const double *r, double *z,
                               int nt)
 {
-    const saamg *g = pc->fact;
+    saamg *g = pc->fact;
     if (transpose && !g->symmetric) return SLA_ERR_UNSUPPORTED;
-    cycle(g, 0, r, z, nt);
+    sa_work w;
+    memset(&w, 0, sizeof w);
+    double *block = NULL;
+    bool own = r != z && pthread_mutex_trylock(&g->lock) == 0;
+    if (own) {
+        for (int l = 0; l < g->nlev; l++) {
+            w.r[l] = g->lev[l].r;
+            w.x[l] = g->lev[l].x;
+            w.b[l] = g->lev[l].b;
+        }
+    } else {
+        size_t total = r == z ? (size_t)g->lev[0].n : 0;
+        for (int l = 0; l < g->nlev; l++)
+            total += (size_t)g->lev[l].n * (l == 0 ? 1 : l < g->nlev - 1 ? 3 : 2);
+        block = sla__malloc(&pc->alloc, total > 0 ? total : 1, sizeof *block);
+        if (!block) return SLA_ERR_NOMEM;
+        double *p = block;
+        if (r == z) {
+            sla__copy(g->lev[0].n, r, p);
+            r = p;
+            p += g->lev[0].n;
+        }
+        for (int l = 0; l < g->nlev; l++) {
+            sla_int n = g->lev[l].n;
+            if (l < g->nlev - 1) w.r[l] = p, p += n;
+            if (l > 0) w.x[l] = p, p += n, w.b[l] = p, p += n;
+        }
+    }
+    cycle(g, &w, 0, r, z, nt);
+    if (own) pthread_mutex_unlock(&g->lock);
+    sla__free(&pc->alloc, block);
     return SLA_OK;
 }
 
@@ -291,6 +340,7 @@ static void saamg_destroy(sla__pc *pc)
     }
     sla__free(a, g->dense);
     sla__free(a, g->piv);
+    if (g->lock_ready) pthread_mutex_destroy(&g->lock);
     sla__free(a, g);
     pc->fact = NULL;
 }
@@ -726,6 +776,9 @@ sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__
     if (!g) return nomem(ctx, 0);
     pc->fact = g;
     pc->destroy = saamg_destroy;
+    if (pthread_mutex_init(&g->lock, NULL) != 0)
+        return sla__error(ctx, SLA_ERR_NOMEM, "precond saamg: cannot create a mutex");
+    g->lock_ready = true;
     int nt = sla__threads(ctx);
     sa_level *L0 = &g->lev[0];
     L0->n = A->nrows;
