@@ -1,15 +1,18 @@
-/* bench_amg — the AMG preconditioner (hypre BoomerAMG, one V-cycle) in CG,
- * against CG + Jacobi and CHOLMOD, side by side.
+/* bench_amg — the AMG preconditioners (hypre BoomerAMG, one V-cycle; sla's
+ * own smoothed aggregation, precond saamg) in CG, against CG + Jacobi and
+ * CHOLMOD, side by side.
  *
  *   sla_bench_amg [--problems p2d-1m,p2d-4m,p3d-1m,aniso-1m]
- *                 [--methods amg,jacobi,cholmod] [--reps 3] [--reps-slow 1] [--threads T]
+ *                 [--methods amg,saamg,jacobi,cholmod] [--reps 3] [--reps-slow 1] [--threads T]
  *                 [--opts "amg_relax=13,..."] [--timeout 600] [--json FILE]
- *                 [--largest N [--largest-f32] [--force]]
+ *                 [--largest N [--largest-f32] [--largest-method amg|saamg]
+ *                  [--largest-bpd B] [--force]]
  *
  * Problems (b = ones, x0 = 0, rtol 1e-8): 2D Poisson with 1M and 4M
  * unknowns (N = 1000, 2000), 3D Poisson with 1M (N = 100), anisotropic
  * diffusion -(0.01 u_xx + u_yy) with 1M (N = 1000). Methods: "amg" (CG +
- * AMG with the library's defaults, changed by --opts), "jacobi" (CG +
+ * AMG with the library's defaults, changed by --opts), "saamg" (CG + sla's
+ * smoothed-aggregation AMG), "jacobi" (CG +
  * Jacobi), "cholmod" (method cholesky; skipped when the factor would not
  * fit in memory: sla's memory_limit).
  *
@@ -26,7 +29,12 @@
  * --largest N: 2D Poisson N x N with CG + AMG to rtol 1e-6, once, if the
  * memory it would need (bytes per unknown measured here on smaller grids,
  * times n) fits in MemAvailable (--force runs it anyway); --largest-f32
- * stores the matrix in float32 (values 4 bytes) to save memory.
+ * stores the matrix in float32 (values 4 bytes) to save memory, built
+ * directly in float32 (borrowed row pointers and values: no float64 copy on
+ * the way). The preconditioner is --largest-method (default: saamg when
+ * --methods names saamg and not amg, else amg); --largest-bpd B takes the
+ * bytes per unknown for the estimate from an earlier measurement (e.g. the
+ * same command at a smaller N) instead of this run's 2D Poisson rows.
  */
 #include <sla.h>
 
@@ -40,6 +48,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "bench_util.h"
 
@@ -81,8 +92,22 @@ static const problem problems[] = {
     {"aniso-1m", "aniso 2D eps=0.01 1000^2", 2, 1000},
 };
 #define NPROB ((int)(sizeof problems / sizeof problems[0]))
-static const char *const methods[] = {"amg", "jacobi", "cholmod"};
-#define NMETH 3
+static const char *const methods[] = {"amg", "jacobi", "cholmod", "saamg"};
+#define NMETH 4
+static const int method_order[NMETH] = {0, 3, 1, 2}; /* table order */
+
+/* Whether the comma-separated list names `name` exactly. */
+static int in_list(const char *list, const char *name)
+{
+    size_t k = strlen(name);
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == k && !strncmp(p, name, k)) return 1;
+        p = e ? e + 1 : NULL;
+    }
+    return 0;
+}
 
 /* What a child reports back through its pipe. */
 typedef struct {
@@ -101,9 +126,44 @@ static double rss_now_peak(void)
     return 1024.0 * (double)ru.ru_maxrss;
 }
 
+/* Arrays a borrowed float32 matrix points into (freed after it). */
+static sla_int *big_rowptr;
+static float *big_vals;
+
+/* 2D Poisson N x N directly in float32, borrowing the row pointers and
+ * values: the peak while building is the 64-bit column indices passed in
+ * (freed at once) beside sla's 32-bit copy. */
+static sla_status poisson2d_f32(sla_ctx *ctx, long N, sla_matrix **out)
+{
+    sla_int n = (sla_int)N * N, nnz = 5 * n - 4 * (sla_int)N;
+    big_rowptr = malloc((size_t)(n + 1) * sizeof *big_rowptr);
+    big_vals = malloc((size_t)nnz * sizeof *big_vals);
+    sla_int *ci = malloc((size_t)nnz * sizeof *ci);
+    if (!big_rowptr || !big_vals || !ci) {
+        free(ci);
+        return SLA_ERR_NOMEM;
+    }
+    sla_int k = 0;
+    for (sla_int i = 0; i < n; i++) {
+        sla_int x = i % N, y = i / N;
+        big_rowptr[i] = k;
+        if (y > 0) ci[k] = i - N, big_vals[k++] = -1.0f;
+        if (x > 0) ci[k] = i - 1, big_vals[k++] = -1.0f;
+        ci[k] = i, big_vals[k++] = 4.0f;
+        if (x < N - 1) ci[k] = i + 1, big_vals[k++] = -1.0f;
+        if (y < N - 1) ci[k] = i + N, big_vals[k++] = -1.0f;
+    }
+    big_rowptr[n] = k;
+    sla_status st = sla_matrix_from_csr(ctx, n, n, big_rowptr, ci, SLA_F32, 1, big_vals,
+                                        SLA_BORROW, out);
+    free(ci);
+    return st;
+}
+
 static sla_status make_matrix(sla_ctx *ctx, const problem *p, long N, int f32, sla_matrix **out)
 {
     sla_status st;
+    if (p->kind == 0 && f32) return poisson2d_f32(ctx, N, out);
     if (p->kind == 0) st = sla_gen_poisson(ctx, 2, N, out);
     else if (p->kind == 1) st = sla_gen_poisson(ctx, 3, N, out);
     else st = sla_gen_aniso2d(ctx, N, 0.01, out);
@@ -135,6 +195,14 @@ static void run_child(const problem *p, long N, int method, int reps, int thread
                       double rtol, int f32, result *r)
 {
     memset(r, 0, sizeof *r);
+#ifdef __GLIBC__
+    /* libsuperlu_dist (brought in by HYPRE) calls mallopt(M_MMAP_MAX, 0)
+     * when loaded, so every block comes from the brk heap and freed set-up
+     * work arrays stay resident; mmapped large blocks (as without it) make
+     * the peak RSS the memory actually in use (see bench_adjoint_mem.c). */
+    mallopt(M_MMAP_MAX, 65536);
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
     sla_ctx *ctx = NULL;
     if (sla_ctx_create(&ctx) != SLA_OK) {
         r->status = SLA_ERR_NOMEM;
@@ -148,6 +216,9 @@ static void run_child(const problem *p, long N, int method, int reps, int thread
         o.method = SLA_METHOD_CG;
         o.precond = SLA_PRECOND_AMG;
         if (opts && (r->status = sla_solver_options_parse(ctx, opts, &o))) goto out;
+    } else if (method == 3) {
+        o.method = SLA_METHOD_CG;
+        o.precond = SLA_PRECOND_SAAMG;
     } else if (method == 1) {
         o.method = SLA_METHOD_CG;
         o.precond = SLA_PRECOND_JACOBI;
@@ -202,6 +273,8 @@ out_m:
     free(b);
     free(x);
     sla_matrix_destroy(&A);
+    free(big_rowptr);
+    free(big_vals);
 out:
     if (r->status < 0) snprintf(r->msg, sizeof r->msg, "%s", sla_ctx_message(ctx));
     r->rss_peak = rss_now_peak();
@@ -304,7 +377,9 @@ static void json_row(FILE *f, int first, const char *prob, const char *meth, con
 
 int main(int argc, char **argv)
 {
-    const char *plist = "p2d-1m,p2d-4m,p3d-1m,aniso-1m", *mlist = "amg,jacobi,cholmod";
+    const char *plist = "p2d-1m,p2d-4m,p3d-1m,aniso-1m", *mlist = "amg,saamg,jacobi,cholmod";
+    const char *lmethod = NULL;
+    double lbpd = 0.0;
     const char *opts = NULL, *json = "bench/out/amg.json";
     int reps = 3, reps_slow = 1, threads = 0, timeout = 600, f32 = 0, force = 0;
     long largest = 0;
@@ -324,6 +399,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--timeout")) timeout = atoi(argv[++i]);
         else if (!strcmp(a, "--json")) json = argv[++i];
         else if (!strcmp(a, "--largest")) largest = atol(argv[++i]);
+        else if (!strcmp(a, "--largest-method")) lmethod = argv[++i];
+        else if (!strcmp(a, "--largest-bpd")) lbpd = atof(argv[++i]);
         else {
             fprintf(stderr, "sla_bench_amg: unknown option %s\n", a);
             return 2;
@@ -335,24 +412,25 @@ int main(int argc, char **argv)
     if (!jf) fprintf(stderr, "sla_bench_amg: cannot write %s (continuing)\n", json);
     if (jf) fprintf(jf, "[");
     int first = 1;
-    double bpd_amg = 0.0; /* largest bytes per unknown measured for AMG on 2D Poisson */
-    printf("rtol 1e-8, b = ones, medians of %d (amg) and %d (jacobi, cholmod) runs; times in s; "
+    double bpd[NMETH] = {0}; /* largest bytes per unknown measured on 2D Poisson, per method */
+    printf("rtol 1e-8, b = ones, medians of %d (amg, saamg) and %d (jacobi, cholmod) runs; times in s; "
            "peak RSS of the whole process\n",
            reps, reps_slow);
     printf("%-26s %-8s %9s %8s %8s %8s %6s %9s %8s %7s %6s\n", "problem", "method", "n", "setup",
            "solve", "total", "iters", "residual", "peak GB", "B/DOF", "load");
     for (int pi = 0; pi < NPROB; pi++) {
         if (!strstr(plist, problems[pi].name)) continue;
-        for (int mi = 0; mi < NMETH; mi++) {
-            if (!strstr(mlist, methods[mi])) continue;
+        for (int mo = 0; mo < NMETH; mo++) {
+            int mi = method_order[mo];
+            if (!in_list(mlist, methods[mi])) continue;
             result r;
             double load = -1.0;
-            int k = mi == 0 ? reps : reps_slow;
+            int k = (mi == 0 || mi == 3) ? reps : reps_slow;
             run_forked(&problems[pi], problems[pi].N, mi, k, threads, opts, 1e-8, 0, timeout, &r,
                        &load);
             print_row(problems[pi].desc, methods[mi], &r, load);
-            if (mi == 0 && r.status >= 0 && problems[pi].kind == 0)
-                bpd_amg = fmax(bpd_amg, r.rss_peak / (double)r.n);
+            if (r.status >= 0 && problems[pi].kind == 0)
+                bpd[mi] = fmax(bpd[mi], r.rss_peak / (double)r.n);
             if (mi == 0 && r.status >= 0 && r.mpi_init > 0.0 && first)
                 printf("  (MPI initialization on first AMG use, not in the set-up: %.3f s)\n",
                        r.mpi_init);
@@ -362,12 +440,18 @@ int main(int argc, char **argv)
     }
     if (largest > 0) {
         problem big = {"p2d-largest", "2D Poisson (largest)", 0, largest};
+        int lm = 0;
+        if (lmethod) lm = !strcmp(lmethod, "saamg") ? 3 : 0;
+        else if (in_list(mlist, "saamg") && !in_list(mlist, "amg")) lm = 3;
         double n = (double)largest * (double)largest;
-        double need = (bpd_amg > 0.0 ? bpd_amg : 330.0) * n * (f32 ? 0.9 : 1.0);
+        double per = lbpd > 0.0 ? lbpd : bpd[lm] > 0.0 ? bpd[lm] * (f32 ? 0.9 : 1.0) : 330.0;
+        double need = per * n;
         double avail = mem_available();
-        printf("\nlargest: 2D Poisson N = %ld (n = %.3g), rtol 1e-6, %s values: needs about "
-               "%.1f GB (%.0f B/DOF), %.1f GB available\n",
-               largest, n, f32 ? "float32" : "float64", need / 1e9, need / n, avail / 1e9);
+        printf("\nlargest: 2D Poisson N = %ld (n = %.3g), CG + %s, rtol 1e-6, %s values: needs "
+               "about %.1f GB (%.0f B/DOF%s), %.1f GB available\n",
+               largest, n, methods[lm], f32 ? "float32" : "float64", need / 1e9, need / n,
+               lbpd > 0.0 ? ", given" : bpd[lm] > 0.0 ? ", measured above" : ", default guess",
+               avail / 1e9);
         if (need > 0.92 * avail && !force) {
             long fit = (long)sqrt(0.92 * avail / (need / n));
             printf("  not run: it would not fit (the largest N that would is about %ld, n = "
@@ -376,9 +460,12 @@ int main(int argc, char **argv)
         } else {
             result r;
             double load = -1.0;
-            run_forked(&big, largest, 0, 1, threads, opts, 1e-6, f32, timeout, &r, &load);
-            print_row(big.desc, "amg", &r, load);
-            if (jf) json_row(jf, first, "p2d-largest", "amg", &r, load, 1, 1e-6, opts);
+            run_forked(&big, largest, lm, 1, threads, opts, 1e-6, f32, timeout, &r, &load);
+            print_row(big.desc, methods[lm], &r, load);
+            if (r.status >= 0)
+                printf("  matrix built: peak RSS %.2f GB (%.0f B/DOF) before the solver\n",
+                       r.rss_matrix / 1e9, r.rss_matrix / n);
+            if (jf) json_row(jf, first, "p2d-largest", methods[lm], &r, load, 1, 1e-6, opts);
             first = 0;
         }
     }

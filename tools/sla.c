@@ -267,10 +267,12 @@ static const sla_method method_values[] = {SLA_METHOD_AUTO, SLA_METHOD_CG, SLA_M
 static const char *const ordering_names[] = {"auto", "amd", "metis", "natural"};
 static const sla_ordering ordering_values[] = {SLA_ORDER_AUTO, SLA_ORDER_AMD, SLA_ORDER_METIS,
                                                SLA_ORDER_NATURAL};
-static const char *const precond_names[] = {"none", "jacobi", "ssor", "ic0", "ilu0", "amg"};
+static const char *const precond_names[] = {"none", "jacobi", "ssor", "ic0", "ilu0", "amg",
+                                            "saamg"};
 static const sla_precond_kind precond_values[] = {SLA_PRECOND_NONE, SLA_PRECOND_JACOBI,
                                                   SLA_PRECOND_SSOR, SLA_PRECOND_IC0,
-                                                  SLA_PRECOND_ILU0, SLA_PRECOND_AMG};
+                                                  SLA_PRECOND_ILU0, SLA_PRECOND_AMG,
+                                                  SLA_PRECOND_SAAMG};
 #define N_PRECONDS ((int)(sizeof precond_names / sizeof precond_names[0]))
 
 static int lookup_name(const char *opt, const char *s, const char *const *names, int count)
@@ -395,8 +397,9 @@ static const char solve_help[] =
     "                     (default auto: direct or Krylov from the structure and the\n"
     "                     symbolic analysis; the JSON note says which and why)\n"
     "  --ordering O       auto|amd|metis|natural, for the direct methods (default auto)\n"
-    "  --precond P        none|jacobi|ssor|ic0|ilu0|amg (default none; amg: one hypre\n"
-    "                     BoomerAMG V-cycle, if this build has hypre)\n"
+    "  --precond P        none|jacobi|ssor|ic0|ilu0|amg|saamg (default none; amg: one hypre\n"
+    "                     BoomerAMG V-cycle, if this build has hypre; saamg: sla's own\n"
+    "                     smoothed-aggregation V-cycle, lean in memory)\n"
     "  --rtol R           relative tolerance on ||b - Ax|| / ||b|| (default 1e-8)\n"
     "  --atol A           absolute tolerance (default 0)\n"
     "  --maxiter K        iteration limit (default 10 n, at least 1000)\n"

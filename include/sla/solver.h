@@ -51,7 +51,8 @@ typedef enum sla_precond_kind {
     SLA_PRECOND_IC0,    /* incomplete Cholesky, zero fill (symmetric A) */
     SLA_PRECOND_ILU0,   /* incomplete LU, zero fill */
     SLA_PRECOND_USER,   /* the callbacks in options.user_precond */
-    SLA_PRECOND_AMG     /* algebraic multigrid: one hypre BoomerAMG cycle */
+    SLA_PRECOND_AMG,    /* algebraic multigrid: one hypre BoomerAMG cycle */
+    SLA_PRECOND_SAAMG   /* sla's own smoothed-aggregation AMG, one V(1,1) cycle (lean memory) */
 } sla_precond_kind;
 
 /* Why an iterative solve stopped. Positive: converged; negative: not. */
@@ -153,7 +154,7 @@ sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str,
 /* The report of one solve (forward or adjoint). */
 typedef struct sla_solve_info {
     char method[16];          /* "cg", "bicgstab", "gmres", "minres", "cholesky", "ldlt", "lu", "klu", "superlu" */
-    char precond[16];         /* "none", "jacobi", "ssor", "ic0", "ilu0", "user", "amg" */
+    char precond[16];         /* "none", "jacobi", "ssor", "ic0", "ilu0", "user", "amg", "saamg" */
     char backend[16];         /* "krylov", "cholmod", "umfpack", "klu", "superlu" */
     sla_int iterations;
     double residual;          /* true ||b - A x|| / ||b|| (||b - A x|| if b = 0) */

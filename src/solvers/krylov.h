@@ -70,6 +70,8 @@ sla_status sla__ilu0_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__p
 /* BoomerAMG (precond_amg.c); SLA_ERR_UNAVAILABLE when hypre is not in the build. */
 sla_status sla__amg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_amg_options *o,
                           sla__pc *pc);
+/* Smoothed-aggregation AMG (precond_saamg.c): always available. */
+sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *pc);
 /* Whether hypre (and MPI) are already started in this process. */
 bool sla__amg_started(void);
 #ifdef SLA_HAVE_MPI

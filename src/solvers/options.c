@@ -38,7 +38,7 @@ static const char *const method_names[] = {"auto", "cg", "bicgstab", "gmres", "m
                                            "superlu"};
 static const char *const ordering_names[] = {"auto", "amd", "metis", "natural"};
 static const char *const precond_names[] = {"none", "jacobi", "ssor", "ic0", "ilu0", "user",
-                                            "amg"};
+                                            "amg", "saamg"};
 static const char *const keys[] = {"method", "precond", "rtol", "atol", "maxiter",
                                    "restart", "omega", "use_x0", "ordering", "memory_limit",
                                    "amg_threshold", "amg_coarsen", "amg_interp", "amg_pmax",

@@ -525,7 +525,7 @@ static sla_status check_options(sla_ctx *ctx, const sla_solver_options *o)
 {
     if ((int)o->method < SLA_METHOD_AUTO || (int)o->method > SLA_METHOD_SUPERLU)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown method %d", (int)o->method);
-    if ((int)o->precond < SLA_PRECOND_NONE || (int)o->precond > SLA_PRECOND_AMG)
+    if ((int)o->precond < SLA_PRECOND_NONE || (int)o->precond > SLA_PRECOND_SAAMG)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown preconditioner %d", (int)o->precond);
     if (!(o->rtol >= 0.0) || !(o->atol >= 0.0) || !isfinite(o->rtol) || !isfinite(o->atol))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "rtol and atol must be finite and >= 0 (got %g, %g)",
@@ -720,6 +720,10 @@ static sla_status solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, bool 
         return st;
     }
 
+    if (transpose && !S->symmetric && S->opts.precond == SLA_PRECOND_SAAMG)
+        return sla__error(ctx, SLA_ERR_UNSUPPORTED,
+                          "precond saamg has no transposed cycle for a nonsymmetric matrix "
+                          "(adjoint or transposed solves): use precond amg, ilu0 or jacobi");
     bool tr = transpose && !S->symmetric;
     sla__matop m = {.A = A, .AT = NULL, .ib = ib, .transpose = tr, .work = NULL};
     sla_allocator al = sla__ctx_alloc(ctx);

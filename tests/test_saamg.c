@@ -1,0 +1,613 @@
+/* sla's smoothed-aggregation AMG (precond saamg): mesh-independent CG
+ * iteration counts on 2D/3D Poisson, anisotropic and variable-coefficient
+ * diffusion, float32 values, solutions against dense LAPACK, the symmetry of
+ * the cycle (dot-product identity), the VJP of a solve against central
+ * differences, nonsymmetric matrices (GMRES forward, transposed apply
+ * refused), refresh, errors and allocation failures. */
+#include "test_util.h"
+
+#include "solvers/krylov.h"
+
+#include <pthread.h>
+
+/* ||b - A x|| / ||b|| computed here, independently of the solver. */
+static double true_residual(const sla_matrix *A, const double *b, const double *x)
+{
+    sla_int n = sla_matrix_nrows(A);
+    double *r = malloc((size_t)n * sizeof *r);
+    sla_matvec(NULL, A, 0, 1, x, n, r, n);
+    double rr = 0.0, bb = 0.0;
+    for (sla_int i = 0; i < n; i++) {
+        rr += (b[i] - r[i]) * (b[i] - r[i]);
+        bb += b[i] * b[i];
+    }
+    free(r);
+    return sqrt(rr / bb);
+}
+
+static sla_solver_options sa_opts(sla_method m, double rtol)
+{
+    sla_solver_options o;
+    sla_solver_options_default(&o);
+    o.method = m;
+    o.precond = SLA_PRECOND_SAAMG;
+    o.rtol = rtol;
+    return o;
+}
+
+/* Solve A x = ones; returns iterations, -1 on failure. */
+static long long solve_ones(sla_ctx *ctx, const sla_matrix *A, const sla_solver_options *o,
+                            const char *what)
+{
+    sla_int n = sla_matrix_nrows(A);
+    double *b = malloc((size_t)n * sizeof *b), *x = calloc((size_t)n, sizeof *x);
+    for (sla_int i = 0; i < n; i++) b[i] = 1.0;
+    sla_solve_info info;
+    long long its = -1;
+    sla_status st = sla_solve(ctx, A, o, b, x, &info);
+    CHECK_OK(ctx, st);
+    if (st == SLA_OK) {
+        double res = true_residual(A, b, x);
+        CHECK(info.converged);
+        CHECK(res < o->rtol);
+        CHECK(strcmp(info.precond, "saamg") == 0);
+        its = info.iterations;
+        printf("  %-24s n %8lld  %-6s %3lld iterations, true residual %.2e, setup %.3f s, "
+               "solve %.3f s\n",
+               what, (long long)n, info.method, its, res, info.setup_seconds, info.solve_seconds);
+    }
+    free(b);
+    free(x);
+    return its;
+}
+
+/* Nearly flat under refinement: max <= 1.5 min + 5, and bounded. */
+static void check_flat(const long long *its, int count, long long maxits)
+{
+    long long lo = its[0], hi = its[0];
+    for (int k = 0; k < count; k++) {
+        CHECK(its[k] > 0);
+        lo = its[k] < lo ? its[k] : lo;
+        hi = its[k] > hi ? its[k] : hi;
+    }
+    CHECK(lo > 0 && (double)hi <= 1.5 * (double)lo + 5.0);
+    CHECK(hi <= maxits);
+}
+
+static void test_scaling(sla_ctx *ctx)
+{
+    long long its[4];
+    sla_solver_options o = sa_opts(SLA_METHOD_CG, 1e-8);
+    printf("2D Poisson, CG + saamg:\n");
+    const sla_int N2[] = {64, 128, 256, 512};
+    for (int k = 0; k < 4; k++) {
+        sla_matrix *A = NULL;
+        CHECK_OK(ctx, sla_gen_poisson(ctx, 2, N2[k], &A));
+        its[k] = solve_ones(ctx, A, &o, "poisson2d");
+        sla_matrix_destroy(&A);
+    }
+    check_flat(its, 4, 40);
+
+    printf("3D Poisson, CG + saamg:\n");
+    const sla_int N3[] = {12, 24, 40};
+    for (int k = 0; k < 3; k++) {
+        sla_matrix *A = NULL;
+        CHECK_OK(ctx, sla_gen_poisson(ctx, 3, N3[k], &A));
+        its[k] = solve_ones(ctx, A, &o, "poisson3d");
+        sla_matrix_destroy(&A);
+    }
+    check_flat(its, 3, 40);
+
+    printf("anisotropic diffusion (eps 0.01), CG + saamg:\n");
+    for (int k = 0; k < 3; k++) {
+        sla_matrix *A = NULL;
+        CHECK_OK(ctx, sla_gen_aniso2d(ctx, N2[k], 0.01, &A));
+        its[k] = solve_ones(ctx, A, &o, "aniso2d");
+        sla_matrix_destroy(&A);
+    }
+    check_flat(its, 3, 40);
+
+    printf("variable-coefficient diffusion (kappa 1e-2..1e2), CG + saamg:\n");
+    for (int k = 0; k < 3; k++) {
+        sla_int N = N2[k], nc = (N + 1) * (N + 1);
+        double *kappa = malloc((size_t)nc * sizeof *kappa);
+        for (sla_int c = 0; c < nc; c++) {
+            sla_int a = c % (N + 1), b = c / (N + 1);
+            /* smooth variation over 4 decades plus checkerboard jumps */
+            kappa[c] = pow(10.0, 2.0 * sin(3.0 * (double)a / (double)N) *
+                                     cos(2.0 * (double)b / (double)N)) *
+                       (((a * 8 / (N + 1)) + (b * 8 / (N + 1))) % 2 ? 10.0 : 1.0);
+        }
+        sla_matrix *A = NULL;
+        CHECK_OK(ctx, sla_gen_diffusion2d(ctx, N, kappa, &A));
+        its[k] = solve_ones(ctx, A, &o, "diffusion2d");
+        sla_matrix_destroy(&A);
+        free(kappa);
+    }
+    check_flat(its, 3, 60);
+}
+
+/* Solutions against dense LAPACK, float64 and float32 values. */
+static void test_reference(sla_ctx *ctx)
+{
+    printf("against dense LAPACK:\n");
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 45, &A)); /* 2025 rows: two levels */
+    sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
+    double *b = malloc((size_t)n * sizeof *b), *x = calloc((size_t)n, sizeof *x);
+    double *xr = malloc((size_t)n * sizeof *xr);
+    tu_fill(b, n, 5);
+    sla_solver_options o = sa_opts(SLA_METHOD_CG, 1e-12);
+    sla_solve_info info;
+    CHECK_OK(ctx, sla_solve(ctx, A, &o, b, x, &info));
+    CHECK(tu_dense_solve(A, 0, b, xr) == 0);
+    double d = tu_reldiff(n, x, xr);
+    printf("  poisson2d 45^2, rtol 1e-12: %lld iterations, |x - x_lapack| / |x_lapack| = %.1e\n",
+           (long long)info.iterations, d);
+    CHECK(d < 1e-9);
+
+    /* float32 values: the same matrix rounded (exact here: small integers) */
+    float *v = malloc((size_t)nnz * sizeof *v);
+    sla_int *ci = malloc((size_t)nnz * sizeof *ci);
+    const double *av = sla_matrix_values(A, 0);
+    for (sla_int k = 0; k < nnz; k++) v[k] = (float)av[k];
+    sla_matrix_get_colind(A, ci);
+    sla_matrix *F = NULL;
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, n, n, sla_matrix_rowptr(A), ci, SLA_F32, 1, v,
+                                      SLA_COPY, &F));
+    sla__zero(n, x);
+    CHECK_OK(ctx, sla_solve(ctx, F, &o, b, x, &info));
+    d = tu_reldiff(n, x, xr);
+    printf("  the same in float32 values: %lld iterations, difference %.1e\n",
+           (long long)info.iterations, d);
+    CHECK(d < 1e-9);
+    sla_matrix_destroy(&F);
+
+    /* float32 at a larger size: flat iterations too */
+    sla_matrix *G = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 300, &G));
+    sla_int n2 = sla_matrix_nrows(G), nnz2 = sla_matrix_nnz(G);
+    float *v2 = malloc((size_t)nnz2 * sizeof *v2);
+    sla_int *c2 = malloc((size_t)nnz2 * sizeof *c2);
+    for (sla_int k = 0; k < nnz2; k++) v2[k] = (float)((const double *)sla_matrix_values(G, 0))[k];
+    sla_matrix_get_colind(G, c2);
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, n2, n2, sla_matrix_rowptr(G), c2, SLA_F32, 1, v2,
+                                      SLA_COPY, &F));
+    sla_solver_options o8 = sa_opts(SLA_METHOD_CG, 1e-8);
+    long long i32 = solve_ones(ctx, F, &o8, "poisson2d float32");
+    long long i64 = solve_ones(ctx, G, &o8, "poisson2d float64");
+    CHECK(i32 == i64);
+    sla_matrix_destroy(&F);
+    sla_matrix_destroy(&G);
+    free(v2);
+    free(c2);
+    free(v);
+    free(ci);
+    free(b);
+    free(x);
+    free(xr);
+    sla_matrix_destroy(&A);
+}
+
+/* <M r, s> = <r, M s> for the symmetric cycle; the transposed apply is the
+ * same operator; M is positive definite (<M r, r> > 0). */
+static void dot_test(sla_ctx *ctx, const sla_matrix *A, const char *what)
+{
+    sla_solver_options o = sa_opts(SLA_METHOD_CG, 1e-8);
+    sla__pc *pc = NULL;
+    CHECK_OK(ctx, sla__pc_create(ctx, SLA_PRECOND_SAAMG, A, 0, &o, &pc));
+    if (!pc) return;
+    sla_int n = sla_matrix_nrows(A);
+    double *r = malloc((size_t)n * sizeof *r), *s = malloc((size_t)n * sizeof *s);
+    double *mr = malloc((size_t)n * sizeof *mr), *ms = malloc((size_t)n * sizeof *ms);
+    double *mt = malloc((size_t)n * sizeof *mt), *r0 = malloc((size_t)n * sizeof *r0);
+    tu_fill(r, n, 11);
+    tu_fill(s, n, 12);
+    memcpy(r0, r, (size_t)n * sizeof *r);
+    /* one thread: Gauss-Seidel; two: hybrid Gauss-Seidel on the large levels */
+    for (int nt = 1; nt <= 2; nt++) {
+        CHECK_OK(ctx, sla__pc_apply(pc, false, r, mr, nt));
+        CHECK(memcmp(r, r0, (size_t)n * sizeof *r) == 0); /* r is not touched */
+        CHECK_OK(ctx, sla__pc_apply(pc, false, s, ms, nt));
+        CHECK_OK(ctx, sla__pc_apply(pc, true, s, mt, nt));
+        double a = 0.0, c = 0.0, na = 0.0, rr = 0.0;
+        for (sla_int i = 0; i < n; i++) {
+            a += mr[i] * s[i];
+            c += r[i] * ms[i];
+            na += fabs(mr[i] * s[i]);
+            rr += mr[i] * r[i];
+        }
+        double rel = fabs(a - c) / na;
+        printf("  dot test %-22s %d thread%s |<M r, s> - <r, M s>| / sum = %.1e, <M r, r> = %.3g\n",
+               what, nt, nt > 1 ? "s" : " ", rel, rr);
+        CHECK(rel < 1e-14);
+        CHECK(rr > 0.0);
+        CHECK(tu_reldiff(n, ms, mt) == 0.0);
+    }
+    free(r);
+    free(s);
+    free(mr);
+    free(ms);
+    free(mt);
+    free(r0);
+    sla__pc_destroy(&pc);
+}
+
+static void test_symmetry(sla_ctx *ctx)
+{
+    printf("symmetry of the cycle:\n");
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 100, &A));
+    dot_test(ctx, A, "poisson2d 100^2");
+    sla_matrix_destroy(&A);
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 3, 20, &A));
+    dot_test(ctx, A, "poisson3d 20^3");
+    sla_matrix_destroy(&A);
+    CHECK_OK(ctx, sla_gen_aniso2d(ctx, 80, 0.01, &A));
+    dot_test(ctx, A, "aniso2d 80^2");
+    sla_matrix_destroy(&A);
+    CHECK_OK(ctx, sla_gen_random(ctx, 3000, 6, 2, 7, &A));
+    dot_test(ctx, A, "random SPD n 3000");
+    sla_matrix_destroy(&A);
+}
+
+/* Nonsymmetric A: the forward cycle preconditions GMRES; transposed applies
+ * (adjoint solves) are refused. */
+static void test_nonsymmetric(sla_ctx *ctx)
+{
+    printf("nonsymmetric (convection-diffusion):\n");
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_gen_convdiff2d(ctx, 128, 20.0, -10.0, &A));
+    sla_solver_options o = sa_opts(SLA_METHOD_GMRES, 1e-8);
+    CHECK(solve_ones(ctx, A, &o, "convdiff2d gmres") > 0);
+    o.method = SLA_METHOD_BICGSTAB;
+    CHECK(solve_ones(ctx, A, &o, "convdiff2d bicgstab") > 0);
+    sla_int n = sla_matrix_nrows(A);
+    double *b = malloc((size_t)n * sizeof *b), *x = calloc((size_t)n, sizeof *x);
+    tu_fill(b, n, 3);
+    sla_solver *S = NULL;
+    o.method = SLA_METHOD_GMRES;
+    CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+    CHECK_ERR(ctx, sla_solver_solve_transpose(ctx, S, 0, 1, b, n, x, n, NULL),
+              SLA_ERR_UNSUPPORTED, "no transposed cycle for a nonsymmetric matrix");
+    /* the preconditioner itself refuses too */
+    sla__pc *pc = NULL;
+    CHECK_OK(ctx, sla__pc_create(ctx, SLA_PRECOND_SAAMG, A, 0, &o, &pc));
+    if (pc) {
+        CHECK(sla__pc_apply(pc, false, b, x, 1) == SLA_OK);
+        CHECK(sla__pc_apply(pc, true, b, x, 1) == SLA_ERR_UNSUPPORTED);
+        sla__pc_destroy(&pc);
+    }
+    sla_solver_destroy(&S);
+    free(b);
+    free(x);
+    sla_matrix_destroy(&A);
+}
+
+/* L(A, b) = g . x with A x = b: dL/dA against central differences of single
+ * entries, dL/db = A^-T g against LAPACK. */
+static void test_vjp(sla_ctx *ctx)
+{
+    printf("VJP through a saamg-preconditioned CG solve:\n");
+    const sla_int N = 36; /* 1296 rows: two levels */
+    double *kappa = malloc((size_t)((N + 1) * (N + 1)) * sizeof *kappa);
+    for (sla_int c = 0; c < (N + 1) * (N + 1); c++) kappa[c] = 1.0 + 0.5 * sin(0.7 * (double)c);
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_gen_diffusion2d(ctx, N, kappa, &A));
+    sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
+    double *b = malloc((size_t)n * sizeof *b), *g = malloc((size_t)n * sizeof *g);
+    double *x = calloc((size_t)n, sizeof *x), *gb = malloc((size_t)n * sizeof *gb);
+    double *gA = malloc((size_t)nnz * sizeof *gA), *xp = calloc((size_t)n, sizeof *xp);
+    tu_fill(b, n, 21);
+    tu_fill(g, n, 22);
+    sla_solver_options o = sa_opts(SLA_METHOD_CG, 1e-13);
+    sla_solver *S = NULL;
+    sla_solve_info info;
+    CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+    CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &info));
+    CHECK_OK(ctx, sla_solver_solve_vjp(ctx, S, 0, 1, x, n, g, n, gb, n, gA, &info));
+    CHECK(strcmp(info.precond, "saamg") == 0);
+    sla_solver_destroy(&S);
+
+    double *vals = malloc((size_t)nnz * sizeof *vals);
+    memcpy(vals, sla_matrix_values(A, 0), (size_t)nnz * sizeof *vals);
+    sla_int *colind = malloc((size_t)nnz * sizeof *colind);
+    sla_matrix_get_colind(A, colind);
+    sla_matrix *B = NULL;
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, n, n, sla_matrix_rowptr(A), colind, SLA_F64, 1, vals,
+                                      SLA_BORROW, &B));
+    const sla_int picks[] = {0, 7, nnz / 3, nnz / 2 + 1, nnz - 1};
+    double worst = 0.0;
+    for (int q = 0; q < 5; q++) {
+        sla_int k = picks[q];
+        double h = 1e-5 * fmax(1.0, fabs(vals[k])), Lp = 0.0, Lm = 0.0, v0 = vals[k];
+        /* a perturbed single entry makes A nonsymmetric: GMRES + saamg */
+        sla_solver_options f = sa_opts(SLA_METHOD_GMRES, 1e-13);
+        for (int side = 0; side < 2; side++) {
+            vals[k] = v0 + (side ? -h : h);
+            CHECK_OK(ctx, sla_solve(ctx, B, &f, b, xp, &info));
+            double L = 0.0;
+            for (sla_int i = 0; i < n; i++) L += g[i] * xp[i];
+            if (side) Lm = L;
+            else Lp = L;
+        }
+        vals[k] = v0;
+        double fd = (Lp - Lm) / (2.0 * h);
+        double err = fabs(fd - gA[k]) / fmax(1.0, fabs(gA[k]));
+        worst = fmax(worst, err);
+        CHECK(err < 1e-6);
+    }
+    printf("  dL/dA vs central differences (5 entries): worst error %.1e\n", worst);
+    double *lr = malloc((size_t)n * sizeof *lr);
+    CHECK(tu_dense_solve(A, 1, g, lr) == 0);
+    double d = tu_reldiff(n, gb, lr);
+    printf("  dL/db vs LAPACK: %.1e\n", d);
+    CHECK(d < 1e-10);
+    free(lr);
+    sla_matrix_destroy(&B);
+    free(colind);
+    free(vals);
+    free(kappa);
+    free(b);
+    free(g);
+    free(x);
+    free(gb);
+    free(gA);
+    free(xp);
+    sla_matrix_destroy(&A);
+}
+
+/* Applies of one preconditioner from several threads at once (the second
+ * apply at a time gets private work vectors): each thread applies it to
+ * its own vector 20 times and must get the serial result every time. */
+typedef struct {
+    sla__pc *pc;
+    const double *r;
+    const double *ref;
+    sla_int n;
+    int bad;
+} apply_job;
+
+static void *apply_thread(void *p)
+{
+    apply_job *j = p;
+    double *z = malloc((size_t)j->n * sizeof *z);
+    for (int it = 0; it < 20; it++) {
+        if (sla__pc_apply(j->pc, false, j->r, z, 1) != SLA_OK ||
+            memcmp(z, j->ref, (size_t)j->n * sizeof *z) != 0)
+            j->bad++;
+    }
+    free(z);
+    return NULL;
+}
+
+/* Several right-hand sides in one call against one at a time; concurrent
+ * applies; an apply in place (z == r). */
+static void test_batch(sla_ctx *ctx)
+{
+    printf("batched right-hand sides:\n");
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 120, &A));
+    sla_int n = sla_matrix_nrows(A);
+    const int k = 6;
+    double *B = malloc((size_t)n * k * sizeof *B), *X = calloc((size_t)n * k, sizeof *X);
+    double *x1 = calloc((size_t)n, sizeof *x1);
+    for (int c = 0; c < k; c++) tu_fill(B + (size_t)c * n, n, 40 + c);
+    sla_solver_options o = sa_opts(SLA_METHOD_CG, 1e-10);
+    sla_solver *S = NULL;
+    sla_solve_info info[6];
+    CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+    CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, k, B, n, X, n, info));
+    double worst = 0.0;
+    for (int c = 0; c < k; c++) {
+        sla_solve_info one;
+        CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, B + (size_t)c * n, n, x1, n, &one));
+        CHECK(info[c].converged && info[c].iterations == one.iterations);
+        worst = fmax(worst, tu_reldiff(n, X + (size_t)c * n, x1));
+    }
+    printf("  %d columns at once vs one at a time: worst difference %.1e\n", k, worst);
+    CHECK(worst < 1e-12);
+    sla__pc *pc = NULL;
+    CHECK_OK(ctx, sla__pc_create(ctx, SLA_PRECOND_SAAMG, A, 0, &o, &pc));
+    if (pc) {
+        memcpy(x1, B, (size_t)n * sizeof *x1);
+        CHECK_OK(ctx, sla__pc_apply(pc, false, x1, x1, 2));
+        CHECK_OK(ctx, sla__pc_apply(pc, false, B, X, 2));
+        CHECK(tu_reldiff(n, x1, X) == 0.0);
+        /* two threads at once, each its own vector */
+        double *ref = malloc((size_t)n * 2 * sizeof *ref);
+        apply_job jobs[2];
+        pthread_t th[2];
+        for (int t = 0; t < 2; t++) {
+            CHECK_OK(ctx, sla__pc_apply(pc, false, B + (size_t)t * n, ref + (size_t)t * n, 1));
+            jobs[t] = (apply_job){pc, B + (size_t)t * n, ref + (size_t)t * n, n, 0};
+        }
+        for (int t = 0; t < 2; t++) pthread_create(&th[t], NULL, apply_thread, &jobs[t]);
+        for (int t = 0; t < 2; t++) pthread_join(th[t], NULL);
+        printf("  concurrent applies from 2 threads: %d of 40 differ from the serial result\n",
+               jobs[0].bad + jobs[1].bad);
+        CHECK(jobs[0].bad == 0 && jobs[1].bad == 0);
+        free(ref);
+        sla__pc_destroy(&pc);
+    }
+    sla_solver_destroy(&S);
+    free(B);
+    free(X);
+    free(x1);
+    sla_matrix_destroy(&A);
+}
+
+/* Refresh with new values on the same (borrowed) pattern. */
+static void test_refresh(sla_ctx *ctx)
+{
+    printf("refresh:\n");
+    const sla_int N = 60;
+    sla_int nc = (N + 1) * (N + 1);
+    double *kappa = malloc((size_t)nc * sizeof *kappa);
+    for (sla_int c = 0; c < nc; c++) kappa[c] = 1.0;
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_gen_diffusion2d(ctx, N, kappa, &A));
+    sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
+    double *vals = malloc((size_t)nnz * sizeof *vals);
+    memcpy(vals, sla_matrix_values(A, 0), (size_t)nnz * sizeof *vals);
+    sla_int *colind = malloc((size_t)nnz * sizeof *colind);
+    sla_matrix_get_colind(A, colind);
+    sla_matrix *B = NULL;
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, n, n, sla_matrix_rowptr(A), colind, SLA_F64, 1, vals,
+                                      SLA_BORROW, &B));
+    double *b = malloc((size_t)n * sizeof *b), *x = calloc((size_t)n, sizeof *x);
+    double *xr = malloc((size_t)n * sizeof *xr);
+    tu_fill(b, n, 8);
+    sla_solver_options o = sa_opts(SLA_METHOD_CG, 1e-11);
+    sla_solver *S = NULL;
+    sla_solve_info info;
+    CHECK_OK(ctx, sla_solver_create(ctx, B, &o, &S));
+    CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &info));
+    long long it0 = info.iterations;
+    for (sla_int c = 0; c < nc; c++) kappa[c] = 1.0 + 100.0 * (double)((c / 7) % 2);
+    CHECK_OK(ctx, sla_gen_diffusion2d_values(ctx, N, kappa, vals));
+    CHECK_OK(ctx, sla_solver_refresh(ctx, S));
+    CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &info));
+    CHECK(tu_dense_solve(B, 0, b, xr) == 0);
+    double d = tu_reldiff(n, x, xr);
+    printf("  before %lld, after refresh %lld iterations; difference to LAPACK %.1e\n", it0,
+           (long long)info.iterations, d);
+    CHECK(d < 1e-8);
+    CHECK(info.iterations < 60);
+    sla_solver_destroy(&S);
+    sla_matrix_destroy(&B);
+    sla_matrix_destroy(&A);
+    free(kappa);
+    free(vals);
+    free(colind);
+    free(b);
+    free(x);
+    free(xr);
+}
+
+static void test_errors(sla_ctx *ctx)
+{
+    printf("errors:\n");
+    /* zero diagonal: a 1D Laplacian with one diagonal entry zeroed */
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 50, &A));
+    sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
+    double *vals = malloc((size_t)nnz * sizeof *vals);
+    memcpy(vals, sla_matrix_values(A, 0), (size_t)nnz * sizeof *vals);
+    sla_int *colind = malloc((size_t)nnz * sizeof *colind);
+    sla_matrix_get_colind(A, colind);
+    const sla_int *rp = sla_matrix_rowptr(A);
+    for (sla_int k = rp[777]; k < rp[778]; k++)
+        if (colind[k] == 777) vals[k] = 0.0;
+    sla_matrix *B = NULL;
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, n, n, rp, colind, SLA_F64, 1, vals, SLA_COPY, &B));
+    sla_solver_options o = sa_opts(SLA_METHOD_GMRES, 1e-8);
+    sla_solver *S = NULL;
+    CHECK_ERR(ctx, sla_solver_create(ctx, B, &o, &S), SLA_ERR_SINGULAR, "row 777");
+    CHECK(S == NULL);
+    printf("  zero diagonal: %s\n", sla_ctx_message(ctx));
+    sla_matrix_destroy(&B);
+    /* the option name parses, with a suggestion for a typo */
+    sla_solver_options p;
+    sla_solver_options_default(&p);
+    CHECK_OK(ctx, sla_solver_options_parse(ctx, "precond=saamg", &p));
+    CHECK(p.precond == SLA_PRECOND_SAAMG);
+    CHECK(strcmp(sla_precond_name(SLA_PRECOND_SAAMG), "saamg") == 0);
+    CHECK_ERR(ctx, sla_solver_options_parse(ctx, "precond=saamgg", &p), SLA_ERR_ARGUMENT,
+              "saamg");
+    /* a diagonal matrix does not coarsen: one level, exact */
+    sla_int *dr = malloc(6000 * sizeof *dr), *dc = malloc(5999 * sizeof *dc);
+    double *dv = malloc(5999 * sizeof *dv), bb[5999], xx[5999];
+    for (sla_int i = 0; i < 5999; i++) dr[i] = i, dc[i] = i, dv[i] = 1.0 + (double)(i % 5), bb[i] = 1.0;
+    dr[5999] = 5999;
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, 5999, 5999, dr, dc, SLA_F64, 1, dv, SLA_COPY, &B));
+    sla_solver_options c = sa_opts(SLA_METHOD_CG, 1e-12);
+    sla_solve_info info;
+    CHECK_OK(ctx, sla_solve(ctx, B, &c, bb, xx, &info));
+    CHECK(info.iterations <= 1);
+    CHECK_CLOSE(xx[3], 1.0 / 4.0, 1e-14);
+    sla_matrix_destroy(&B);
+    free(dr);
+    free(dc);
+    free(dv);
+    free(vals);
+    free(colind);
+    sla_matrix_destroy(&A);
+}
+
+/* ---- allocation failures: every allocation of the paths fails once ---- */
+
+static sla_status sa_scenario(sla_ctx *c, const sla_matrix *A, sla_method m, bool transpose)
+{
+    sla_int n = sla_matrix_nrows(A);
+    double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
+    for (sla_int i = 0; i < n; i++) b[i] = 1.0;
+    sla_solver_options o = sa_opts(m, 1e-8);
+    sla_solver *S = NULL;
+    sla_status st = sla_solver_create(c, A, &o, &S);
+    if (st >= 0) st = sla_solver_solve(c, S, 0, 1, b, n, x, n, NULL);
+    if (st >= 0 && transpose) st = sla_solver_solve_transpose(c, S, 0, 1, b, n, x, n, NULL);
+    if (st >= 0) st = sla_solver_refresh(c, S);
+    if (st >= 0) st = sla_solver_solve(c, S, 0, 1, b, n, x, n, NULL);
+    sla_solver_destroy(&S);
+    free(b);
+    free(x);
+    return st;
+}
+
+static void alloc_sweep(const sla_matrix *A, sla_method m, bool transpose, const char *what)
+{
+    counter cnt = {0, -1, 0, 0};
+    sla_allocator a = {count_malloc, count_free, &cnt};
+    sla_ctx *c = NULL;
+    sla_ctx_create(&c);
+    sla_ctx_set_allocator(c, &a);
+    sla_ctx_set_threads(c, 2);
+    CHECK(sa_scenario(c, A, m, transpose) >= 0);
+    CHECK(cnt.live == 0);
+    long total = cnt.calls, points = 0;
+    for (long k = 0; k < total; k++) {
+        cnt.calls = 0;
+        cnt.fail_at = k;
+        cnt.failures = 0;
+        sla_status st = sa_scenario(c, A, m, transpose);
+        if (cnt.failures == 0) continue;
+        points++;
+        if (st != SLA_ERR_NOMEM || cnt.live != 0)
+            fprintf(stderr, "  failing allocation %ld -> %s, %ld live: %s\n", k,
+                    sla_status_name(st), cnt.live, sla_ctx_message(c));
+        CHECK(st == SLA_ERR_NOMEM);
+        CHECK(cnt.live == 0);
+    }
+    printf("allocation failures (%s): %ld points checked\n", what, points);
+    CHECK(points > 10);
+    sla_ctx_destroy(&c);
+}
+
+static void test_alloc_failures(void)
+{
+    sla_matrix *A = NULL;
+    CHECK_OK(NULL, sla_gen_poisson(NULL, 2, 70, &A)); /* 4900 rows: three levels */
+    alloc_sweep(A, SLA_METHOD_CG, true, "CG, poisson2d");
+    sla_matrix_destroy(&A);
+    CHECK_OK(NULL, sla_gen_convdiff2d(NULL, 40, 10.0, 5.0, &A));
+    alloc_sweep(A, SLA_METHOD_GMRES, false, "GMRES, convdiff2d");
+    sla_matrix_destroy(&A);
+}
+
+int main(void)
+{
+    sla_ctx *ctx = NULL;
+    if (sla_ctx_create(&ctx) != SLA_OK) return 1;
+    test_scaling(ctx);
+    test_reference(ctx);
+    test_symmetry(ctx);
+    test_nonsymmetric(ctx);
+    test_vjp(ctx);
+    test_refresh(ctx);
+    test_batch(ctx);
+    test_errors(ctx);
+    test_alloc_failures();
+    sla_ctx_destroy(&ctx);
+    return tu_finish("test_saamg");
+}
