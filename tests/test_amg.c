@@ -558,63 +558,6 @@ static void test_alloc_failures(void)
     sla_matrix_destroy(&A);
 }
 
-/* method=auto picks CG + AMG for a large Laplacian-like SPD system where
- * its model says AMG beats plain CG and any factorization (hypre already
- * started by the tests above, 2 threads for the plain-CG estimate): the
- * solution matches a Cholesky solve, the adjoint runs with the same
- * hierarchy, and a 2-array batch stays without AMG. */
-static void test_auto_amg(sla_ctx *ctx)
-{
-    int nt0 = sla_ctx_threads(ctx);
-    sla_ctx_set_threads(ctx, 2);
-    sla_matrix *A = NULL;
-    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 600, &A));
-    sla_int n = sla_matrix_nrows(A);
-    double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
-    double *xr = malloc((size_t)n * sizeof *xr), *g = malloc((size_t)n * sizeof *g);
-    for (sla_int i = 0; i < n; i++) b[i] = 1.0 + 0.5 * sin(0.001 * (double)i);
-    sla_solver_options o;
-    sla_solver_options_default(&o);
-    o.auto_solves = 1;
-    o.rtol = 1e-10;
-    sla_solver *S = NULL;
-    sla_solve_info inf;
-    CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
-    CHECK(sla_solver_method(S) == SLA_METHOD_CG);
-    CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &inf));
-    CHECK(!strcmp(inf.method, "cg") && !strcmp(inf.precond, "amg"));
-    CHECK(strstr(inf.note, "cg + amg") != NULL);
-    CHECK(inf.converged && inf.iterations <= 20);
-    printf("auto on 2D Poisson 600^2: %s + %s, %lld iterations; note: %s\n", inf.method, inf.precond,
-           (long long)inf.iterations, inf.note);
-    sla_solve_info ainf;
-    CHECK_OK(ctx, sla_solver_solve_vjp(ctx, S, 0, 1, x, n, b, n, g, n, NULL, &ainf));
-    CHECK(!strcmp(ainf.precond, "amg") && ainf.converged && ainf.iterations <= 20);
-    sla_solver_destroy(&S);
-    /* the reference: Cholesky, if a direct backend is in the build */
-    sla_solver_options d = o;
-    d.method = SLA_METHOD_CHOLESKY;
-    if (sla_solver_create(ctx, A, &d, &S) == SLA_OK) {
-        CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, b, n, xr, n, NULL));
-        CHECK(tu_reldiff(n, x, xr) < 1e-7);
-        sla_solver_destroy(&S);
-    }
-    /* plain CG stays the choice for a small system */
-    sla_matrix *B = NULL;
-    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 30, &B));
-    CHECK_OK(ctx, sla_solver_create(ctx, B, &o, &S));
-    CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, b, 900, x, 900, &inf));
-    CHECK(strcmp(inf.precond, "amg") != 0);
-    sla_solver_destroy(&S);
-    sla_matrix_destroy(&B);
-    sla_matrix_destroy(&A);
-    sla_ctx_set_threads(ctx, nt0);
-    free(b);
-    free(x);
-    free(xr);
-    free(g);
-}
-
 int main(void)
 {
     sla_ctx *ctx = NULL;
@@ -646,7 +589,6 @@ int main(void)
         test_vjp(ctx);
         test_refresh(ctx);
         test_batch(ctx);
-        test_auto_amg(ctx);
         double t3 = now();
         test_alloc_failures();
         printf("sections: transposes %.1f s, convergence %.1f s, nonsymmetric/VJP/refresh/batch "

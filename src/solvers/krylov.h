@@ -72,8 +72,6 @@ sla_status sla__amg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const s
                           sla__pc *pc);
 /* Smoothed-aggregation AMG (precond_saamg.c): always available. */
 sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *pc);
-/* Whether hypre (and MPI) are already started in this process. */
-bool sla__amg_started(void);
 #ifdef SLA_HAVE_MPI
 #include <mpi.h>
 /* One BoomerAMG hierarchy over all ranks of comm (collective; the

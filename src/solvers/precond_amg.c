@@ -69,8 +69,6 @@ sla_status sla__amg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const s
                       "libhypre-dev libopenmpi-dev and reconfigure)");
 }
 
-bool sla__amg_started(void) { return false; }
-
 #ifdef SLA_HAVE_MPI
 sla_status sla__amg_create_dist(sla_ctx *ctx, MPI_Comm comm, sla_int n_global, sla_int row_start,
                                 const sla_matrix *diag, const sla_matrix *offd, const sla_int *ghosts,
@@ -110,14 +108,6 @@ sla_status sla__amg_create_dist(sla_ctx *ctx, MPI_Comm comm, sla_int n_global, s
 
 static pthread_mutex_t amg_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool amg_hypre_ready; /* MPI initialized (by us or the program) and HYPRE_Init done */
-
-bool sla__amg_started(void)
-{
-    pthread_mutex_lock(&amg_lock);
-    bool r = amg_hypre_ready;
-    pthread_mutex_unlock(&amg_lock);
-    return r;
-}
 
 /* ---- the transposed cycle's data ------------------------------------------ */
 

@@ -27,7 +27,7 @@ struct sla_solver {
      * (0: no budget). */
     sla_int kry_budget;
     sla_method fallback_dm;
-    bool auto_amg;         /* auto chose CG + AMG (opts.precond set by auto) */
+    bool auto_amg;         /* auto chose CG + saamg (opts.precond set by auto) */
     char note[256];
 };
 
@@ -220,19 +220,25 @@ static sla_method krylov_choice(const sla_solver *S)
  * analysis, so its items are compared factor against solves. */
 #define SLA_AUTO_FACTOR_MIN_S_PER_NNZ 7e-8
 
-/* CG + AMG (hypre BoomerAMG; bench/AMG_RESULTS.md, 2D/3D Poisson and
- * anisotropic diffusion at 1e6, one process): the set-up cost 1.2-2.9e-7 s
- * per stored entry, an iteration (V-cycle + CG's product and vectors)
- * 1.0-1.2e-8 s per stored entry, 10-14 iterations at rtol 1e-8, flat in
- * n. The first set-up of a process also starts MPI (0.3 s). Considered for
- * one value array with a positive diagonal, the case AMG was measured on;
- * its iteration count is not predicted from the graph, so the same
- * iteration budget as plain CG switches a misjudged solve to the direct
- * method. (hypre is serialized process-wide, so batches stay without it.) */
-#define SLA_AUTO_AMG_SETUP_S_PER_NNZ 2e-7
-#define SLA_AUTO_AMG_ITER_S_PER_NNZ 1.2e-8
-#define SLA_AUTO_AMG_ITERATIONS 12.0
-#define SLA_AUTO_AMG_FIRST_S 0.3
+/* CG + saamg (sla's smoothed-aggregation AMG; bench/SAAMG_RESULTS.md,
+ * 2D/3D Poisson and anisotropic diffusion at 1e6-4e6, 2 threads): the set-up
+ * cost 5e-8 to 1.2e-7 s per stored entry, an iteration (V-cycle + CG's
+ * product and vectors) 5-6e-9 s per stored entry on 2 threads (about 1e-8
+ * on one), 15-17 iterations at rtol 1e-8, growing slowly with n (20 at 1e8,
+ * rtol 1e-6). It beat hypre's BoomerAMG on all four problems in one process
+ * (0.68 against 1.29 s at 1M) with no MPI start-up, so auto prices saamg,
+ * not precond=amg. Considered for one value array of a symmetric matrix
+ * with a positive diagonal, the case it was measured on; its iteration count
+ * is not predicted from the graph, so the same iteration budget as plain CG
+ * switches a misjudged solve to the direct method. */
+#define SLA_AUTO_AMG_SETUP_S_PER_NNZ 1.2e-7
+#define SLA_AUTO_AMG_ITER_S_PER_NNZ 1.2e-8 /* one thread */
+#define SLA_AUTO_AMG_ITERATIONS 18.0
+/* Below this many rows auto does not consider AMG: plain CG or a
+ * factorization costs milliseconds there, and skipping the analysis would
+ * also skip the trial Cholesky that tells an indefinite matrix with a
+ * positive diagonal (CG + AMG broke down on such a 2000-row matrix). */
+#define SLA_AUTO_AMG_MIN_N 50000
 
 /* Eccentricity of a pseudo-peripheral vertex of the graph of A's pattern
  * (rows as adjacency lists): two breadth-first searches, the second from the
@@ -303,16 +309,14 @@ static double krylov_seconds(const sla_solver *S, sla_method km, double its, int
     return its * bytes / (SLA_AUTO_KRYLOV_BYTES_PER_S * (double)(nt > 0 ? nt : 1));
 }
 
-#ifdef SLA_HAVE_HYPRE
-/* Predicted seconds of an AMG set-up and `solves` CG + AMG solves of `its`
- * iterations each. */
-static double amg_seconds(const sla_solver *S, double its, double solves)
+/* Predicted seconds of an AMG set-up and `solves` CG + saamg solves of
+ * `its` iterations each with nt threads. */
+static double amg_seconds(const sla_solver *S, double its, double solves, int nt)
 {
     double nnz = (double)S->A->nnz;
-    return (sla__amg_started() ? 0.0 : SLA_AUTO_AMG_FIRST_S) + SLA_AUTO_AMG_SETUP_S_PER_NNZ * nnz +
-           solves * its * SLA_AUTO_AMG_ITER_S_PER_NNZ * nnz;
+    return SLA_AUTO_AMG_SETUP_S_PER_NNZ * nnz +
+           solves * its * SLA_AUTO_AMG_ITER_S_PER_NNZ * nnz / (double)(nt > 1 ? nt : 1);
 }
-#endif
 
 /* Predicted seconds of one numeric factorization and `solves` solves with
  * it, after the analysis. */
@@ -357,18 +361,17 @@ static sla_status auto_setup(sla_ctx *ctx, sla_solver *S)
         if (st) return st;
         its = krylov_iterations(S, km, diam);
         t_kry = E * krylov_seconds(S, km, its, nt); /* per value array */
-#ifdef SLA_HAVE_HYPRE
-        if (km == SLA_METHOD_CG && S->A->nbatch == 1) {
-            double its_amg = SLA_AUTO_AMG_ITERATIONS * rtol_scale(S), t_amg = amg_seconds(S, its_amg, E);
+        if (km == SLA_METHOD_CG && S->A->nbatch == 1 && S->A->nrows >= SLA_AUTO_AMG_MIN_N) {
+            double its_amg = SLA_AUTO_AMG_ITERATIONS * rtol_scale(S);
+            double t_amg = amg_seconds(S, its_amg, E, nt);
             if (t_amg < t_kry) {
-                S->opts.precond = SLA_PRECOND_AMG;
+                S->opts.precond = SLA_PRECOND_SAAMG;
                 S->auto_amg = true;
                 its = its_amg;
                 t_kry = t_amg;
-                kname = "cg+amg";
+                kname = "cg+saamg";
             }
         }
-#endif
         /* the cheapest direct path for the whole batch: one analysis, B factors */
         t_dir = (SLA_AUTO_DIRECT_MIN_S_PER_NNZ + (B - 1.0) * SLA_AUTO_FACTOR_MIN_S_PER_NNZ) *
                 (double)S->A->nnz / B;
@@ -427,7 +430,7 @@ krylov:
                      sla_method_name(dm), (long long)S->kry_budget);
     }
     snprintf(S->note, sizeof S->note, "auto: %s; %.120s -> %s%s", why, msg,
-             S->auto_amg ? "cg + amg" : sla_method_name(S->method), budget);
+             S->auto_amg ? "cg + saamg" : sla_method_name(S->method), budget);
     return setup_pcs(ctx, S);
 }
 
