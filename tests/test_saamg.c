@@ -485,6 +485,59 @@ static void test_refresh(sla_ctx *ctx)
     free(xr);
 }
 
+/* 2D Poisson N x N with `shift` subtracted from the diagonal. */
+static sla_matrix *shifted_poisson2d(sla_ctx *ctx, sla_int N, double shift)
+{
+    sla_matrix *P = NULL, *A = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, N, &P));
+    sla_int n = sla_matrix_nrows(P), nnz = sla_matrix_nnz(P);
+    double *v = malloc((size_t)nnz * sizeof *v);
+    sla_int *ci = malloc((size_t)nnz * sizeof *ci);
+    memcpy(v, sla_matrix_values(P, 0), (size_t)nnz * sizeof *v);
+    sla_matrix_get_colind(P, ci);
+    const sla_int *rp = sla_matrix_rowptr(P);
+    for (sla_int i = 0; i < n; i++)
+        for (sla_int p = rp[i]; p < rp[i + 1]; p++)
+            if (ci[p] == i) v[p] -= shift;
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, n, n, rp, ci, SLA_F64, 1, v, SLA_COPY, &A));
+    free(v);
+    free(ci);
+    sla_matrix_destroy(&P);
+    return A;
+}
+
+/* An indefinite symmetric matrix with a positive diagonal: saamg refuses
+ * it at set-up (a coarse operator's diagonal turns nonpositive) instead of
+ * a breakdown in the Krylov method; method=auto, which priced CG + saamg
+ * for it, falls back to LU and says why. */
+static void test_indefinite(sla_ctx *ctx)
+{
+    int nt0 = sla_ctx_threads(ctx);
+    sla_ctx_set_threads(ctx, 2);
+    sla_matrix *A = shifted_poisson2d(ctx, 250, 1.3);
+    sla_int n = sla_matrix_nrows(A);
+    double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
+    for (sla_int i = 0; i < n; i++) b[i] = 1.0;
+    sla_solver_options o;
+    sla_solver_options_default(&o);
+    o.method = SLA_METHOD_MINRES;
+    o.precond = SLA_PRECOND_SAAMG;
+    sla_solve_info inf;
+    CHECK_ERR(ctx, sla_solve(ctx, A, &o, b, x, &inf), SLA_ERR_NOT_SPD, "not positive definite");
+    sla_solver_options_default(&o);
+    o.rtol = 1e-10;
+    if (sla_method_available(SLA_METHOD_LU)) {
+        CHECK_OK(ctx, sla_solve(ctx, A, &o, b, x, &inf));
+        CHECK(inf.converged && inf.residual < 1e-10);
+        CHECK(strstr(inf.note, "saamg refused") != NULL);
+        printf("  auto on an indefinite 250^2 Laplacian: %s; note: %s\n", inf.method, inf.note);
+    }
+    sla_ctx_set_threads(ctx, nt0);
+    sla_matrix_destroy(&A);
+    free(b);
+    free(x);
+}
+
 static void test_errors(sla_ctx *ctx)
 {
     printf("errors:\n");
@@ -664,6 +717,7 @@ int main(void)
     test_batch(ctx);
     test_errors(ctx);
     test_auto(ctx);
+    test_indefinite(ctx);
     test_alloc_failures();
     sla_ctx_destroy(&ctx);
     return tu_finish("test_saamg");

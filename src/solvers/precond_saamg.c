@@ -766,6 +766,25 @@ static sla_status factor_coarse(sla_ctx *ctx, const sla_allocator *a, saamg *g, 
     return SLA_OK;
 }
 
+/* A symmetric matrix with a nonpositive diagonal entry on any level (the
+ * Galerkin operators P^T A P of an SPD matrix have positive diagonals) is
+ * not positive definite: the symmetric cycle would not be a positive
+ * definite preconditioner, and CG or MINRES with it broke down (NaN at the
+ * first iteration on a shifted, indefinite Laplacian). Refused up front. */
+static sla_status check_diag(sla_ctx *ctx, const saamg *g, const sa_level *L, int l)
+{
+    if (!g->symmetric) return SLA_OK;
+    for (sla_int i = 0; i < L->n; i++)
+        if (!(L->dinv[i] > 0.0))
+            return sla__error(ctx, SLA_ERR_NOT_SPD,
+                              "precond saamg: %s diagonal entry %g at row %lld%s: A is not positive "
+                              "definite, and saamg needs an SPD matrix (use amg, ilu0/jacobi, or a "
+                              "direct method)",
+                              l ? "the coarse operator has a nonpositive" : "nonpositive", 1.0 / L->dinv[i],
+                              (long long)i, l ? " of a coarse level" : "");
+    return SLA_OK;
+}
+
 sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *pc)
 {
     const sla_allocator *a = &pc->alloc;
@@ -802,7 +821,7 @@ sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__
         }
         if (L->n <= SAAMG_COARSE || l == SAAMG_MAX_LEV - 1) {
             /* the coarsest level still needs 1/a_ii when it is only smoothed */
-            if ((st = build_p(ctx, a, L, l, agg, &nagg))) goto out;
+            if ((st = build_p(ctx, a, L, l, agg, &nagg)) || (st = check_diag(ctx, g, L, l))) goto out;
             sla__free(a, L->prp);
             sla__free(a, L->pci);
             sla__free(a, L->pval);
@@ -811,7 +830,7 @@ sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__
             L->pval = NULL;
             break;
         }
-        if ((st = build_p(ctx, a, L, l, agg, &nagg))) goto out;
+        if ((st = build_p(ctx, a, L, l, agg, &nagg)) || (st = check_diag(ctx, g, L, l))) goto out;
         sla__free(a, agg); /* the Galerkin product needs only P */
         agg = NULL;
         if (nagg == 0) {

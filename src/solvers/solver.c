@@ -431,7 +431,28 @@ krylov:
     }
     snprintf(S->note, sizeof S->note, "auto: %s; %.120s -> %s%s", why, msg,
              S->auto_amg ? "cg + saamg" : sla_method_name(S->method), budget);
-    return setup_pcs(ctx, S);
+    sla_status st = setup_pcs(ctx, S);
+    if (st != SLA_ERR_NOT_SPD || !S->auto_amg) return st;
+    /* saamg found A indefinite (a nonpositive diagonal on a coarse level):
+     * LU when a backend has it and the factors fit, else MINRES */
+    char reason[120];
+    snprintf(reason, sizeof reason, "%s", sla_ctx_message(ctx));
+    free_pcs(S);
+    S->opts.precond = SLA_PRECOND_NONE;
+    S->auto_amg = false;
+    S->kry_budget = 0;
+    if (backend_for(SLA_METHOD_LU) && !(st = direct_setup(ctx, S, SLA_METHOD_LU))) {
+        snprintf(S->note, sizeof S->note, "auto: cg + saamg refused (%.100s); fell back to lu (%s)", reason,
+                 S->dops->name);
+        return SLA_OK;
+    }
+    if (st == SLA_ERR_NOMEM || st == SLA_ERR_UNAVAILABLE || !backend_for(SLA_METHOD_LU)) {
+        free_direct(S);
+        S->method = SLA_METHOD_MINRES;
+        snprintf(S->note, sizeof S->note, "auto: cg + saamg refused (%.100s); fell back to minres", reason);
+        return setup_pcs(ctx, S);
+    }
+    return st;
 }
 
 /* method=auto's switch from a Krylov method that ran past its budget to the
