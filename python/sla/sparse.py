@@ -187,7 +187,7 @@ class SparseTensor:
         b: [*batch, n] or [*batch, n, k] (or [n] / [n, k] shared by a batch).
         method: auto, cg, bicgstab, gmres, minres, cholesky, ldlt, lu,
         umfpack, klu, superlu. preconditioner: None, jacobi, ssor, ic0, ilu0,
-        amg. rtol (relative to ||b||), atol, maxiter; further keys of the C
+        amg (hypre BoomerAMG), saamg (sla's smoothed aggregation). rtol (relative to ||b||), atol, maxiter; further keys of the C
         options string as keywords (restart, omega, ordering, memory_limit,
         amg_threshold, ...). Unknown names are refused by the C library,
         which names the nearest valid one.

@@ -76,8 +76,8 @@ class SolveTests(unittest.TestCase):
     def test_methods_spd_vs_scipy(self):
         M = rand_pattern(60, 4, 1, spd=True)
         for method, pc in [("auto", None), ("cg", None), ("cg", "jacobi"), ("cg", "ssor"),
-                           ("cg", "ic0"), ("cg", "amg"), ("minres", None), ("gmres", "ilu0"),
-                           ("bicgstab", "ilu0")]:
+                           ("cg", "ic0"), ("cg", "amg"), ("cg", "saamg"), ("minres", None),
+                           ("gmres", "ilu0"), ("bicgstab", "ilu0")]:
             info = self.check_vs_scipy(M, method, 1e-9, preconditioner=pc, rtol=1e-12)
             if method != "auto":
                 self.assertEqual(info.method, method)
@@ -568,7 +568,8 @@ class GeneratorTests(unittest.TestCase):
         k = (1 + torch.rand((N + 1) ** 2, dtype=F64)).requires_grad_(True)
         b = torch.ones(N * N, dtype=F64)
         self.assertTrue(gradcheck(lambda k_: sla.diffusion2d(N, k_).values, (k,)))
-        for kw in [dict(method="cholesky"), dict(method="cg", preconditioner="amg", rtol=1e-13)]:
+        for kw in [dict(method="cholesky"), dict(method="cg", preconditioner="amg", rtol=1e-13),
+                   dict(method="cg", preconditioner="saamg", rtol=1e-13)]:
             self.assertTrue(gradcheck(lambda k_: sla.diffusion2d(N, k_).solve(b, **kw),
                                       (k,), eps=1e-6, atol=1e-8, rtol=1e-6), kw)
 
