@@ -51,7 +51,7 @@ else
   d_sizes=100,316,1000; d_reps=5,5,3; d_sreps=5,5,2; d_ks="100 1000 5000"; d_adjn=1000
   d_tks="10 50 100 200 400 600"; d_hist=256
   d_direct="--parts sweep,scipy,batch --sizes2d 32,100,316,1000 --sizes3d 10,22,46,100 --sizescd 32,100,316,1000 --scipy-sizes 100,316,1000 --max-run 20 --quiet-wait 5"
-  d_amg="--problems p2d-1m,p3d-1m,aniso-1m --methods amg,saamg,jacobi,cholmod --reps 3 --reps-slow 1"
+  d_amg="--problems p2d-1m,p2d-4m,p3d-1m,aniso-1m --methods amg,saamg,jacobi,cholmod --reps 3 --reps-slow 1"
   d_distamg="--problems p2d-1m,p2d-4m --reps 3"
 fi
 distamg_args=${SLA_BENCH_DISTAMG_ARGS:-$d_distamg}
