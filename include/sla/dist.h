@@ -172,9 +172,12 @@ typedef struct sla_dist_solver sla_dist_solver;
 /* A Krylov solver over the distributed matrix: the library's CG, BiCGStab,
  * GMRES and MINRES (method must be one of them) with reductions through
  * MPI_Allreduce. Preconditioners: none, jacobi (the global diagonal),
- * ilu0 / ic0 / ssor / amg (block Jacobi: the library's preconditioner of
- * each rank's diagonal block, ghost couplings dropped; amg is one hypre
- * BoomerAMG cycle on MPI_COMM_SELF per rank). maxiter = 0 means 10 n global.
+ * amg (one hypre BoomerAMG hierarchy over all ranks of D's communicator;
+ * transposed solves of nonsymmetric systems build a second hierarchy from
+ * A^T at the first one; options.amg.reuse keeps a hierarchy across
+ * refreshes), ilu0 / ic0 / ssor (block Jacobi: the library's
+ * preconditioner of each rank's diagonal block, ghost couplings dropped).
+ * maxiter = 0 means 10 n global.
  * The info of every solve is identical on all ranks (iterations, true
  * residual, reason; solve_seconds is the maximum over ranks). A monitor
  * callback (options.monitor) runs on every rank and must return the same
