@@ -598,13 +598,13 @@ static int boomer_configure(HYPRE_Solver s, const sla_amg_options *o, int relax_
 
 /* ---- applies ------------------------------------------------------------------------ */
 
-/* z = one forward cycle applied to r. */
-static sla_status cycle_forward(amg *g, const double *r, double *z)
+/* z = one cycle of hierarchy s (built on M) applied to r. */
+static sla_status cycle_run(amg *g, HYPRE_Solver s, HYPRE_ParCSRMatrix M, const double *r, double *z)
 {
     sla__zero(g->n, z); /* hypre starts from the content of z */
     shell_set(g->vb, (double *)r);
     shell_set(g->vx, z);
-    int ierr = HYPRE_BoomerAMGSolve(g->solver, g->par, g->vb, g->vx);
+    int ierr = HYPRE_BoomerAMGSolve(s, M, g->vb, g->vx);
     shell_set(g->vb, NULL);
     shell_set(g->vx, NULL);
     if (ierr && !HYPRE_CheckError(ierr, HYPRE_ERROR_CONV)) {
@@ -613,6 +613,23 @@ static sla_status cycle_forward(amg *g, const double *r, double *z)
     }
     if (ierr) HYPRE_ClearAllErrors();
     return SLA_OK;
+}
+
+/* z = one forward cycle applied to r. */
+static sla_status cycle_forward(amg *g, const double *r, double *z)
+{
+    return cycle_run(g, g->solver, g->par, r, z);
+}
+
+/* The collective finish of a distributed ParCSR matrix: its communication
+ * package and nonzero counts (hypre's error code). */
+static int par_commit(hypre_ParCSRMatrix *M)
+{
+    int ierr = 0;
+    if (!hypre_ParCSRMatrixCommPkg(M)) ierr = hypre_MatvecCommPkgCreate(M);
+    if (!ierr) ierr = hypre_ParCSRMatrixSetNumNonzeros(M);
+    if (!ierr) ierr = hypre_ParCSRMatrixSetDNumNonzeros(M);
+    return ierr;
 }
 
 static void thier_free(amg *g)
@@ -634,9 +651,7 @@ static sla_status cycle_adjoint_hierarchy(amg *g, const double *r, double *z)
         g->tpar = (HYPRE_ParCSRMatrix)AT;
         if (!ierr && !AT) ierr = HYPRE_ERROR_MEMORY;
         if (!ierr) ierr = hypre_ParCSRMatrixReorder(AT); /* the diagonal first in each row */
-        if (!ierr && !hypre_ParCSRMatrixCommPkg(AT)) ierr = hypre_MatvecCommPkgCreate(AT);
-        if (!ierr) ierr = hypre_ParCSRMatrixSetNumNonzeros(AT);
-        if (!ierr) ierr = hypre_ParCSRMatrixSetDNumNonzeros(AT);
+        if (!ierr) ierr = par_commit(AT);
         HYPRE_Solver s = NULL;
         if (!ierr) ierr = HYPRE_BoomerAMGCreate(&s);
         g->tsolver = s;
@@ -648,18 +663,7 @@ static sla_status cycle_adjoint_hierarchy(amg *g, const double *r, double *z)
             return hypre_status(ierr);
         }
     }
-    sla__zero(g->n, z);
-    shell_set(g->vb, (double *)r);
-    shell_set(g->vx, z);
-    ierr = HYPRE_BoomerAMGSolve(g->tsolver, g->tpar, g->vb, g->vx);
-    shell_set(g->vb, NULL);
-    shell_set(g->vx, NULL);
-    if (ierr && !HYPRE_CheckError(ierr, HYPRE_ERROR_CONV)) {
-        HYPRE_ClearAllErrors();
-        return hypre_status(ierr);
-    }
-    if (ierr) HYPRE_ClearAllErrors();
-    return SLA_OK;
+    return cycle_run(g, g->tsolver, g->tpar, r, z);
 }
 
 /* y -= A^T x, for the CSR block (ai, aj, ax) of n rows. */
@@ -1033,6 +1037,7 @@ sla_status sla__amg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const s
 /* ---- distributed: one hierarchy over the ranks of a communicator ------------------ */
 
 #ifdef SLA_HAVE_MPI
+#include "../dist/dist_internal.h" /* sla__dist_agree */
 
 /* A vector shell over comm holding this rank's rows [lo, hi). */
 static sla_status shell_create_dist(sla_ctx *ctx, MPI_Comm comm, HYPRE_BigInt n, HYPRE_BigInt lo,
@@ -1090,21 +1095,8 @@ static sla_status par_create_dist(sla_ctx *ctx, amg *g, MPI_Comm comm, HYPRE_Big
  * its local status: hypre's communication must not be left half done). */
 static sla_status par_finish_dist(sla_ctx *ctx, amg *g)
 {
-    hypre_ParCSRMatrix *M = (hypre_ParCSRMatrix *)g->par;
-    int ierr = 0;
-    if (!hypre_ParCSRMatrixCommPkg(M)) ierr = hypre_MatvecCommPkgCreate(M);
-    if (!ierr) ierr = hypre_ParCSRMatrixSetNumNonzeros(M);
-    if (!ierr) ierr = hypre_ParCSRMatrixSetDNumNonzeros(M);
+    int ierr = par_commit((hypre_ParCSRMatrix *)g->par);
     return ierr ? hypre_fail(ctx, ierr, "the matrix's communication package") : SLA_OK;
-}
-
-static sla_status agree(sla_ctx *ctx, MPI_Comm comm, sla_status st)
-{
-    int mine = st < 0 ? 1 : 0, any = 0;
-    if (MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
-        return sla__error(ctx, SLA_ERR_IO, "precond amg: MPI_Allreduce failed");
-    if (any && !st) return sla__error(ctx, SLA_ERR_UNSUPPORTED, "precond amg: the set-up failed on another rank");
-    return st;
 }
 
 static sla_status boomer_setup_dist(sla_ctx *ctx, amg *g)
@@ -1134,9 +1126,9 @@ static sla_status amg_refresh_dist(sla_ctx *ctx, sla__pc *pc, const sla_matrix *
     sla_status st = par_fill(ctx, M, g->ddiag, 0); /* same pattern */
     if (g->doffd) par_fill_offd(M, g->doffd);
     thier_free(g); /* rebuilt from the new values at the next transposed apply */
-    if (!(st = agree(ctx, comm, st))) st = boomer_setup_dist(ctx, g);
+    if (!(st = sla__dist_agree(ctx, comm, st))) st = boomer_setup_dist(ctx, g);
     pthread_mutex_unlock(&amg_lock);
-    return agree(ctx, comm, st);
+    return sla__dist_agree(ctx, comm, st);
 }
 
 sla_status sla__amg_create_dist(sla_ctx *ctx, MPI_Comm comm, sla_int n_global, sla_int row_start,
@@ -1167,7 +1159,7 @@ sla_status sla__amg_create_dist(sla_ctx *ctx, MPI_Comm comm, sla_int n_global, s
         g = pc ? sla__calloc(&a, 1, sizeof *g) : NULL;
         if (!g) st = sla__error(ctx, SLA_ERR_NOMEM, "precond amg: out of memory");
     }
-    if ((st = agree(ctx, comm, st))) {
+    if ((st = sla__dist_agree(ctx, comm, st))) {
         sla__free(&a, g);
         sla__free(&a, pc);
         return st;
@@ -1189,13 +1181,13 @@ sla_status sla__amg_create_dist(sla_ctx *ctx, MPI_Comm comm, sla_int n_global, s
     HYPRE_BigInt lo = (HYPRE_BigInt)row_start, hi = lo + (HYPRE_BigInt)diag->nrows;
     pthread_mutex_lock(&amg_lock);
     st = hypre_start(ctx);
-    if (!(st = agree(ctx, comm, st))) {
+    if (!(st = sla__dist_agree(ctx, comm, st))) {
         HYPRE_ClearAllErrors();
         st = shell_create_dist(ctx, comm, (HYPRE_BigInt)n_global, lo, hi, &g->vb);
         if (!st) st = shell_create_dist(ctx, comm, (HYPRE_BigInt)n_global, lo, hi, &g->vx);
         if (!st) st = par_create_dist(ctx, g, comm, (HYPRE_BigInt)n_global, lo, ghosts);
-        if (!(st = agree(ctx, comm, st))) st = agree(ctx, comm, par_finish_dist(ctx, g));
-        if (!st) st = agree(ctx, comm, boomer_setup_dist(ctx, g));
+        if (!(st = sla__dist_agree(ctx, comm, st))) st = sla__dist_agree(ctx, comm, par_finish_dist(ctx, g));
+        if (!st) st = sla__dist_agree(ctx, comm, boomer_setup_dist(ctx, g));
     }
     pthread_mutex_unlock(&amg_lock);
     if (st) {
