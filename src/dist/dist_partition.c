@@ -305,21 +305,9 @@ sla_status sla_dist_matrix_scatter(sla_ctx *ctx, MPI_Comm comm, int root, const 
             st = sla__mpi_error(ctx, rc, "MPI_Bcast");
     }
     if ((st = sla__dist_agree(ctx, D->comm, st))) goto fail;
-    sla__free(&al, perm);
-    sla__free(&al, inv);
-    sla__free(&al, starts);
-    sla__free(&al, tmp);
-    sla__free(&al, rowptr);
-    sla__free(&al, colind);
-    sla__free(&al, vals);
-    sla__free(&al, qrp);
-    sla__free(&al, qci);
-    sla__free(&al, qsrc);
-    sla__free(&al, qv);
-    sla__free(&al, grows);
     *out = D;
-    return sla__ok(ctx, SLA_OK);
-fail:
+    D = NULL;
+fail: /* and success: D is then NULL */
     sla__free(&al, perm);
     sla__free(&al, inv);
     sla__free(&al, starts);
@@ -335,5 +323,5 @@ fail:
     sla__free(&al, counts);
     sla__free(&al, grows);
     sla_dist_matrix_destroy(&D);
-    return st;
+    return st ? st : sla__ok(ctx, SLA_OK);
 }
