@@ -65,18 +65,6 @@ static double mem_available(void)
     return kb * 1024.0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int k)
-{
-    qsort(v, (size_t)k, sizeof *v, cmp_double);
-    return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
-}
-
 /* ---- problems and methods ------------------------------------------------ */
 
 typedef struct {
@@ -118,13 +106,6 @@ typedef struct {
     double rss_matrix, rss_peak; /* bytes: after building the matrix, at the end */
     int converged;
 } result;
-
-static double rss_now_peak(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return 1024.0 * (double)ru.ru_maxrss;
-}
 
 /* Arrays a borrowed float32 matrix points into (freed after it). */
 static sla_int *big_rowptr;
@@ -244,7 +225,7 @@ static void run_child(const problem *p, long N, int method, int reps, int thread
         goto out_m;
     }
     for (long long i = 0; i < r->n; i++) b[i] = 1.0;
-    r->rss_matrix = rss_now_peak();
+    r->rss_matrix = peak_rss_bytes();
     double su[32], so[32], to[32];
     if (reps > 32) reps = 32;
     for (int k = 0; k < reps; k++) {
@@ -277,7 +258,7 @@ out_m:
     free(big_vals);
 out:
     if (r->status < 0) snprintf(r->msg, sizeof r->msg, "%s", sla_ctx_message(ctx));
-    r->rss_peak = rss_now_peak();
+    r->rss_peak = peak_rss_bytes();
     sla_ctx_destroy(&ctx);
 }
 

@@ -113,22 +113,6 @@ static int parse_list(const char *s, long *out, int max)
     return k;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(const double *v, int k)
-{
-    double w[64];
-    if (k <= 0) return NAN;
-    if (k > 64) k = 64;
-    memcpy(w, v, (size_t)k * sizeof *w);
-    qsort(w, (size_t)k, sizeof *w, cmp_double);
-    return k % 2 ? w[k / 2] : 0.5 * (w[k / 2 - 1] + w[k / 2]);
-}
-
 static bool in_list(const char *list, const char *name)
 {
     if (!list) return true;

@@ -66,26 +66,6 @@ static sla_dist_matrix *make(sla_ctx *ctx, sla_int N)
     return D;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double dmax(double v)
-{
-    double m;
-    MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return m;
-}
-
-static double dsum(double v)
-{
-    double m;
-    MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    return m;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -134,23 +114,23 @@ int main(int argc, char **argv)
         sla_dist_solver_solve(ctx, S, b, x, &inf);
         sla_dist_matrix_stats(D, &st);
         per_it[r] = inf.solve_seconds / (double)inf.iterations;
-        wait_s[r] = dmax(st.halo_wait_seconds) / (double)inf.iterations;
-        ared_s[r] = dmax(st.allreduce_seconds) / (double)inf.iterations;
-        share[r] = dmax((st.halo_wait_seconds + st.allreduce_seconds) / inf.solve_seconds);
+        wait_s[r] = all_max(st.halo_wait_seconds) / (double)inf.iterations;
+        ared_s[r] = all_max(st.allreduce_seconds) / (double)inf.iterations;
+        share[r] = all_max((st.halo_wait_seconds + st.allreduce_seconds) / inf.solve_seconds);
     }
     load_mark l1 = load_now();
     double other = other_load_pct(l0, l1);
     double sorted[16];
     memcpy(sorted, per_it, (size_t)reps * sizeof(double));
-    qsort(sorted, (size_t)reps, sizeof(double), cmp_d);
+    qsort(sorted, (size_t)reps, sizeof(double), bench_cmp_double);
     double med = sorted[reps / 2];
     int mi = 0;
     for (int r = 0; r < reps; r++)
         if (per_it[r] == med) mi = r;
     /* per-iteration communication from the last repetition's counters */
     double its = (double)iters + 1.0; /* + the final true residual's product */
-    double msgs = dsum((double)st.messages) / its, bytes = dsum((double)st.bytes_sent) / its;
-    double max_msg_bytes = dmax(st.messages ? (double)st.bytes_sent / (double)st.messages : 0.0);
+    double msgs = all_sum((double)st.messages) / its, bytes = all_sum((double)st.bytes_sent) / its;
+    double max_msg_bytes = all_max(st.messages ? (double)st.bytes_sent / (double)st.messages : 0.0);
     double ared = (double)st.allreduces / (double)iters, ared_d = (double)st.allreduce_doubles / (double)iters;
     /* memory per DOF: the two blocks (rowptr, 32-bit colind, values), the
      * halo plan and ghost buffer, and CG's vectors (x, b, r, p, q, z) */
@@ -158,9 +138,9 @@ int main(int argc, char **argv)
                  8.0 * (double)sla_dist_matrix_nghost(D) * 3.0 + 8.0 * 6.0 * (double)nl;
     /* plus the local pattern as given (kept for gradients and save): rowptr, int64 colind, positions */
     double mem_pattern = 8.0 * (double)(nl + 1) + 16.0 * (double)sla_dist_matrix_nnz_local(D);
-    mem = dsum(mem) / (double)n;
-    mem_pattern = dsum(mem_pattern) / (double)n;
-    int nb = sla_dist_matrix_neighbours(D), nbmax = (int)dmax(nb);
+    mem = all_sum(mem) / (double)n;
+    mem_pattern = all_sum(mem_pattern) / (double)n;
+    int nb = sla_dist_matrix_neighbours(D), nbmax = (int)all_max(nb);
     sla_dist_solver_destroy(&S);
     sla_dist_matrix_destroy(&D);
     free(b);

@@ -46,47 +46,6 @@ static const problem problems[] = {
     {"p2d-64k", "2D Poisson 256^2", 0, 256},
 };
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    double s[32];
-    memcpy(s, v, (size_t)n * sizeof *v);
-    qsort(s, (size_t)n, sizeof *s, cmp_d);
-    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-}
-
-static double dmax(double v)
-{
-    double m;
-    MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return m;
-}
-
-static double dsum(double v)
-{
-    double m;
-    MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    return m;
-}
-
-/* Peak resident set of this process (VmHWM), bytes. */
-static double peak_rss(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f) return 0.0;
-    char line[256];
-    double kb = 0.0;
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmHWM:", 6)) kb = atof(line + 6);
-    fclose(f);
-    return kb * 1024.0;
-}
-
 typedef struct {
     double setup, solve, total, residual;
     long long iterations;
@@ -174,9 +133,9 @@ int main(int argc, char **argv)
             double t2 = MPI_Wtime();
             if (st && rank_ == 0) fprintf(stderr, "%s: %s\n", p->name, sla_ctx_message(ctx));
             sla_dist_solver_destroy(&S);
-            su[k] = dmax(t1 - t0);
-            so[k] = dmax(t2 - t1);
-            to[k] = dmax(t2 - t0);
+            su[k] = all_max(t1 - t0);
+            so[k] = all_max(t2 - t1);
+            to[k] = all_max(t2 - t0);
             r.iterations = (long long)inf.iterations;
             r.residual = inf.residual;
             r.converged = inf.converged;
@@ -185,7 +144,7 @@ int main(int argc, char **argv)
         r.setup = median(su, reps);
         r.solve = median(so, reps);
         r.total = median(to, reps);
-        double rss = dsum(peak_rss());
+        double rss = all_sum(peak_rss_bytes());
         if (rank_ == 0) {
             printf("| %s | %d | dist cg+amg | %lld | %.3f | %.3f | **%.3f** | %lld | %.2e | %.2f | %.0f %% |\n",
                    p->name, size_, (long long)n, r.setup, r.solve, r.total, r.iterations, r.residual, rss / 1e9,

@@ -38,18 +38,6 @@ static int parse_list(const char *s, long *v, int max)
     return n;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 typedef struct {
     long N, n, nnz;
     double factor_s, grad_s, logdet_s, ratio, factor_nnz, logabsdet, other_load;
@@ -153,8 +141,6 @@ typedef struct {
     char lob_method[80];
 } eig_row;
 
-static int cmp_l(const void *a, const void *b) { return cmp_d(a, b); }
-
 /* The k smallest analytic eigenvalues of 2D Poisson N x N. */
 static void poisson_ref(long N, int k, double *ref)
 {
@@ -163,7 +149,7 @@ static void poisson_ref(long N, int k, double *ref)
     double *all = malloc((size_t)(m * m) * sizeof *all);
     for (long i = 0; i < m; i++)
         for (long j = 0; j < m; j++) all[i * m + j] = 4.0 - 2.0 * cos((double)(i + 1) * h) - 2.0 * cos((double)(j + 1) * h);
-    qsort(all, (size_t)(m * m), sizeof *all, cmp_l);
+    qsort(all, (size_t)(m * m), sizeof *all, bench_cmp_double);
     memcpy(ref, all, (size_t)k * sizeof *ref);
     free(all);
 }

@@ -6,6 +6,8 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,5 +57,47 @@ static inline double other_load_pct(load_mark a, load_mark b)
     double other = (b.busy - a.busy) - (b.self - a.self);
     return fmax(0.0, 100.0 * other / (wall * (double)ncpu));
 }
+
+static inline int bench_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of v[0..k) (k <= 64 used); v is left as it is. */
+static inline double median(const double *v, int k)
+{
+    double w[64];
+    if (k <= 0) return NAN;
+    if (k > 64) k = 64;
+    memcpy(w, v, (size_t)k * sizeof *w);
+    qsort(w, (size_t)k, sizeof *w, bench_cmp_double);
+    return k % 2 ? w[k / 2] : 0.5 * (w[k / 2 - 1] + w[k / 2]);
+}
+
+/* Peak resident set of this process (the kernel's high-water mark), bytes. */
+static inline double peak_rss_bytes(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return 1024.0 * (double)ru.ru_maxrss;
+}
+
+#ifdef MPI_VERSION
+/* Reductions of one value over MPI_COMM_WORLD (the MPI benchmarks). */
+static inline double all_max(double v)
+{
+    double m;
+    MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return m;
+}
+
+static inline double all_sum(double v)
+{
+    double m;
+    MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    return m;
+}
+#endif
 
 #endif
