@@ -8,6 +8,8 @@
  * SLA_ERR_UNAVAILABLE answer is checked. */
 #include "test_util.h"
 
+#include "test_pc_util.h"
+
 #include "solvers/krylov.h"
 
 #include <time.h>
@@ -19,104 +21,14 @@ static double now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* ||b - A x|| / ||b|| computed here, independently of the solver. */
-static double true_residual(const sla_matrix *A, sla_int ib, const double *b, const double *x,
-                            int transpose)
-{
-    sla_int n = sla_matrix_nrows(A);
-    double *r = malloc((size_t)n * sizeof *r);
-    if (transpose) sla_matvec_transpose(NULL, A, ib, 1, x, n, r, n);
-    else sla_matvec(NULL, A, ib, 1, x, n, r, n);
-    double rr = 0.0, bb = 0.0;
-    for (sla_int i = 0; i < n; i++) {
-        rr += (b[i] - r[i]) * (b[i] - r[i]);
-        bb += b[i] * b[i];
-    }
-    free(r);
-    return sqrt(rr / bb);
-}
-
 static sla_solver_options amg_opts(sla_method m, double rtol)
 {
-    sla_solver_options o;
-    sla_solver_options_default(&o);
-    o.method = m;
-    o.precond = SLA_PRECOND_AMG;
-    o.rtol = rtol;
-    return o;
-}
-
-/* Solve A x = ones with the options; returns iterations, -1 on failure. */
-static long long solve_ones(sla_ctx *ctx, const sla_matrix *A, const sla_solver_options *o,
-                            const char *what)
-{
-    sla_int n = sla_matrix_nrows(A);
-    double *b = malloc((size_t)n * sizeof *b), *x = calloc((size_t)n, sizeof *x);
-    for (sla_int i = 0; i < n; i++) b[i] = 1.0;
-    sla_solve_info info;
-    long long its = -1;
-    sla_status st = sla_solve(ctx, A, o, b, x, &info);
-    CHECK_OK(ctx, st);
-    if (st == SLA_OK) {
-        double res = true_residual(A, 0, b, x, 0);
-        CHECK(info.converged);
-        CHECK(res < o->rtol);
-        CHECK(strcmp(info.precond, "amg") == 0);
-        its = info.iterations;
-        printf("  %-28s n %8lld  %-8s %3lld iterations, true residual %.2e, setup %.3f s, "
-               "solve %.3f s\n",
-               what, (long long)n, info.method, its, res, info.setup_seconds, info.solve_seconds);
-    }
-    free(b);
-    free(x);
-    return its;
-}
-
-/* Iteration counts over a refinement sequence: nearly flat. */
-static void check_flat(const long long *its, int count, double ratio, long long maxits)
-{
-    long long lo = its[0], hi = its[0];
-    for (int k = 0; k < count; k++) {
-        CHECK(its[k] > 0);
-        lo = its[k] < lo ? its[k] : lo;
-        hi = its[k] > hi ? its[k] : hi;
-    }
-    CHECK(lo > 0 && (double)hi <= ratio * (double)lo);
-    CHECK(hi <= maxits);
+    return pc_opts(m, SLA_PRECOND_AMG, rtol);
 }
 
 static void test_poisson(sla_ctx *ctx)
 {
-    printf("2D Poisson, CG + AMG:\n");
-    const sla_int N2[] = {64, 128, 256, 512};
-    long long its[4];
-    sla_solver_options o = amg_opts(SLA_METHOD_CG, 1e-8);
-    for (int k = 0; k < 4; k++) {
-        sla_matrix *A = NULL;
-        CHECK_OK(ctx, sla_gen_poisson(ctx, 2, N2[k], &A));
-        its[k] = solve_ones(ctx, A, &o, "poisson2d");
-        sla_matrix_destroy(&A);
-    }
-    check_flat(its, 4, 1.5, 30);
-
-    printf("3D Poisson, CG + AMG:\n");
-    const sla_int N3[] = {12, 24, 40};
-    for (int k = 0; k < 3; k++) {
-        sla_matrix *A = NULL;
-        CHECK_OK(ctx, sla_gen_poisson(ctx, 3, N3[k], &A));
-        its[k] = solve_ones(ctx, A, &o, "poisson3d");
-        sla_matrix_destroy(&A);
-    }
-    check_flat(its, 3, 1.5, 30);
-
-    printf("anisotropic diffusion (eps 0.01), CG + AMG:\n");
-    for (int k = 0; k < 3; k++) {
-        sla_matrix *A = NULL;
-        CHECK_OK(ctx, sla_gen_aniso2d(ctx, N2[k], 0.01, &A));
-        its[k] = solve_ones(ctx, A, &o, "aniso2d");
-        sla_matrix_destroy(&A);
-    }
-    check_flat(its, 3, 1.5, 30);
+    check_scaling(ctx, SLA_PRECOND_AMG, 0.0, 30);
 
     /* auto picks a Krylov method when a preconditioner is given */
     sla_matrix *A = NULL;
@@ -279,80 +191,6 @@ static void test_transpose_identity(sla_ctx *ctx)
     sla_matrix_destroy(&P);
     sla_matrix_destroy(&C);
     sla_matrix_destroy(&T);
-}
-
-/* L(A) = g . x with A x = b; dL/dA by the adjoint against central
- * differences of single entries (which make A nonsymmetric). */
-static void test_vjp(sla_ctx *ctx)
-{
-    printf("VJP through an AMG-preconditioned solve:\n");
-    const sla_int N = 12;
-    double *kappa = malloc((size_t)((N + 1) * (N + 1)) * sizeof *kappa);
-    for (sla_int c = 0; c < (N + 1) * (N + 1); c++) kappa[c] = 1.0 + 0.5 * sin(0.7 * (double)c);
-    sla_matrix *A = NULL;
-    CHECK_OK(ctx, sla_gen_diffusion2d(ctx, N, kappa, &A));
-    sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
-    double *b = malloc((size_t)n * sizeof *b), *g = malloc((size_t)n * sizeof *g);
-    double *x = calloc((size_t)n, sizeof *x), *gb = malloc((size_t)n * sizeof *gb);
-    double *gA = malloc((size_t)nnz * sizeof *gA), *xp = calloc((size_t)n, sizeof *xp);
-    tu_fill(b, n, 21);
-    tu_fill(g, n, 22);
-    sla_solver_options o = amg_opts(SLA_METHOD_CG, 1e-13);
-    sla_solver *S = NULL;
-    sla_solve_info info;
-    CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
-    CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &info));
-    CHECK_OK(ctx, sla_solver_solve_vjp(ctx, S, 0, 1, x, n, g, n, gb, n, gA, &info));
-    CHECK(strcmp(info.precond, "amg") == 0);
-    sla_solver_destroy(&S);
-
-    /* finite differences on a borrowed copy of the values */
-    double *vals = malloc((size_t)nnz * sizeof *vals);
-    memcpy(vals, sla_matrix_values(A, 0), (size_t)nnz * sizeof *vals);
-    sla_int *colind = malloc((size_t)nnz * sizeof *colind);
-    sla_matrix_get_colind(A, colind);
-    sla_matrix *B = NULL;
-    CHECK_OK(ctx, sla_matrix_from_csr(ctx, n, n, sla_matrix_rowptr(A), colind, SLA_F64, 1, vals,
-                                      SLA_BORROW, &B));
-    const sla_int picks[] = {0, 7, nnz / 3, nnz / 2 + 1, nnz - 1};
-    const sla_precond_kind pcs[] = {SLA_PRECOND_AMG, SLA_PRECOND_ILU0};
-    double worst = 0.0;
-    for (int q = 0; q < 5; q++) {
-        sla_int k = picks[q];
-        double h = 1e-5 * fmax(1.0, fabs(vals[k])), Lp = 0.0, Lm = 0.0, v0 = vals[k];
-        sla_solver_options f = amg_opts(SLA_METHOD_GMRES, 1e-13);
-        f.precond = pcs[q % 2];
-        for (int side = 0; side < 2; side++) {
-            vals[k] = v0 + (side ? -h : h);
-            CHECK_OK(ctx, sla_solve(ctx, B, &f, b, xp, &info));
-            double L = 0.0;
-            for (sla_int i = 0; i < n; i++) L += g[i] * xp[i];
-            if (side) Lm = L;
-            else Lp = L;
-        }
-        vals[k] = v0;
-        double fd = (Lp - Lm) / (2.0 * h);
-        double err = fabs(fd - gA[k]) / fmax(1.0, fabs(gA[k]));
-        worst = fmax(worst, err);
-        CHECK(err < 1e-6);
-    }
-    printf("  dL/dA vs central differences (5 entries): worst error %.1e\n", worst);
-    /* dL/db = A^-T g */
-    double *lr = malloc((size_t)n * sizeof *lr);
-    CHECK(tu_dense_solve(A, 1, g, lr) == 0);
-    CHECK(tu_reldiff(n, gb, lr) < 1e-10);
-    free(lr);
-    sla_matrix_destroy(&B);
-    free(colind);
-    free(vals);
-    free(kappa);
-    free(b);
-    free(g);
-    free(x);
-    free(gb);
-    free(gA);
-    free(xp);
-    sla_matrix_destroy(&A);
 }
 
 /* New values on a borrowed matrix: with reuse the hierarchy is kept for
@@ -586,7 +424,7 @@ int main(void)
         test_poisson(ctx);
         double t2 = now();
         test_convdiff(ctx);
-        test_vjp(ctx);
+        check_vjp(ctx, SLA_PRECOND_AMG, 12, SLA_PRECOND_ILU0);
         test_refresh(ctx);
         test_batch(ctx);
         double t3 = now();
