@@ -50,20 +50,9 @@ static void op_allreduce(void *comm, double *vals, int count)
     if (rc && !o->rc) o->rc = rc;
 }
 
-static sla__krylov_fn method_fn(sla_method m)
-{
-    switch (m) {
-    case SLA_METHOD_CG: return sla__cg;
-    case SLA_METHOD_BICGSTAB: return sla__bicgstab;
-    case SLA_METHOD_GMRES: return sla__gmres;
-    case SLA_METHOD_MINRES: return sla__minres;
-    default: return NULL;
-    }
-}
-
 static sla_status check_options(sla_ctx *ctx, const sla_solver_options *o)
 {
-    if (!method_fn(o->method))
+    if (!sla__krylov_method(o->method))
         return sla__error(ctx, SLA_ERR_UNSUPPORTED,
                           "distributed solver: method %s is not available distributed (use cg, bicgstab, "
                           "gmres or minres)",
@@ -208,7 +197,7 @@ static sla_status solve_one(sla_ctx *ctx, sla_dist_solver *S, bool transpose, co
                      .monitor = S->opts.monitor, .monitor_user = S->opts.monitor_user,
                      .monitor_every = S->opts.monitor_every};
     double t0 = MPI_Wtime();
-    st = method_fn(S->opts.method)(ctx, &op, S->pc, b, x, &ko, info);
+    st = sla__krylov_method(S->opts.method)(ctx, &op, S->pc, b, x, &ko, info);
     double dt = MPI_Wtime() - t0;
     if (od.rc) st = sla__mpi_error(ctx, od.rc, "distributed solve");
     st = sla__dist_agree(ctx, D->comm, st);

@@ -150,5 +150,7 @@ sla_status sla__gmres(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const do
                       double *x, const sla__kopts *o, sla_solve_info *info);
 sla_status sla__minres(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const double *b,
                        double *x, const sla__kopts *o, sla_solve_info *info);
+/* The method function of a Krylov method, NULL for any other method. */
+sla__krylov_fn sla__krylov_method(sla_method m);
 
 #endif

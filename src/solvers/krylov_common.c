@@ -58,3 +58,14 @@ sla_status sla__kpc_error(sla_ctx *ctx, sla_status st, const char *method)
 {
     return sla__error(ctx, st, "%s: the preconditioner failed (%s)", method, sla_status_name(st));
 }
+
+sla__krylov_fn sla__krylov_method(sla_method m)
+{
+    switch (m) {
+    case SLA_METHOD_CG: return sla__cg;
+    case SLA_METHOD_BICGSTAB: return sla__bicgstab;
+    case SLA_METHOD_GMRES: return sla__gmres;
+    case SLA_METHOD_MINRES: return sla__minres;
+    default: return NULL;
+    }
+}

@@ -31,17 +31,6 @@ struct sla_solver {
     char note[256];
 };
 
-static sla__krylov_fn method_fn(sla_method m)
-{
-    switch (m) {
-    case SLA_METHOD_CG: return sla__cg;
-    case SLA_METHOD_BICGSTAB: return sla__bicgstab;
-    case SLA_METHOD_GMRES: return sla__gmres;
-    case SLA_METHOD_MINRES: return sla__minres;
-    default: return NULL;
-    }
-}
-
 static bool is_direct(sla_method m) { return m >= SLA_METHOD_CHOLESKY && m <= SLA_METHOD_SUPERLU; }
 
 static const sla__direct_ops *backend_for(sla_method m)
@@ -762,7 +751,7 @@ static sla_status solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, bool 
                      .monitor = S->opts.monitor, .monitor_user = S->opts.monitor_user,
                      .monitor_every = S->opts.monitor_every,
                      .deadline = S->opts.max_seconds > 0.0 ? t0 + S->opts.max_seconds : 0.0};
-    st = method_fn(S->method)(ctx, &op, S->pc[ib], b, x, &ko, info);
+    st = sla__krylov_method(S->method)(ctx, &op, S->pc[ib], b, x, &ko, info);
     if (st == SLA_NOT_CONVERGED && S->opts.method == SLA_METHOD_AUTO &&
         S->method == SLA_METHOD_CG && info->reason == SLA_DIVERGED_INDEFINITE) {
         sla_int its = info->iterations;
