@@ -224,9 +224,11 @@ static sla_method krylov_choice(const sla_solver *S)
 #define SLA_AUTO_AMG_ITER_S_PER_NNZ 1.2e-8 /* one thread */
 #define SLA_AUTO_AMG_ITERATIONS 18.0
 /* Below this many rows auto does not consider AMG: plain CG or a
- * factorization costs milliseconds there, and skipping the analysis would
- * also skip the trial Cholesky that tells an indefinite matrix with a
- * positive diagonal (CG + AMG broke down on such a 2000-row matrix). */
+ * factorization costs milliseconds there, and the per-entry model above has
+ * no fixed set-up cost, so it would pick saamg for matrices of a few
+ * thousand rows where it gains nothing. (Indefiniteness is not the reason:
+ * saamg refuses an indefinite matrix at set-up and auto then falls back to
+ * LU, below.) */
 #define SLA_AUTO_AMG_MIN_N 50000
 
 /* Eccentricity of a pseudo-peripheral vertex of the graph of A's pattern
