@@ -268,13 +268,24 @@ static void test_dispatch_and_errors(void)
     double b[400], x[400];
     for (int i = 0; i < 400; i++) b[i] = 1.0 + (i % 5);
 
-    /* small, well-conditioned SPD: CG is predicted cheaper than any
-     * factorization, so auto does not even analyse */
+    /* small, well-conditioned SPD: accuracy first, a factorization costs
+     * little, auto factors (CG would be predicted cheaper) and refines to a
+     * backward error of rounding level */
     sla_matrix *A = NULL;
     sla_gen_poisson(ctx, 2, 12, &A);
     CHECK_OK(ctx, sla_solve(ctx, A, &o, b, x, &info));
-    if (have_chol) CHECK(strcmp(info.method, "cg") == 0 && strstr(info.note, "below any factorization"));
+    if (have_chol) {
+        CHECK(strcmp(info.method, "cholesky") == 0);
+        CHECK(info.residual < 1e-14 && info.backward_error >= 0.0 && info.backward_error < 1e-15);
+    }
     CHECK(info.converged);
+    /* the cost model alone (auto_direct_seconds = 0): CG is predicted
+     * cheaper than any factorization, so auto does not even analyse */
+    sla_solver_options o0 = o;
+    o0.auto_direct_seconds = 0.0;
+    CHECK_OK(ctx, sla_solve(ctx, A, &o0, b, x, &info));
+    if (have_chol) CHECK(strcmp(info.method, "cg") == 0 && strstr(info.note, "below any factorization"));
+    CHECK(info.converged && info.backward_error == -1.0);
     /* logdet needs a factorization */
     sla_solver *S = NULL;
     sla_solver_options ok = opts_for(SLA_METHOD_CG);
@@ -325,9 +336,14 @@ static void test_dispatch_and_errors(void)
         CHECK(info.residual < 1e-10);
     }
     sla_matrix_destroy(&A);
-    /* the same, small: CG predicted, meets an indefinite direction, MINRES */
+    /* the same, small: the trial Cholesky fails, LU (accuracy first); with
+     * the cost model alone CG is predicted, meets an indefinite direction,
+     * MINRES */
     A = shifted_poisson(2, 10, 1.3);
     CHECK_OK(ctx, sla_solve(ctx, A, &o, b, x, &info));
+    CHECK(info.converged && info.residual < 1e-14);
+    if (have_chol && have_lu) CHECK(strcmp(info.method, "lu") == 0 && strstr(info.note, "fell back to lu"));
+    CHECK_OK(ctx, sla_solve(ctx, A, &o0, b, x, &info));
     CHECK(info.converged && info.residual < 1e-8);
     if (have_chol) CHECK(strcmp(info.method, "minres") == 0 && strstr(info.note, "fell back to minres"));
     sla_matrix_destroy(&A);
@@ -348,7 +364,7 @@ static void test_dispatch_and_errors(void)
         sla_int n = sla_matrix_nrows(A);
         double *bc = malloc(3 * (size_t)n * sizeof *bc), *xc = bc + n, *gb = bc + 2 * n;
         for (sla_int i = 0; i < n; i++) bc[i] = 1.0;
-        sla_solver_options o8 = o;
+        sla_solver_options o8 = o0; /* the cost model alone: n = 1e4 factors cheaply */
         o8.rtol = 1e-8;
         CHECK_OK(ctx, sla_solver_create(ctx, A, &o8, &S));
         CHECK(sla_solver_method(S) == SLA_METHOD_CG);

@@ -206,7 +206,10 @@ static sla_status sc_auto_switch(sla_ctx *c, const void *arg)
     sla_status st;
     static sla_solve_info info;
     TRY(sla_gen_diffusion2d(c, N, kappa, &A));
-    TRY(sla_solver_create(c, A, NULL, &S));
+    sla_solver_options o;
+    sla_solver_options_default(&o);
+    o.auto_direct_seconds = 0.0; /* the cost model alone: CG first */
+    TRY(sla_solver_create(c, A, &o, &S));
     TRY(sla_solver_solve(c, S, 0, 1, b, N * N, x, N * N, &info));
     TRY(sla_solver_solve_vjp(c, S, 0, 1, x, N * N, b, N * N, g, N * N, NULL, NULL));
     if (note) *note = info.note;

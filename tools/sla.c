@@ -692,6 +692,7 @@ static int cmd_solve(int argc, char **argv)
             json_string(stdout, fw.ordering);
             printf(",\"factor_nnz\":%.0f", fw.factor_nnz);
             if (fw.rcond >= 0) printf(",\"rcond\":%.3e", fw.rcond);
+            if (fw.backward_error >= 0) printf(",\"backward_error\":%.3e", fw.backward_error);
         }
         printf(",\"note\":");
         json_string(stdout, fw.note);

@@ -113,6 +113,10 @@ typedef struct sla_amg_options {
                                  Poisson for ~60 % more iterations */
 } sla_amg_options;
 
+/* The default of sla_solver_options.auto_direct_seconds (method=auto's
+ * accuracy-first rule; measured in bench/RESULTS.md, "real matrices"). */
+#define SLA_AUTO_DIRECT_SECONDS_DEFAULT 0.05
+
 typedef struct sla_solver_options {
     sla_method method;
     sla_precond_kind precond;
@@ -138,6 +142,11 @@ typedef struct sla_solver_options {
                                  with SLA_NOT_CONVERGED, reason SLA_DIVERGED_TIME and
                                  the last iterate; checked every iteration. A
                                  factorization is not interrupted. Default 0 = none */
+    double auto_direct_seconds; /* method=auto, accuracy first: factor whenever the
+                                 factorization (with the planned solves) is predicted
+                                 to take less than this, whatever Krylov would cost;
+                                 default 0.05 (set by sla_solver_options_default);
+                                 0: the cost model alone decides */
 } sla_solver_options;
 
 void sla_solver_options_default(sla_solver_options *opts);
@@ -146,7 +155,7 @@ void sla_solver_options_default(sla_solver_options *opts);
  * contents). Keys: method, precond, rtol, atol, maxiter, restart, omega,
  * use_x0, ordering, memory_limit, amg_threshold, amg_coarsen, amg_interp,
  * amg_pmax, amg_agg_levels, amg_relax, amg_cycle, amg_max_levels, amg_reuse,
- * auto_solves, max_seconds.
+ * auto_solves, max_seconds, auto_direct_seconds.
  * An unknown key or value is SLA_ERR_ARGUMENT, naming the nearest valid one. */
 sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str,
                                     sla_solver_options *opts);
@@ -175,6 +184,11 @@ typedef struct sla_solve_info {
                                  -1 when unknown (Krylov). Below 1e-12 the note
                                  starts with a "warning: nearly singular" (the status
                                  stays SLA_OK when the residual meets the tolerance) */
+    double backward_error;    /* direct: componentwise (Oettli-Prager) backward error
+                                 max_i |b - A x|_i / (|A| |x| + |b|)_i of the returned x,
+                                 after iterative refinement with the same factor
+                                 (LAPACK dgerfs-style: up to 5 steps while it is above
+                                 eps and halves each step); -1 for Krylov */
 } sla_solve_info;
 
 /* sizeof(sla_solve_info) of this build, for bindings that mirror the struct

@@ -314,7 +314,9 @@ class SolveInfo:
     preconditioner, backend ("krylov", "cholmod", "umfpack", "klu",
     "superlu"), ordering, factor_nnz, setup_seconds, solve_seconds, rcond
     (direct solves: the backend's reciprocal condition estimate, -1 when
-    unknown), note (dispatch decisions, fallbacks, "warning: nearly
+    unknown), backward_error (direct solves: the componentwise backward error
+    max_i |b - A x|_i / (|A| |x| + |b|)_i after iterative refinement, -1
+    for Krylov), note (dispatch decisions, fallbacks, "warning: nearly
     singular").
 
     For several right-hand sides or a batch, the fields summarise the worst
@@ -325,7 +327,7 @@ class SolveInfo:
 
     _fields = ("method", "preconditioner", "backend", "iterations", "residual",
                "residual_abs", "rhs_norm", "converged", "reason", "setup_seconds",
-               "solve_seconds", "factor_nnz", "ordering", "rcond", "note")
+               "solve_seconds", "factor_nnz", "ordering", "rcond", "backward_error", "note")
 
     def __init__(self, **kw):
         for f in self._fields:
@@ -341,7 +343,7 @@ class SolveInfo:
                    converged=bool(c.converged), reason=_s(L.sla_reason_name(c.reason)),
                    setup_seconds=float(c.setup_seconds), solve_seconds=float(c.solve_seconds),
                    factor_nnz=float(c.factor_nnz), ordering=_s(c.ordering), rcond=float(c.rcond),
-                   note=_s(c.note))
+                   backward_error=float(c.backward_error), note=_s(c.note))
 
     @classmethod
     def combine(cls, cinfos):
@@ -359,6 +361,7 @@ class SolveInfo:
                   rhs_norm=max(i.rhs_norm for i in items),
                   converged=all(i.converged for i in items), reason=worst.reason,
                   rcond=min(i.rcond for i in items),
+                  backward_error=max(i.backward_error for i in items),
                   solve_seconds=sum(i.solve_seconds for i in items), items=items)
         return cls(**kw)
 

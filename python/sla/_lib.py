@@ -191,7 +191,7 @@ class CSolveInfo(ctypes.Structure):
                 ("reason", c_int), ("converged", c_bool), ("setup_seconds", c_double),
                 ("factor_nnz", c_double), ("ordering", ctypes.c_char * 16),
                 ("solve_seconds", c_double), ("note", ctypes.c_char * 256),
-                ("rcond", c_double)]
+                ("rcond", c_double), ("backward_error", c_double)]
 
 
 _info_size = _proto("sla_solve_info_size", ctypes.c_size_t)()

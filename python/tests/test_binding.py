@@ -85,7 +85,10 @@ class SolveTests(unittest.TestCase):
         for method in ["cholesky", "ldlt", "lu", "umfpack", "klu", "superlu"]:
             info = self.check_vs_scipy(M, method, 1e-12)
             self.assertNotEqual(info.backend, "krylov")
-            self.assertEqual(info.iterations, 0)
+            # iterations of a direct solve are refinement steps (dgerfs rule: at most 5)
+            self.assertLessEqual(info.iterations, 5)
+            self.assertGreaterEqual(info.backward_error, 0.0)
+            self.assertLess(info.backward_error, 1e-15)
 
     def test_methods_nonsymmetric_vs_scipy(self):
         M = rand_pattern(70, 5, 2)

@@ -112,6 +112,10 @@ static sla_status umf_analyze(sla_ctx *ctx, const sla_matrix *A, const sla__dire
 
     umfpack_dl_defaults(S->control);
     S->control[UMFPACK_PRL] = 0; /* never print, even if someone calls a report routine */
+    /* no refinement inside umfpack_*solve: the solver object refines itself
+     * (dgerfs-style, src/solvers/solver.c direct_solve), with the same
+     * backward-error rule for every backend */
+    S->control[UMFPACK_IRSTEP] = 0;
     switch (o ? o->ordering : SLA_ORDER_AUTO) {
     case SLA_ORDER_AUTO: break; /* UMFPACK's default: AMD or COLAMD by its strategy */
     case SLA_ORDER_AMD: S->control[UMFPACK_ORDERING] = UMFPACK_ORDERING_AMD; break;

@@ -31,6 +31,7 @@ void sla_solver_options_default(sla_solver_options *o)
     o->amg.max_levels = 25;
     o->amg.reuse = 0;
     o->amg.agg_interp = 1;
+    o->auto_direct_seconds = SLA_AUTO_DIRECT_SECONDS_DEFAULT;
 }
 
 static const char *const method_names[] = {"auto", "cg", "bicgstab", "gmres", "minres",
@@ -43,7 +44,8 @@ static const char *const keys[] = {"method", "precond", "rtol", "atol", "maxiter
                                    "restart", "omega", "use_x0", "ordering", "memory_limit",
                                    "amg_threshold", "amg_coarsen", "amg_interp", "amg_pmax",
                                    "amg_agg_levels", "amg_relax", "amg_cycle", "amg_max_levels",
-                                   "amg_reuse", "auto_solves", "max_seconds", "amg_agg_interp"};
+                                   "amg_reuse", "auto_solves", "max_seconds", "amg_agg_interp",
+                                   "auto_direct_seconds"};
 #define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 const char *sla_method_name(sla_method m)
@@ -228,6 +230,7 @@ static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char 
     case 19: st = parse_int(ctx, "auto_solves", v, vl, 0, 1000000, &o->auto_solves); break;
     case 20: st = parse_double(ctx, "max_seconds", v, vl, 0.0, &o->max_seconds); break;
     case 21: st = parse_int(ctx, "amg_agg_interp", v, vl, 0, 100, &o->amg.agg_interp); break;
+    case 22: st = parse_double(ctx, "auto_direct_seconds", v, vl, 0.0, &o->auto_direct_seconds); break;
     }
     return st;
 }

@@ -3,7 +3,9 @@
 #include "direct.h"
 #include "krylov.h"
 
+#include <float.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,10 +28,21 @@ struct sla_solver {
      * which a serial solve switches to the direct method fallback_dm
      * (0: no budget). */
     sla_int kry_budget;
+    double kry_predicted;  /* its predicted iteration count (0: not predicted) */
     sla_method fallback_dm;
     bool auto_amg;         /* auto chose CG + saamg (opts.precond set by auto) */
     char note[256];
 };
+
+/* S's note, formatted; truncated to its size (notes are for people). */
+static void set_note(sla_solver *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_note(sla_solver *S, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(S->note, sizeof S->note, fmt, ap);
+    va_end(ap);
+}
 
 static bool is_direct(sla_method m) { return m >= SLA_METHOD_CHOLESKY && m <= SLA_METHOD_SUPERLU; }
 
@@ -321,16 +334,115 @@ static double direct_seconds(const sla_solver *S, sla_method dm, double solves, 
     return t / (1.0 + 0.4 * (double)((nt > 0 ? nt : 1) - 1));
 }
 
+/* Accuracy first: auto factors whenever the whole factorization (every
+ * value array, plus the planned solves) is predicted to cost less than
+ * opts.auto_direct_seconds (default SLA_AUTO_DIRECT_SECONDS_DEFAULT),
+ * whatever a Krylov method would cost. A factorization of a matrix
+ * that small costs little in absolute terms, and its answer is what a
+ * careful analyst would give: a residual near rounding, a forward error
+ * bounded by cond(A) eps, singularity named. The analysis is skipped
+ * only when even its lower bound (SLA_AUTO_DIRECT_MIN_S_PER_NNZ per entry)
+ * exceeds it. Measured on tests/data's real matrices (bench/RESULTS.md):
+ * a default GMRES/CG solve to rtol 1e-8 gave forward errors 1e-7 to 8
+ * where a factorization gives 1e-16 to 1e-8; the largest of them, bayer10
+ * (n = 13 436), factors and solves in ~10 ms. */
+/* A Krylov solve chosen by prediction that converges only after this many
+ * times its predicted iterations (+ 20) met a matrix much harder than its
+ * graph suggests (ill-conditioned: its small residual may hide a large
+ * forward error): auto then finishes with the direct method when the
+ * factors fit. Calibrated Laplacian-like matrices stay within 1.2x. */
+#define SLA_AUTO_SUSPECT_FACTOR 6.0
+
+/* The LU backends in order of pivoting strength, for method=auto: KLU
+ * (threshold pivoting within BTF blocks), UMFPACK (threshold pivoting
+ * with its own strategy), SuperLU (partial pivoting, threshold 1.0, which
+ * refuses only exactly zero pivots). */
+static const sla_method lu_chain[] = {SLA_METHOD_KLU, SLA_METHOD_UMFPACK, SLA_METHOD_SUPERLU};
+enum { LU_CHAIN_LEN = 3 };
+
+static int lu_chain_pos(sla_method m)
+{
+    if (m == SLA_METHOD_LU) m = SLA_METHOD_UMFPACK;
+    for (int i = 0; i < LU_CHAIN_LEN; i++)
+        if (lu_chain[i] == m) return i;
+    return LU_CHAIN_LEN;
+}
+
+/* Analysis + memory check + factorization of every value array with dm. */
+static sla_status auto_try(sla_ctx *ctx, sla_solver *S, sla_method dm)
+{
+    free_direct(S);
+    sla_status st = direct_analyze(ctx, S, dm);
+    if (st) return st;
+    if (!direct_fits(S))
+        return sla__error(ctx, SLA_ERR_NOMEM,
+                          "%s: the factorization needs about %.2f GB, more than the limit of %.2f GB",
+                          sla_method_name(dm), 1e-9 * S->dstats.bytes * (double)S->A->nbatch,
+                          1e-9 * memory_limit(S));
+    return direct_factor_all(ctx, S);
+}
+
+/* method=auto's factorization with its fallbacks, once the analysis of S's
+ * current method succeeded: factor every value array; a trial Cholesky that
+ * finds A not positive definite falls back to LU; an LU backend whose
+ * pivot test finds A singular to working precision hands over to the next
+ * one in lu_chain, so that nothing LU with partial pivoting factors is
+ * refused. The note gets the fallbacks taken (`what`, len bytes). Exact
+ * singularity that every backend meets (a structurally or exactly zero
+ * pivot) stays SLA_ERR_SINGULAR with "singular" in the message. */
+static sla_status auto_factor(sla_ctx *ctx, sla_solver *S, char *what, size_t len)
+{
+    what[0] = '\0';
+    sla_method dm = S->method;
+    sla_status st = direct_factor_all(ctx, S);
+    size_t used = 0;
+    if (st == SLA_ERR_NOT_SPD && dm == SLA_METHOD_CHOLESKY) {
+        dm = backend_for(SLA_METHOD_LU) ? SLA_METHOD_LU : SLA_METHOD_SUPERLU;
+        if (!backend_for(dm)) return st;
+        used += (size_t)snprintf(what, len, "trial cholesky failed (%.100s); fell back to lu",
+                                 sla_ctx_message(ctx));
+        st = auto_try(ctx, S, dm);
+    }
+    int pos = lu_chain_pos(dm);
+    bool chained = false;
+    while (st == SLA_ERR_SINGULAR && S->dops) { /* numerical: the analysis went through */
+        int next = pos + 1;
+        while (next < LU_CHAIN_LEN && !backend_for(lu_chain[next])) next++;
+        if (next >= LU_CHAIN_LEN) break;
+        if (used < len)
+            used += (size_t)snprintf(what + used, len - used, "%s%s refused (%.90s), retried with %s",
+                                     used ? "; " : "", sla_method_name(S->method), sla_ctx_message(ctx),
+                                     sla_method_name(lu_chain[next]));
+        chained = true;
+        pos = next;
+        st = auto_try(ctx, S, lu_chain[pos]);
+    }
+    if (st == SLA_ERR_SINGULAR && chained) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s", sla_ctx_message(ctx));
+        return sla__error(ctx, st, "matrix is singular: every LU backend met a zero pivot (%s)", msg);
+    }
+    if (st) return st;
+    if (used < len && chained)
+        snprintf(what + used, len - used, " (%s)", S->dops->name);
+    else if (used < len && used > 0)
+        snprintf(what + used, len - used, " (%s)", S->dops->name);
+    return SLA_OK;
+}
+
 /* method=auto: a direct factorization when a backend is compiled in, the
- * factors fit in memory and the symbolic analysis predicts it beats
- * Krylov; SPD detection by a trial Cholesky that falls back to LU. A
- * preconditioner in the options asks for a Krylov method. Errors (out of
- * memory, a singular matrix) are reported, never swallowed by a fallback. */
+ * factors fit in memory and either the factorization is cheap in absolute
+ * terms (opts.auto_direct_seconds: accuracy first) or the symbolic analysis
+ * predicts it beats Krylov; SPD detection by a trial Cholesky that falls
+ * back to LU; LU fallbacks through lu_chain. A preconditioner in the options
+ * asks for a Krylov method. Errors (out of memory, a singular matrix) are
+ * reported, never swallowed by a fallback. */
 static sla_status auto_setup(sla_ctx *ctx, sla_solver *S)
 {
     sla_method dm = (S->symmetric && S->pos_diag) ? SLA_METHOD_CHOLESKY : SLA_METHOD_LU;
     if (dm == SLA_METHOD_LU && (double)S->A->nnz < SLA_AUTO_KLU_MAX_NNZ && backend_for(SLA_METHOD_KLU))
         dm = SLA_METHOD_KLU;
+    if (dm == SLA_METHOD_LU && !backend_for(dm) && backend_for(SLA_METHOD_SUPERLU)) dm = SLA_METHOD_SUPERLU;
     const char *why = S->symmetric ? (S->pos_diag ? "symmetric, positive diagonal" : "symmetric, diagonal not positive")
                                    : "nonsymmetric";
     sla_method km = krylov_choice(S);
@@ -366,7 +478,7 @@ static sla_status auto_setup(sla_ctx *ctx, sla_solver *S)
         /* the cheapest direct path for the whole batch: one analysis, B factors */
         t_dir = (SLA_AUTO_DIRECT_MIN_S_PER_NNZ + (B - 1.0) * SLA_AUTO_FACTOR_MIN_S_PER_NNZ) *
                 (double)S->A->nnz / B;
-        if (S->symmetric && t_kry < t_dir) {
+        if (S->symmetric && t_kry < t_dir && B * t_dir >= S->opts.auto_direct_seconds) {
             snprintf(msg, sizeof msg, "%s predicted %.3g s for %g solves (diameter %lld), below any factorization",
                      kname, t_kry, E, (long long)diam);
             predicted = true;
@@ -377,28 +489,27 @@ static sla_status auto_setup(sla_ctx *ctx, sla_solver *S)
         if (!direct_fits(S)) {
             snprintf(msg, sizeof msg, "%s factors would need %.2f GB", sla_method_name(dm),
                      1e-9 * S->dstats.bytes * (double)S->A->nbatch);
-        } else if (t_dir > t_kry) {
+        } else if (t_dir > t_kry && B * t_dir >= S->opts.auto_direct_seconds) {
             snprintf(msg, sizeof msg, "%s predicted slower (%.3g flops, %.3g s vs %s %.3g s)",
                      sla_method_name(dm), S->dstats.flops, t_dir, kname, t_kry);
             predicted = true;
         } else {
             S->opts.precond = SLA_PRECOND_NONE; /* a direct method after all */
             S->auto_amg = false;
-            st = direct_factor_all(ctx, S);
-            if (st == SLA_OK) {
-                snprintf(S->note, sizeof S->note,
-                         "auto: %s -> %s (%s, %.3g flops predicted; %.3g s vs %s %.3g s)", why,
-                         sla_method_name(dm), S->dops->name, S->dstats.flops, t_dir, kname, t_kry);
-                return SLA_OK;
-            }
-            if (st != SLA_ERR_NOT_SPD || dm != SLA_METHOD_CHOLESKY || !backend_for(SLA_METHOD_LU))
-                return st;
-            char reason[160];
-            snprintf(reason, sizeof reason, "%s", sla_ctx_message(ctx));
-            free_direct(S);
-            if ((st = direct_setup(ctx, S, SLA_METHOD_LU))) return st;
-            snprintf(S->note, sizeof S->note,
-                     "auto: trial cholesky failed (%.100s); fell back to lu (umfpack)", reason);
+            char what[200];
+            st = auto_factor(ctx, S, what, sizeof what);
+            if (st) return st;
+            char rule[96];
+            if (t_dir > t_kry)
+                snprintf(rule, sizeof rule, "accuracy first: factorization predicted under %g s",
+                         S->opts.auto_direct_seconds);
+            else
+                snprintf(rule, sizeof rule, "%.3g s vs %s %.3g s", t_dir, kname, t_kry);
+            if (what[0])
+                set_note(S, "auto: %s; %s; %s", why, what, rule);
+            else
+                set_note(S, "auto: %s -> %s (%s, %.3g flops predicted; %s)", why,
+                         sla_method_name(S->method), S->dops->name, S->dstats.flops, rule);
             return SLA_OK;
         }
         free_direct(S);
@@ -415,6 +526,7 @@ krylov:
         double f = t_kry > 0.0 && t_dir / t_kry > 2.0 ? t_dir / t_kry : 2.0;
         double b = ceil(its * f) + 20.0;
         S->kry_budget = b < (double)S->opts.maxiter ? (sla_int)b : 0;
+        S->kry_predicted = its;
         S->fallback_dm = dm;
         if (S->kry_budget)
             snprintf(budget, sizeof budget, " (switches to %s after %lld iterations)",
@@ -432,12 +544,20 @@ krylov:
     S->opts.precond = SLA_PRECOND_NONE;
     S->auto_amg = false;
     S->kry_budget = 0;
-    if (backend_for(SLA_METHOD_LU) && !(st = direct_setup(ctx, S, SLA_METHOD_LU))) {
-        snprintf(S->note, sizeof S->note, "auto: cg + saamg refused (%.100s); fell back to lu (%s)", reason,
-                 S->dops->name);
-        return SLA_OK;
+    S->kry_predicted = 0.0;
+    sla_method lu = backend_for(SLA_METHOD_LU) ? SLA_METHOD_LU : SLA_METHOD_SUPERLU;
+    if (backend_for(lu) && !(st = direct_analyze(ctx, S, lu))) {
+        char what[200];
+        if (!direct_fits(S))
+            st = sla__error(ctx, SLA_ERR_NOMEM, "lu factors would need %.2f GB",
+                            1e-9 * S->dstats.bytes * (double)S->A->nbatch);
+        else if (!(st = auto_factor(ctx, S, what, sizeof what))) {
+            snprintf(S->note, sizeof S->note, "auto: cg + saamg refused (%.100s); fell back to lu (%s)%s%.100s",
+                     reason, S->dops->name, what[0] ? "; " : "", what);
+            return SLA_OK;
+        }
     }
-    if (st == SLA_ERR_NOMEM || st == SLA_ERR_UNAVAILABLE || !backend_for(SLA_METHOD_LU)) {
+    if (st == SLA_ERR_NOMEM || st == SLA_ERR_UNAVAILABLE || !backend_for(lu)) {
         free_direct(S);
         S->method = SLA_METHOD_MINRES;
         snprintf(S->note, sizeof S->note, "auto: cg + saamg refused (%.100s); fell back to minres", reason);
@@ -446,16 +566,18 @@ krylov:
     return st;
 }
 
-/* method=auto's switch from a Krylov method that ran past its budget to the
- * direct method (with the same trial Cholesky -> LU fallback as
- * auto_setup). *switched is false when the factors do not fit: the caller
- * then goes on with the Krylov method, without budget. */
-static sla_status auto_switch_to_direct(sla_ctx *ctx, sla_solver *S, sla_int spent, bool *switched)
+/* method=auto's switch from a Krylov method (that ran past its budget, or
+ * converged suspiciously late) to the direct method, with the same
+ * fallbacks as auto_setup. *switched is false when the factors do not fit:
+ * the caller then keeps the Krylov method, without budget. why: what
+ * prompted the switch, for the note. */
+static sla_status auto_switch_to_direct(sla_ctx *ctx, sla_solver *S, const char *why, bool *switched)
 {
     double t0 = sla__now();
     sla_method km = S->method, dm = S->fallback_dm;
     *switched = false;
     S->kry_budget = 0;
+    S->kry_predicted = 0.0;
     sla_status st = direct_analyze(ctx, S, dm);
     if (st) return st;
     if (!direct_fits(S)) {
@@ -463,12 +585,8 @@ static sla_status auto_switch_to_direct(sla_ctx *ctx, sla_solver *S, sla_int spe
         S->method = km;
         return SLA_OK;
     }
-    st = direct_factor_all(ctx, S);
-    if (st == SLA_ERR_NOT_SPD && dm == SLA_METHOD_CHOLESKY && backend_for(SLA_METHOD_LU)) {
-        free_direct(S);
-        dm = SLA_METHOD_LU;
-        if (!(st = direct_analyze(ctx, S, dm))) st = direct_factor_all(ctx, S);
-    }
+    char what[200];
+    st = auto_factor(ctx, S, what, sizeof what);
     if (st) {
         free_direct(S);
         S->method = km;
@@ -482,9 +600,9 @@ static sla_status auto_switch_to_direct(sla_ctx *ctx, sla_solver *S, sla_int spe
     S->setup_seconds += sla__now() - t0;
     char old[sizeof S->note];
     snprintf(old, sizeof old, "%s", S->note);
-    snprintf(S->note, sizeof S->note,
-             "auto: %s passed its budget of %lld iterations, switched to %s (%s); was: %.150s",
-             sla_method_name(km), (long long)spent, sla_method_name(dm), S->dops->name, old);
+    set_note(S, "auto: %s %s, switched to %s (%s)%s%.80s; was: %s",
+             sla_method_name(km), why, sla_method_name(S->method), S->dops->name, what[0] ? "; " : "",
+             what, old);
     *switched = true;
     return SLA_OK;
 }
@@ -555,6 +673,9 @@ static sla_status check_options(sla_ctx *ctx, const sla_solver_options *o)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "restart must be >= 0 (got %d)", o->restart);
     if (o->auto_solves < 0)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "auto_solves must be >= 0 (got %d)", o->auto_solves);
+    if (!(o->auto_direct_seconds >= 0.0) || !isfinite(o->auto_direct_seconds))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "auto_direct_seconds must be finite and >= 0 (got %g)",
+                          o->auto_direct_seconds);
     if (!(o->max_seconds >= 0.0))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "max_seconds must be >= 0 (got %g)", o->max_seconds);
     return SLA_OK;
@@ -642,9 +763,12 @@ static void info_init(const sla_solver *S, sla_method m, sla_solve_info *info)
     }
     info->setup_seconds = S->setup_seconds;
     info->rcond = -1.0;
+    info->backward_error = -1.0;
 }
 
-/* Below this reciprocal condition estimate a direct solve warns in its note. */
+/* Below this reciprocal condition estimate a direct solve warns in its
+ * note (and below n eps, when that is larger: the forward error may then
+ * be of order 1). */
 #define SLA_RCOND_WARN 1e-12
 
 /* The factor's condition estimate into the report, with a warning when
@@ -653,7 +777,8 @@ static void direct_rcond(const sla_solver *S, sla_int ib, sla_solve_info *info)
 {
     double rc = S->dops->rcond ? S->dops->rcond(S->num[ib]) : -1.0;
     info->rcond = rc;
-    if (rc >= 0.0 && rc < SLA_RCOND_WARN) {
+    double warn = fmax(SLA_RCOND_WARN, (double)S->A->nrows * DBL_EPSILON);
+    if (rc >= 0.0 && rc < warn) {
         char old[sizeof info->note];
         snprintf(old, sizeof old, "%s", info->note);
         snprintf(info->note, sizeof info->note,
@@ -672,42 +797,92 @@ static sla_status check_vector(sla_ctx *ctx, sla_int n, const double *v, const c
     return SLA_OK;
 }
 
-/* A direct solve with the factor of value array ib, then the true
- * residual; up to three steps of iterative refinement with the same factor
- * when it misses the tolerance (each kept only if it helps). */
+/* The componentwise (Oettli-Prager) backward error of x for A x = b
+ * (A^T x = b when transpose) with residual r = b - A x:
+ * max_i |r_i| / (|A| |x| + |b|)_i, a row with a zero denominator counting
+ * only when its residual is not zero (then +inf). w: n doubles. */
+static double backward_error(const sla_matrix *A, sla_int ib, bool transpose, const double *b,
+                             const double *x, const double *r, double *w)
+{
+    sla_int n = A->nrows;
+    const sla_int *rp = A->rowptr;
+    const int32_t *ci = A->colind;
+    if (transpose) {
+        for (sla_int i = 0; i < n; i++) w[i] = fabs(b[i]);
+        for (sla_int i = 0; i < n; i++) {
+            double xi = fabs(x[i]);
+            for (sla_int p = rp[i]; p < rp[i + 1]; p++) w[ci[p]] += fabs(sla__val(A, ib, p)) * xi;
+        }
+    } else {
+        for (sla_int i = 0; i < n; i++) {
+            double s = fabs(b[i]);
+            for (sla_int p = rp[i]; p < rp[i + 1]; p++) s += fabs(sla__val(A, ib, p)) * fabs(x[ci[p]]);
+            w[i] = s;
+        }
+    }
+    double berr = 0.0;
+    for (sla_int i = 0; i < n; i++) {
+        double ri = fabs(r[i]);
+        if (ri == 0.0) continue;
+        double e = w[i] > 0.0 ? ri / w[i] : INFINITY;
+        if (!(e <= berr)) berr = e;
+    }
+    return berr;
+}
+
+/* Iterative refinement of a direct solve (LAPACK dgerfs's rule): steps
+ * while the componentwise backward error is above eps, halved by the last
+ * step, at most this many. */
+#define SLA_REFINE_MAX_STEPS 5
+
+/* A direct solve with the factor of value array ib, then iterative
+ * refinement with the same factor, residuals in working precision, as
+ * LAPACK's expert drivers do: x += A^-1 (b - A x) while the componentwise
+ * backward error is above eps and the previous step at least halved it
+ * (at most SLA_REFINE_MAX_STEPS; a step that makes it worse is undone).
+ * The report holds the true residual, the backward error and rcond. */
 static sla_status direct_solve(sla_ctx *ctx, const sla_solver *S, sla_int ib, bool transpose,
                                const double *b, double *x, sla_solve_info *info, int nt)
 {
     const sla_matrix *A = S->A;
     sla_int n = A->nrows;
     sla_allocator al = sla__ctx_alloc(ctx);
-    double *r = sla__malloc(&al, (size_t)n, 3 * sizeof(double));
+    double *r = sla__malloc(&al, (size_t)n, 4 * sizeof(double));
     if (!r) return sla__error(ctx, SLA_ERR_NOMEM, "out of memory for the residual check");
-    double *dx = r + n, *xs = r + 2 * n;
+    double *dx = r + n, *xs = r + 2 * n, *w = r + 3 * n;
     sla__matop m = {.A = A, .ib = ib, .transpose = transpose && !S->symmetric};
     sla__op op;
     sla__matop_init(&op, &m, nt);
     sla__kopts ko = {.rtol = S->opts.rtol, .atol = S->opts.atol};
-    double bnorm = sla__nrm2(n, b, nt), tol = sla__ktol(&ko, bnorm);
+    double bnorm = sla__nrm2(n, b, nt);
     sla_status st = S->dops->solve(ctx, S->sym, S->num[ib], transpose, 1, b, n, x, n);
-    double rn = st ? 0.0 : sla__true_residual(&op, b, x, r);
+    double rn = 0.0, berr = 0.0;
+    if (!st) {
+        rn = sla__true_residual(&op, b, x, r);
+        berr = backward_error(A, ib, m.transpose, b, x, r, w);
+    }
     sla_int steps = 0;
-    while (!st && rn > tol && steps < 3) {
+    while (!st && berr > DBL_EPSILON && steps < SLA_REFINE_MAX_STEPS) {
         if ((st = S->dops->solve(ctx, S->sym, S->num[ib], transpose, 1, r, n, dx, n))) break;
         sla__copy(n, x, xs);
         sla__axpy(n, 1.0, dx, x, nt); /* x += A^-1 (b - A x) */
         steps++;
         double rn_new = sla__true_residual(&op, b, x, dx);
-        if (!(rn_new < rn)) { /* no progress: keep the better iterate */
-            sla__copy(n, xs, x);
+        double berr_new = backward_error(A, ib, m.transpose, b, x, dx, w);
+        if (!(berr_new < berr) && !(berr_new == berr && rn_new < rn)) {
+            sla__copy(n, xs, x); /* no progress: keep the better iterate */
             break;
         }
+        bool halved = berr_new <= 0.5 * berr;
         rn = rn_new;
+        berr = berr_new;
         sla__copy(n, dx, r);
+        if (!halved) break;
     }
     sla__free(&al, r);
     if (st) return st;
     sla__kinfo_finish(info, steps, rn, bnorm, &ko, SLA_DIVERGED_ACCURACY);
+    info->backward_error = berr;
     direct_rcond(S, ib, info);
     return info->converged ? SLA_OK : SLA_NOT_CONVERGED;
 }
@@ -775,19 +950,34 @@ static sla_status solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, bool 
 
 /* A solve through a solver the caller holds exclusively (not a batch
  * item, which runs in parallel with others on the same solver): with
- * method=auto's Krylov budget and its switch to the direct method. */
+ * method=auto's Krylov budget and its switch to the direct method, both
+ * when the budget runs out and when the solve converged only far past its
+ * predicted iteration count (SLA_AUTO_SUSPECT_FACTOR: an ill-conditioned
+ * matrix, whose small residual may hide a poor forward error). */
 static sla_status solve_serial(sla_ctx *ctx, sla_solver *S, sla_int ib, bool transpose,
                                const double *b, double *x, bool use_x0, sla_solve_info *info, int nt)
 {
     sla_status st = solve_one(ctx, S, ib, transpose, b, x, use_x0, info, nt, S->kry_budget);
-    if (st != SLA_NOT_CONVERGED || S->kry_budget <= 0 || info->reason != SLA_DIVERGED_MAXITER)
+    if (S->kry_budget <= 0 || S->dops) return st;
+    char why[96];
+    if (st == SLA_NOT_CONVERGED && info->reason == SLA_DIVERGED_MAXITER) {
+        snprintf(why, sizeof why, "passed its budget of %lld iterations", (long long)info->iterations);
+    } else if (st == SLA_OK &&
+               (double)info->iterations > SLA_AUTO_SUSPECT_FACTOR * S->kry_predicted + 20.0) {
+        snprintf(why, sizeof why, "converged only after %lld iterations (%.0f predicted)",
+                 (long long)info->iterations, S->kry_predicted);
+    } else {
         return st;
+    }
     double spent = info->solve_seconds;
+    sla_int spent_its = info->iterations;
     bool switched;
-    if ((st = auto_switch_to_direct(ctx, S, info->iterations, &switched))) return st;
+    if ((st = auto_switch_to_direct(ctx, S, why, &switched))) return st;
+    if (!switched && info->converged) return sla__ok(ctx, SLA_OK); /* keep the Krylov answer */
     /* Direct: a fresh solve. Factors too large: go on from the iterate. */
     st = solve_one(ctx, S, ib, transpose, b, x, switched ? false : true, info, nt, 0);
     info->solve_seconds += spent;
+    if (!switched) info->iterations += spent_its;
     return st;
 }
 
