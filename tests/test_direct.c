@@ -436,12 +436,84 @@ static void test_dispatch_and_errors(void)
     sla_matrix_destroy(&A);
 }
 
+/* The refresh regression (issue 16): a solver set up for symmetric values,
+ * refreshed with values that are no longer symmetric on the same pattern,
+ * must apply A^T in transposed solves and VJPs (it once went on using A:
+ * GMRES "converged, residual 5e-16" while ||A^T x - b|| was 2). Checked
+ * against sla_matvec_transpose for explicit Krylov and direct methods and
+ * for auto (which re-dispatches and says so), then back to symmetric. */
+static void test_refresh_symmetry_change(void)
+{
+    sla_matrix *P = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 9, &P));
+    if (!P) return;
+    sla_int n = sla_matrix_nrows(P), nnz = sla_matrix_nnz(P);
+    double *v = malloc((size_t)nnz * sizeof *v);
+    memcpy(v, sla_matrix_values(P, 0), (size_t)nnz * sizeof *v);
+    sla_int *ci = malloc((size_t)nnz * sizeof *ci);
+    sla_matrix_get_colind(P, ci);
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, n, n, sla_matrix_rowptr(P), ci, SLA_F64, 1, v, SLA_BORROW, &A));
+    double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
+    double *y = malloc((size_t)n * sizeof *y), *gA = malloc((size_t)nnz * sizeof *gA);
+    double *gb = malloc((size_t)n * sizeof *gb), *ones = malloc((size_t)n * sizeof *ones);
+    tu_fill(b, n, 31);
+    const sla_method ms[] = {SLA_METHOD_GMRES, SLA_METHOD_BICGSTAB, SLA_METHOD_LU, SLA_METHOD_AUTO};
+    for (int t = 0; t < 4; t++) {
+        if (!sla_method_available(ms[t])) continue;
+        memcpy(v, sla_matrix_values(P, 0), (size_t)nnz * sizeof *v);
+        sla_solver_options o = opts_for(ms[t]);
+        sla_solver *S = NULL;
+        sla_solve_info info;
+        CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+        if (!S) continue;
+        for (int round = 0; round < 2; round++) {
+            /* round 0: upper triangle scaled (nonsymmetric); round 1: symmetric again */
+            for (sla_int i = 0; i < n; i++)
+                for (sla_int k = sla_matrix_rowptr(A)[i]; k < sla_matrix_rowptr(A)[i + 1]; k++)
+                    v[k] = ((const double *)sla_matrix_values(P, 0))[k] *
+                           (round == 0 && ci[k] > i ? 1.7 : 1.0);
+            CHECK_OK(ctx, sla_solver_refresh(ctx, S));
+            CHECK_OK(ctx, sla_solver_solve_transpose(ctx, S, 0, 1, b, n, x, n, &info));
+            CHECK_OK(ctx, sla_matvec_transpose(ctx, A, 0, 1, x, n, y, n));
+            double e = 0.0, bn = 0.0;
+            for (sla_int i = 0; i < n; i++) {
+                e = fmax(e, fabs(y[i] - b[i]));
+                bn = fmax(bn, fabs(b[i]));
+            }
+            if (!(e <= 1e-9 * bn))
+                fprintf(stderr, "  refresh %s round %d: ||A^T x - b||_inf = %.3g\n", sla_method_name(ms[t]), round, e);
+            CHECK(e <= 1e-9 * bn);
+            if (round == 0 && ms[t] == SLA_METHOD_AUTO) CHECK(strstr(info.note, "values now nonsymmetric") != NULL);
+            /* the VJP of x = A^-1 b with L = sum(x): gb = A^-T 1, then
+             * A^T gb must give the ones back */
+            CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &info));
+            for (sla_int i = 0; i < n; i++) ones[i] = 1.0;
+            CHECK_OK(ctx, sla_solver_solve_vjp(ctx, S, 0, 1, x, n, ones, n, gb, n, gA, &info));
+            CHECK_OK(ctx, sla_matvec_transpose(ctx, A, 0, 1, gb, n, y, n));
+            e = 0.0;
+            for (sla_int i = 0; i < n; i++) e = fmax(e, fabs(y[i] - 1.0));
+            CHECK(e <= 1e-9);
+            bool gA_ok = true; /* gA[k] = -gb[row_k] x[col_k] */
+            for (sla_int i = 0; i < n; i++)
+                for (sla_int k = sla_matrix_rowptr(A)[i]; k < sla_matrix_rowptr(A)[i + 1]; k++)
+                    gA_ok = gA_ok && fabs(gA[k] + gb[i] * x[ci[k]]) <= 1e-12 * (1.0 + fabs(gA[k]));
+            CHECK(gA_ok);
+        }
+        sla_solver_destroy(&S);
+    }
+    free(v); free(ci); free(b); free(x); free(y); free(gA); free(gb); free(ones);
+    sla_matrix_destroy(&A);
+    sla_matrix_destroy(&P);
+}
+
 int main(void)
 {
     sla_ctx_create(&ctx);
     test_methods();
     test_batch_refresh();
     test_dispatch_and_errors();
+    test_refresh_symmetry_change();
     sla_ctx_destroy(&ctx);
     return tu_finish("test_direct");
 }

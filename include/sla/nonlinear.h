@@ -45,9 +45,10 @@ typedef struct sla_nl_problem {
      * jac_pattern) or jvp is required for Newton. */
     const sla_matrix *jac_pattern;
     sla_status (*jacobian)(void *user, const double *u, const double *theta, double *vals);
-    /* true when every Jacobian is exactly symmetric (skips a per-step
-     * check; when false and a Jacobian is symmetric, sla checks each new
-     * one and re-creates the linear solver if symmetry is lost). */
+    /* true when every Jacobian is exactly symmetric (the adjoint then
+     * reuses J for J^T). The linear solver checks each new Jacobian's
+     * symmetry itself at its refresh (O(nnz)) and re-dispatches
+     * (method=auto) when it changed. */
     bool jacobian_symmetric;
 
     /* Gradient: g = lambda^T dF/dtheta (ntheta values, overwritten).

@@ -195,16 +195,6 @@ class CMatrix:
         self.snapshot = values.detach().clone()
         return True
 
-    def props(self):
-        """(exactly symmetric, positive diagonal) over every value array."""
-        sym = pdiag = True
-        for ib in range(self.nbatch):
-            pr = L.MatrixProps()
-            L.check(L.sla_matrix_properties(L.ctx(), self.ptr, ib, 0.0, ctypes.byref(pr)))
-            sym = sym and pr.symmetric and pr.structurally_symmetric
-            pdiag = pdiag and pr.positive_diagonal
-        return (sym, pdiag)
-
     def __del__(self):
         if getattr(self, "ptr", None) is not None and self.ptr.value and L.sla_matrix_destroy:
             L.sla_matrix_destroy(ctypes.byref(self.ptr))
@@ -217,7 +207,6 @@ class Solver:
         self.opts = opts
         self.matrix = CMatrix(pattern, dtype, nbatch)
         self.ptr = ctypes.c_void_p()
-        self.props = None
         self.lock = self.matrix.lock
         self.nbatch = nbatch
         self.n = pattern.nrows
@@ -242,18 +231,14 @@ class Solver:
         if not changed and self.ptr.value:
             return
         try:
-            props = self.matrix.props()
-            if self.ptr.value and props == self.props:
-                try:
-                    L.check(L.sla_solver_refresh(L.ctx(), self.ptr), "solver refresh")
-                except L.SlaError:
-                    # e.g. a trial Cholesky chosen by auto meets an indefinite
-                    # matrix: set the solver up afresh (auto falls back, an
-                    # explicit method reports the error).
-                    self._create()
+            if self.ptr.value:
+                # the C refresh checks symmetry and the positive diagonal
+                # again and, with method=auto, re-dispatches (a Cholesky that
+                # meets an indefinite matrix falls back to LU); an explicit
+                # method reports its error
+                L.check(L.sla_solver_refresh(L.ctx(), self.ptr), "solver refresh")
             else:
                 self._create()
-            self.props = props
         except BaseException:
             self._destroy()
             self.matrix.key = None  # force a full set-up next time

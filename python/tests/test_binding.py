@@ -268,7 +268,7 @@ class SolveTests(unittest.TestCase):
             v.mul_(2.0)  # in place: the version counter changes, the solver refactors
             x2 = A.with_values(v).solve(b, method=method, rtol=1e-13)
             self.assertLess((x2 - 0.5 * x1).abs().max().item(), 1e-10, method)
-            # symmetric -> nonsymmetric values on the same pattern: re-created, still right
+            # symmetric -> nonsymmetric values on the same pattern: the refresh re-dispatches
             w = v.clone()
             w[0] += 0.3 if A.row[0] != A.col[0] else 0.0
             w[1] -= 0.2

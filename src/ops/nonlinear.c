@@ -2,6 +2,7 @@
  * search, Newton-Krylov without a Jacobian, Anderson acceleration, Picard)
  * and the implicit-function VJP dL/dtheta = -lambda^T dF/dtheta with
  * J(u*)^T lambda = dL/du. */
+#include "../solvers/direct.h"
 #include "../solvers/krylov.h"
 
 #include <math.h>
@@ -16,7 +17,6 @@ struct sla_nlsolver {
     sla_int n, nnz;
     sla_matrix *J;        /* Jacobian pattern (F64), values of the last refresh of LS */
     sla_solver *LS;       /* linear solver on J, created at the first Jacobian */
-    bool ls_symmetric;    /* J was symmetric when LS was created */
     sla_matrix *PA;       /* Picard matrix A(u) on the same pattern */
     sla_solver *PS;
     double *theta;        /* the last solve's parameters */
@@ -25,7 +25,7 @@ struct sla_nlsolver {
     bool jac_at_solution; /* LS factors J(u*) */
     bool ls_valid;        /* LS factors a Jacobian of the current solve (chord steps) */
     bool ls_factored;     /* LS's last set-up succeeded */
-    bool ps_symmetric, ps_factored; /* the same for the Picard solver */
+    bool ps_factored;     /* the same for the Picard solver */
     double *jstar;        /* J(u*) values when the adjoint reused an older factor */
     bool jstar_valid;
     double *history;
@@ -391,44 +391,20 @@ static bool linear_failure(sla_status st)
     return st == SLA_NOT_CONVERGED || st == SLA_ERR_SINGULAR || st == SLA_ERR_NOT_SPD;
 }
 
-static bool is_symmetric(sla_ctx *ctx, const sla_matrix *A)
-{
-    sla_matrix_props pr;
-    return sla_matrix_properties(ctx, A, 0, 0.0, &pr) == SLA_OK && pr.symmetric &&
-           pr.structurally_symmetric;
-}
-
 /* Make *LS factor (or precondition) the current values of A: create it at
- * the first call (analysis once), refresh afterwards. A solver created for
- * symmetric values is re-created when the values stop being symmetric
- * (a symmetric factorization would read one triangle only); with
- * method=auto, a Cholesky that meets an indefinite Jacobian is replaced by
- * LU. Both are recorded in note. */
-static sla_status linear_setup(sla_ctx *ctx, const sla_nl_options *o, bool trust_symmetric,
-                               sla_matrix *A, sla_solver **LS, bool *created_symmetric,
+ * the first call (analysis once), refresh afterwards. The refresh checks
+ * again what the set-up assumed (symmetry, a positive diagonal) and, with
+ * method=auto, re-dispatches when that changed or a Cholesky meets an
+ * indefinite Jacobian; what it did is copied into note. */
+static sla_status linear_setup(sla_ctx *ctx, const sla_nl_options *o, sla_matrix *A, sla_solver **LS,
                                char *note, size_t note_len)
 {
-    sla_status st;
-    if (*LS && *created_symmetric && !trust_symmetric && !is_symmetric(ctx, A)) {
-        sla_solver_destroy(LS);
-        snprintf(note, note_len, "Jacobian no longer symmetric: linear solver re-created");
-    }
-    if (*LS) {
-        st = sla_solver_refresh(ctx, *LS);
-        if (st == SLA_ERR_NOT_SPD && o->linear.method == SLA_METHOD_AUTO &&
-            sla_solver_method(*LS) == SLA_METHOD_CHOLESKY && sla_method_available(SLA_METHOD_LU)) {
-            sla_solver_options lo = o->linear;
-            lo.method = SLA_METHOD_LU;
-            sla_solver_destroy(LS);
-            st = sla_solver_create(ctx, A, &lo, LS);
-            if (!st)
-                snprintf(note, note_len, "auto: Jacobian not positive definite, cholesky "
-                         "replaced by lu");
-        }
-        return st;
-    }
-    *created_symmetric = trust_symmetric || is_symmetric(ctx, A);
-    return sla_solver_create(ctx, A, &o->linear, LS);
+    if (!*LS) return sla_solver_create(ctx, A, &o->linear, LS);
+    sla_status st = sla_solver_refresh(ctx, *LS);
+    const char *sn = sla__solver_note(*LS);
+    if (!st && (strncmp(sn, "refresh:", 8) == 0 || strncmp(sn, "auto: refresh:", 14) == 0))
+        snprintf(note, note_len, "linear solver %s", sn);
+    return st;
 }
 
 /* Jacobian values at u into vals (checked finite). */
@@ -548,8 +524,7 @@ static sla_status eval_fixed_point(sla_ctx *ctx, sla_nlsolver *S, const double *
     if (!S->PS || !S->ps_factored || memcmp(pv, work_v, (size_t)S->nnz * sizeof *pv)) {
         memcpy(pv, work_v, (size_t)S->nnz * sizeof *pv);
         S->ps_factored = false;
-        st = linear_setup(ctx, &S->o, false, S->PA, &S->PS, &S->ps_symmetric, S->note,
-                          sizeof S->note);
+        st = linear_setup(ctx, &S->o, S->PA, &S->PS, S->note, sizeof S->note);
         if (st) return linear_failure(st) ? SLA_NOT_CONVERGED : st;
         S->ps_factored = true;
     }
@@ -579,8 +554,7 @@ static sla_status newton_direction(sla_ctx *ctx, sla_nlsolver *S, const double *
             S->ls_valid = S->ls_factored = false;
             if ((st = eval_jacobian(ctx, S, u, S->J->values, info))) return st;
             S->jac_at_solution = false;
-            st = linear_setup(ctx, &S->o, S->P.jacobian_symmetric, S->J, &S->LS,
-                              &S->ls_symmetric, S->note, sizeof S->note);
+            st = linear_setup(ctx, &S->o, S->J, &S->LS, S->note, sizeof S->note);
             if (st) return linear_failure(st) ? SLA_NOT_CONVERGED : st;
             S->ls_valid = S->ls_factored = true;
         }
@@ -963,8 +937,7 @@ static sla_status adjoint_solve(sla_ctx *ctx, sla_nlsolver *S, const double *gu,
             return st;
         }
         S->ls_factored = false;
-        st = linear_setup(ctx, &S->o, S->P.jacobian_symmetric, S->J, &S->LS, &S->ls_symmetric,
-                          S->note, sizeof S->note);
+        st = linear_setup(ctx, &S->o, S->J, &S->LS, S->note, sizeof S->note);
         if (st) return sla__error(ctx, st, "the Jacobian at the solution: %s", sla_ctx_message(ctx));
         S->jac_at_solution = S->ls_factored = true;
     }

@@ -136,6 +136,9 @@ bool sla__solver_direct(const sla_solver *S, sla_int ib, const sla__direct_ops *
 /* The matrix S was created for. */
 const sla_matrix *sla__solver_matrix(const sla_solver *S);
 
+/* S's note: dispatch decisions, fallbacks, what the last refresh did. */
+const char *sla__solver_note(const sla_solver *S);
+
 /* Entries in the factors predicted by the analysis (0 for Krylov). */
 double sla__solver_factor_nnz(const sla_solver *S);
 

@@ -607,21 +607,26 @@ static sla_status auto_switch_to_direct(sla_ctx *ctx, sla_solver *S, const char 
     return SLA_OK;
 }
 
-/* Structure checks (exact symmetry: A^T = A lets transposed solves reuse A),
- * then the method's set-up. */
-static sla_status setup(sla_ctx *ctx, sla_solver *S)
+/* Structure of every value array: exact symmetry (A^T = A lets transposed
+ * solves reuse A) and a positive diagonal. O(nnz). */
+static sla_status structure(sla_ctx *ctx, const sla_matrix *A, bool *sym, bool *pdiag)
 {
-    const sla_matrix *A = S->A;
-    bool sym = true, pdiag = true;
+    *sym = *pdiag = true;
     for (sla_int b = 0; b < A->nbatch; b++) {
         sla_matrix_props pr;
         sla_status st = sla_matrix_properties(ctx, A, b, 0.0, &pr);
         if (st) return st;
-        sym = sym && pr.symmetric && pr.structurally_symmetric;
-        pdiag = pdiag && pr.positive_diagonal;
+        *sym = *sym && pr.symmetric && pr.structurally_symmetric;
+        *pdiag = *pdiag && pr.positive_diagonal;
     }
-    S->symmetric = sym;
-    S->pos_diag = pdiag;
+    return SLA_OK;
+}
+
+/* Structure checks, then the method's set-up. */
+static sla_status setup(sla_ctx *ctx, sla_solver *S)
+{
+    sla_status st = structure(ctx, S->A, &S->symmetric, &S->pos_diag);
+    if (st) return st;
     S->method = S->opts.method;
     S->note[0] = '\0';
     if (S->method == SLA_METHOD_AUTO) return auto_setup(ctx, S);
@@ -719,15 +724,67 @@ fail:
     return st;
 }
 
+/* Drop what method=auto decided (factors, preconditioners, its own
+ * preconditioner choice and Krylov budget), for a fresh dispatch. */
+static void auto_reset(sla_solver *S)
+{
+    free_pcs(S);
+    free_direct(S);
+    if (S->auto_amg) {
+        S->opts.precond = SLA_PRECOND_NONE;
+        S->auto_amg = false;
+    }
+    S->kry_budget = 0;
+    S->kry_predicted = 0.0;
+}
+
+/* New values, same pattern. The structure that the set-up assumed
+ * (symmetry, which lets transposed solves and VJPs reuse A; the positive
+ * diagonal) is checked again, O(nnz). method=auto re-dispatches when it
+ * changed, or when the values it chose for no longer suit its choice (a
+ * Cholesky that meets an indefinite matrix, a singular factor, saamg on
+ * an indefinite matrix); an explicit method keeps its choice and only
+ * updates how it applies A^T. The note says what happened. */
 sla_status sla_solver_refresh(sla_ctx *ctx, sla_solver *S)
 {
     if (!S) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_refresh: S is NULL");
     double t0 = sla__now();
     sla_status st = sla_matrix_check_values(ctx, S->A, -1);
     if (st) return st;
-    if (S->dops) st = direct_factor_all(ctx, S); /* same ordering, new numbers */
-    else st = setup_pcs(ctx, S);
-    if (st) return st;
+    bool sym, pdiag;
+    if ((st = structure(ctx, S->A, &sym, &pdiag))) return st;
+    bool changed = sym != S->symmetric || pdiag != S->pos_diag;
+    char change[96] = "";
+    if (changed)
+        snprintf(change, sizeof change, "refresh: values now %s%s", sym ? "symmetric" : "nonsymmetric",
+                 sym ? (pdiag ? ", positive diagonal" : ", diagonal not positive") : "");
+    S->symmetric = sym;
+    S->pos_diag = pdiag;
+    if (S->opts.method != SLA_METHOD_AUTO) {
+        if (changed) set_note(S, "%s (an explicit %s is kept)", change, sla_method_name(S->method));
+        st = S->dops ? direct_factor_all(ctx, S) /* same ordering, new numbers */
+                     : setup_pcs(ctx, S);
+        if (st) return st;
+        S->setup_seconds = sla__now() - t0;
+        return sla__ok(ctx, SLA_OK);
+    }
+    if (!changed) { /* the same choice, new numbers; fallbacks as at set-up */
+        char what[200] = "";
+        st = S->dops ? auto_factor(ctx, S, what, sizeof what) : setup_pcs(ctx, S);
+        if (st == SLA_OK) {
+            if (what[0]) set_note(S, "auto: refresh: %s", what);
+            S->setup_seconds = sla__now() - t0;
+            return sla__ok(ctx, SLA_OK);
+        }
+        if (st == SLA_ERR_NOMEM || st == SLA_ERR_SINGULAR) return st;
+        snprintf(change, sizeof change, "refresh: %.80s", sla_ctx_message(ctx));
+    }
+    auto_reset(S); /* a fresh dispatch for the new values */
+    S->method = SLA_METHOD_AUTO;
+    if ((st = auto_setup(ctx, S))) return st;
+    char old[sizeof S->note];
+    snprintf(old, sizeof old, "%s", S->note);
+    set_note(S, "%s; re-dispatched: %s", change, old);
     S->setup_seconds = sla__now() - t0;
     return sla__ok(ctx, SLA_OK);
 }
@@ -1347,3 +1404,5 @@ bool sla__solver_direct(const sla_solver *S, sla_int ib, const sla__direct_ops *
 const sla_matrix *sla__solver_matrix(const sla_solver *S) { return S ? S->A : NULL; }
 
 double sla__solver_factor_nnz(const sla_solver *S) { return S && S->dops ? S->dstats.factor_nnz : 0.0; }
+
+const char *sla__solver_note(const sla_solver *S) { return S ? S->note : ""; }
