@@ -66,6 +66,18 @@ for k in backend precond iterations residual setup_seconds solve_seconds; do
     if [ -n "$(jget $k)" ]; then ok; else fail "solve --json: no \"$k\""; fi
 done
 if grep -q '"adjoint"' "$OUT"; then fail "solve --json: adjoint object without --adjoint"; else ok; fi
+# accuracy first: a small matrix is factored and refined (backward error reported);
+# --auto-direct-seconds 0 leaves it to the cost model (plain CG here)
+jeq method cholesky "auto on a small SPD matrix (accuracy first)"
+if [ -n "$(jget backward_error)" ]; then ok; else fail "solve --json: no backward_error for a direct solve"; fi
+run solve "$A" --auto-direct-seconds 0 --json; expect 0 "--auto-direct-seconds 0"
+jeq method cg "--auto-direct-seconds 0 on poisson2d 8"
+run solve "$A" --auto-direct-seconds -1; expect 2 "--auto-direct-seconds -1"
+# no false refusal: KLU refuses bayer10's rounding-level pivot, UMFPACK solves it
+run solve "$DATA/bayer10.mtx" --json; expect 0 "auto on bayer10"
+jeq method umfpack "auto on bayer10"; stdout_has 'klu refused' "auto on bayer10: the note names the retry"
+run solve "$DATA/bayer10.mtx" --method klu; expect 2 "explicit klu on bayer10 refuses"
+run solve "$DATA/dwt_878.mtx"; expect 2 "auto on the singular dwt_878"; stderr_has 'singular' "dwt_878"
 run solve "$A";         expect 0 "solve (text)"; stdout_has 'iterations [0-9]+' "solve (text)"
 stdout_has 'converged_rtol' "solve (text)"
 run solve "$A" --json --rtol=1e-12 --threads 2 --atol 0; expect 0 "--opt=value, --threads"

@@ -394,8 +394,10 @@ static const char solve_help[] =
     "  --rhs b.mtx        right-hand side(s), Matrix Market array (default b = A*1)\n"
     "  --out x.mtx        write the solution (Matrix Market array)\n"
     "  --method M         auto|cg|bicgstab|gmres|minres|cholesky|ldlt|lu|umfpack|klu|superlu\n"
-    "                     (default auto: direct or Krylov from the structure and the\n"
-    "                     symbolic analysis; the JSON note says which and why)\n"
+    "                     (default auto: a factorization when it is cheap or predicted\n"
+    "                     faster, else Krylov, from the structure and the symbolic\n"
+    "                     analysis; LU refusals retried klu -> umfpack -> superlu;\n"
+    "                     the JSON note says which and why)\n"
     "  --ordering O       auto|amd|metis|natural, for the direct methods (default auto)\n"
     "  --precond P        none|jacobi|ssor|ic0|ilu0|amg|saamg (default none; amg: one hypre\n"
     "                     BoomerAMG V-cycle, if this build has hypre; saamg: sla's own\n"
@@ -413,6 +415,9 @@ static const char solve_help[] =
     "  --verbose          print the residual while solving (stderr)\n"
     "  --max-seconds S    time budget of each Krylov solve; past it the solve stops\n"
     "                     with the last iterate (reason diverged_time, exit 3)\n"
+    "  --auto-direct-seconds S  method auto factors whenever the factorization is\n"
+    "                     predicted under S seconds, whatever Krylov would cost\n"
+    "                     (accuracy first; default 0.05; 0: the cost model alone)\n"
     "\n"
     "Exit status: 0 converged, 2 bad input, 3 not converged.\n";
 
@@ -439,6 +444,7 @@ static int cmd_solve(int argc, char **argv)
         {"--verbose", "-v", 0, NULL, 0}, {"--help", "-h", 0, NULL, 0},
         {"--ordering", NULL, 1, NULL, 0},
         {"--max-seconds", NULL, 1, NULL, 0},
+        {"--auto-direct-seconds", NULL, 1, NULL, 0},
     };
     const int nd = (int)(sizeof defs / sizeof defs[0]);
     const char *pos[1];
@@ -498,6 +504,13 @@ static int cmd_solve(int argc, char **argv)
         if (parse_double("--max-seconds", s, &opts.max_seconds)) return EXIT_BAD;
         if (!(opts.max_seconds >= 0)) {
             err("--max-seconds: must be >= 0 (got %s)", s);
+            return EXIT_BAD;
+        }
+    }
+    if ((s = optval(defs, nd, "--auto-direct-seconds"))) {
+        if (parse_double("--auto-direct-seconds", s, &opts.auto_direct_seconds)) return EXIT_BAD;
+        if (!(opts.auto_direct_seconds >= 0) || !isfinite(opts.auto_direct_seconds)) {
+            err("--auto-direct-seconds: must be finite and >= 0 (got %s)", s);
             return EXIT_BAD;
         }
     }

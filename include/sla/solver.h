@@ -209,7 +209,12 @@ sla_status sla_solver_create(sla_ctx *ctx, const sla_matrix *A,
 
 /* Recompute the value-dependent set-up after the values of A changed:
  * preconditioners, or numeric factorizations reusing the symbolic analysis
- * (no new ordering). */
+ * (no new ordering). What the set-up assumed is checked again (exact
+ * symmetry, which lets transposed solves and VJPs reuse A, and a positive
+ * diagonal; O(nnz)): method=auto re-dispatches when it changed or when its
+ * choice fails on the new values (a trial Cholesky meets an indefinite
+ * matrix: LU), an explicit method keeps its choice; the solves' note says
+ * so. */
 sla_status sla_solver_refresh(sla_ctx *ctx, sla_solver *S);
 
 void sla_solver_destroy(sla_solver **S);
