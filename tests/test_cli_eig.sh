@@ -62,7 +62,7 @@ if [ "$have_arpack" = 1 ]; then
     # text report
     run eigsh "$A" -k 2 --which SA; expect 0 "eigsh text"; stdout_has 'residual' "eigsh text"
     # non-convergence is exit 3, reported
-    run eigsh "$A" -k 4 --which SA --ncv 6 --maxiter 2 --json; expect 3 "eigsh not converged"
+    run eigsh "$A" -k 4 --which LM --ncv 6 --maxiter 2 --json; expect 3 "eigsh not converged"
     jeq converged false "eigsh not converged"; stderr_has 'converged' "eigsh not converged"
     # errors
     run eigsh "$A" -k 3 --which XX;   expect 2 "eigsh bad which"; stderr_has 'did you mean' "eigsh bad which"

@@ -329,12 +329,13 @@ int main(void)
         free(V); free(gv); free(gA);
     }
 
-    /* non-convergence reported: two restarts of a tiny basis */
+    /* non-convergence reported: two restarts of a tiny basis (LM: plain
+     * Lanczos, with no shift-invert to fall back on) */
     {
         sla_eigsh_options q;
         sla_eigsh_options_default(&q);
         q.k = 4;
-        q.which = SLA_EIG_SA;
+        q.which = SLA_EIG_LM;
         q.ncv = 6;
         q.maxiter = 2;
         double l[4], res[4];
@@ -367,11 +368,17 @@ int main(void)
         CHECK(fabs(l[0]) < 1e-10);
         CHECK_CLOSE(l[1], 2 - 2 * cos(M_PI / n), 1e-10);
         CHECK(strstr(info.note, "singular") != NULL);
-        /* an explicit shift at an eigenvalue: the factorization fails, said so */
+        /* an explicit shift at an eigenvalue: A - sigma I is singular, so
+         * sigma moves off it (by 1e-8 ||A||), said so */
         s2.shift_invert = true;
         s2.sigma = 0.0;
+        s2.which = SLA_EIG_LM;
         s2.factor_method = SLA_METHOD_LU;
-        CHECK_ERR(ctx, sla_eigsh(ctx, N, 0, &s2, l, NULL, 0, NULL, NULL), SLA_ERR_SINGULAR, "sigma");
+        CHECK_OK(ctx, sla_eigsh(ctx, N, 0, &s2, l, NULL, 0, NULL, &info));
+        CHECK(fabs(l[0]) < 1e-10);
+        CHECK_CLOSE(l[1], 2 - 2 * cos(M_PI / n), 1e-10);
+        CHECK(strstr(info.note, "singular") != NULL && strstr(info.note, "instead") != NULL);
+        CHECK(strstr(info.method, "shift-invert (lu)") != NULL);
         sla_matrix_destroy(&N);
     }
 
@@ -451,11 +458,11 @@ int main(void)
     }
 
     /* allocation failures in plain and shift-invert eigsh and in the VJP */
-    for (int mode = 0; mode < 3; mode++) {
+    for (int mode = 0; mode < 4; mode++) {
         sla_eigsh_options q;
         sla_eigsh_options_default(&q);
         q.k = 3;
-        q.which = mode == 1 ? SLA_EIG_SM : SLA_EIG_LA;
+        q.which = mode == 1 ? SLA_EIG_SM : mode == 3 ? SLA_EIG_SA : SLA_EIG_LA;
         long long n = sla_matrix_nrows(An), nnz = sla_matrix_nnz(An);
         double l[3], *V = malloc((size_t)(3 * n) * sizeof *V), *gv = malloc((size_t)(3 * n) * sizeof *gv);
         double *gA = malloc((size_t)nnz * sizeof *gA), gl[3] = {1, 2, 3};
@@ -468,8 +475,8 @@ int main(void)
             sla_ctx *c2 = NULL;
             sla_ctx_create(&c2);
             sla_ctx_set_allocator(c2, &al);
-            sla_status st = mode < 2 ? sla_eigsh(c2, An, 0, &q, l, V, n, NULL, NULL)
-                                     : sla_eigsh_vjp(c2, An, 0, &q, 3, l, V, n, gl, gv, n, gA, NULL);
+            sla_status st = mode != 2 ? sla_eigsh(c2, An, 0, &q, l, V, n, NULL, NULL)
+                                      : sla_eigsh_vjp(c2, An, 0, &q, 3, l, V, n, gl, gv, n, gA, NULL);
             CHECK(cnt.live == 0);
             sla_ctx_destroy(&c2);
             if (cnt.failures == 0) {
