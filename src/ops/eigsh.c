@@ -646,7 +646,7 @@ sla_status sla_eigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_ei
             si = true;
             which = "LM";
             snprintf(note, sizeof note,
-                     "SA: shift-invert below the spectrum, sigma = %.6g (%s, %d trial factorization%s)", sigma, est,
+                     "SA: shift-invert below the spectrum, sigma = %.9g (%s, %d trial factorization%s)", sigma, est,
                      trials, trials == 1 ? "" : "s");
         } else if (!may_fall_back(ctx, st)) {
             drop_factor(&E);
@@ -689,7 +689,7 @@ sla_status sla_eigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_ei
             nops += nops2;
             snprintf(method, sizeof method, "arpack shift-invert (%s)", sla_method_name(sla_solver_method(E.S)));
             snprintf(note, sizeof note,
-                     "LA: plain Lanczos converged %d of %lld; shift-invert above the spectrum, sigma = %.6g (%s, "
+                     "LA: plain Lanczos converged %d of %lld; shift-invert above the spectrum, sigma = %.9g (%s, "
                      "%d trial factorization%s)",
                      nconv1, (long long)k, sigma, est, trials, trials == 1 ? "" : "s");
         } else if (!may_fall_back(ctx, s2)) {
