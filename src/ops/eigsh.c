@@ -538,6 +538,11 @@ static sla_status prepare_factor(sla_ctx *ctx, eig_op *E)
     return SLA_OK;
 }
 
+/* LA's plain Lanczos restarts before shift-invert above the spectrum takes
+ * over (plain Lanczos needs hundreds on the clustered top of a 2D
+ * Laplacian, each costing about as much as a few solves). */
+#define LA_BUDGET 50
+
 /* Lanczos with the lock held. */
 static sla_status arpack_locked(sla_ctx *ctx, const eig_op *E, const sla_eigsh_options *o, bool si, double sigma,
                                 const char *which, double *evals, double *Z, int *nconv, sla_int *iters,
@@ -672,8 +677,13 @@ sla_status sla_eigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_ei
     sla_int iters = 0, nops = 0;
     bool maxit = false;
     if (!r) st = SLA_ERR_NOMEM;
+    /* LA: plain Lanczos first, within LA_BUDGET restarts when shift-invert
+     * above the spectrum can take over */
+    const sla_int full_maxiter = o.maxiter ? o.maxiter : (10 * n > 1000 ? 10 * n : 1000);
+    const bool la_plain = !si && o.which == SLA_EIG_LA;
+    if (la_plain && full_maxiter > LA_BUDGET) run.maxiter = LA_BUDGET;
     if (!st) st = arpack_locked(ctx, &E, &run, si, sigma, which, evals, Z, &nconv, &iters, &nops, &maxit);
-    if (!st && !si && o.which == SLA_EIG_LA && nconv < k) {
+    if (!st && la_plain && nconv < k) {
         /* plain Lanczos missed some of the largest: shift-invert above the spectrum */
         int trials = 0, nconv1 = nconv;
         const char *est = "";
@@ -689,15 +699,25 @@ sla_status sla_eigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_ei
             nops += nops2;
             snprintf(method, sizeof method, "arpack shift-invert (%s)", sla_method_name(sla_solver_method(E.S)));
             snprintf(note, sizeof note,
-                     "LA: plain Lanczos converged %d of %lld; shift-invert above the spectrum, sigma = %.9g (%s, "
-                     "%d trial factorization%s)",
-                     nconv1, (long long)k, sigma, est, trials, trials == 1 ? "" : "s");
+                     "LA: plain Lanczos converged %d of %lld in %lld restarts; shift-invert above the spectrum, "
+                     "sigma = %.9g (%s, %d trial factorization%s)",
+                     nconv1, (long long)k, (long long)(iters - it2), sigma, est, trials, trials == 1 ? "" : "s");
         } else if (!may_fall_back(ctx, s2)) {
             st = s2;
         } else {
             short_message(ctx, msg, sizeof msg);
-            snprintf(note, sizeof note, "LA: plain Lanczos converged %d of %lld; no factorization above the spectrum (%.70s)",
-                     nconv1, (long long)k, msg);
+            run.ncv = fallback_ncv(&o, n);
+            run.maxiter = full_maxiter;
+            snprintf(note, sizeof note,
+                     "LA: plain Lanczos converged %d of %lld in %lld restarts; no factorization above the spectrum "
+                     "(%.40s); plain Lanczos with ncv = %lld",
+                     nconv1, (long long)k, (long long)iters, msg, (long long)run.ncv);
+            if (run.maxiter > LA_BUDGET || run.ncv != o.ncv) {
+                sla_int it2 = 0, nops2 = 0;
+                st = arpack_locked(ctx, &E, &run, false, sigma, which, evals, Z, &nconv, &it2, &nops2, &maxit);
+                iters += it2;
+                nops += nops2;
+            }
         }
     }
     double maxres = 0.0;
