@@ -200,7 +200,8 @@ typedef struct sla_eigsh_info {
     sla_int iterations;        /* ARPACK restarts (Lanczos iterations for vjp) */
     sla_int nops;              /* operator applications (solves in shift-invert) */
     double max_residual;       /* max_i ||A v_i - l_i v_i|| over the converged pairs */
-    double factor_seconds;     /* shift-invert: the factorization */
+    double factor_seconds;     /* shift-invert: the factorization (SA, LA: with the search
+                                  for sigma, its Lanczos run and trial factorizations) */
     double seconds;            /* the whole call */
     char note[192];            /* dispatch decisions, "" if none */
 } sla_eigsh_info;
