@@ -67,6 +67,12 @@ if [ "$have_arpack" = 1 ]; then
     stdout_has '"note":"SA: shift-invert below the spectrum, sigma = ' "eigsh 494_bus SA"
     l0=$(jarr eigenvalues | sed -n 1p)
     if close "$l0" 0.012422375135029 1e-10; then ok; else fail "eigsh 494_bus SA: l0 = $l0"; fi
+    # no factorization fits: LOBPCG, said so
+    run eigsh "$DATA/494_bus.mtx" -k 4 --which SA --memory-limit 1 --json; expect 0 "eigsh SA --memory-limit 1"
+    jeq converged true "eigsh SA --memory-limit 1"; stdout_has '"method":"lobpcg"' "eigsh SA --memory-limit 1"
+    stdout_has 'over memory_limit' "eigsh SA --memory-limit 1"
+    l0=$(jarr eigenvalues | sed -n 1p)
+    if close "$l0" 0.012422375135029 1e-8; then ok; else fail "eigsh 494_bus SA by LOBPCG: l0 = $l0"; fi
     # text report
     run eigsh "$A" -k 2 --which SA; expect 0 "eigsh text"; stdout_has 'residual' "eigsh text"
     # non-convergence is exit 3, reported

@@ -376,6 +376,52 @@ int main(void)
         sla_matrix_destroy(&B);
     }
 
+    /* no factorization fits (memory_limit 1 byte): SA by LOBPCG, LA by
+     * plain Lanczos with a larger basis, each said so */
+    {
+        static const char *const fb[] = {"494_bus", "GD97_b", "bcsstk01"};
+        for (int f = 0; f < 3; f++) {
+            char path[512];
+            snprintf(path, sizeof path, "%s/%s.mtx", SLA_TEST_DATA, fb[f]);
+            sla_matrix *B = NULL;
+            CHECK_OK(ctx, sla_mm_read(ctx, path, SLA_F64, &B));
+            long long n = sla_matrix_nrows(B);
+            double *w = malloc((size_t)n * sizeof *w), *Z = malloc((size_t)(n * n) * sizeof *Z), l[4];
+            dense_eig(B, 0, w, Z);
+            double anorm = fmax(fabs(w[0]), fabs(w[n - 1])), err = 0.0;
+            sla_eigsh_options q;
+            sla_eigsh_options_default(&q);
+            q.k = 4;
+            q.which = SLA_EIG_SA;
+            q.memory_limit = 1.0;
+            sla_eigsh_info info;
+            CHECK_OK(ctx, sla_eigsh(ctx, B, 0, &q, l, NULL, 0, NULL, &info));
+            for (int i = 0; i < 4; i++) err = fmax(err, fabs(l[i] - w[i]) / anorm);
+            CHECK(err < 1e-8);
+            CHECK(strstr(info.method, "lobpcg") != NULL && strstr(info.note, "memory_limit") != NULL);
+            printf("  %-24s SA  no factorization: %s, err %.1e; %s\n", fb[f], info.method, err, info.note);
+            free(w);
+            free(Z);
+            sla_matrix_destroy(&B);
+        }
+        sla_matrix *B = NULL;
+        CHECK_OK(ctx, sla_gen_poisson(ctx, 1, 300, &B));
+        sla_eigsh_options q;
+        sla_eigsh_options_default(&q);
+        q.k = 4;
+        q.which = SLA_EIG_LA;
+        q.memory_limit = 1.0;
+        for (int i = 0; i < 4; i++) pick[i] = 296 + i;
+        check_vals(ctx, "poisson1d 300, no factor", B, &q, pick, "arpack");
+        double l[4];
+        sla_eigsh_info info;
+        CHECK_OK(ctx, sla_eigsh(ctx, B, 0, &q, l, NULL, 0, NULL, &info));
+        CHECK(strstr(info.note, "no factorization above") != NULL && strstr(info.note, "ncv = 64") != NULL);
+        q.memory_limit = -1.0;
+        CHECK_ERR(ctx, sla_eigsh(ctx, B, 0, &q, l, NULL, 0, NULL, NULL), SLA_ERR_ARGUMENT, "memory_limit");
+        sla_matrix_destroy(&B);
+    }
+
     /* Poisson: smallest by shift-invert (Cholesky), against the analytic values */
     {
         o.k = 6;

@@ -138,9 +138,12 @@ sla_status sla_logdet_slq(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
  *    most to just past the Gershgorin bound, then two bisections back
  *    toward the spectrum), and Lanczos on (A - sigma I)^-1 (with
  *    factor_method when that is not auto or cholesky). Where no
- *    factorization is possible (over the solver's memory_limit, no
- *    SuiteSparse in this build) it falls back to plain Lanczos with
- *    ncv = max(4k + 1, 64) (when ncv is 0), and the note says so.
+ *    factorization is possible (over memory_limit, no SuiteSparse in this
+ *    build) it falls back to LOBPCG (sla_lobpcg, default preconditioner)
+ *    on A, then on A - sigma I with sigma just below the Gershgorin bound,
+ *    accepted when all k pairs converge (residuals within 1e-8 ||A||_1),
+ *    then to plain Lanczos with ncv = max(4k + 1, 64) (when ncv is 0);
+ *    info.method ("lobpcg", "arpack") and the note say which.
  *  - LA runs plain Lanczos, and when that leaves pairs unconverged after
  *    50 restarts (or maxiter, if smaller), the same shift-invert from above
  *    the spectrum (where that cannot factor, plain Lanczos again with the
@@ -178,6 +181,9 @@ typedef struct sla_eigsh_options {
     sla_method factor_method;  /* shift-invert factorization of A - sigma I: auto tries
                                   cholesky, then ldlt, then lu; or cholesky/ldlt/lu/klu/
                                   umfpack/superlu */
+    double memory_limit;       /* bytes a shift-invert factorization may use (the solver's
+                                  memory_limit); default 0 = half of the memory available.
+                                  SA and LA fall back to plain Lanczos, SM too, past it */
     const double *v0;          /* start vector (n), default NULL = a seeded random vector */
     /* gradients (sla_eigsh_vjp) */
     double degenerate_tol;     /* |l_i - l_j| <= degenerate_tol * max |l| makes i, j a

@@ -61,6 +61,8 @@ static sla_status check_opts(sla_ctx *ctx, const sla_eigsh_options *o, sla_int n
     if (o->ncv != 0 && (o->ncv <= o->k || o->ncv > n))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "eigsh: ncv = %lld must be in (k, n] = (%lld, %lld]",
                           (long long)o->ncv, (long long)o->k, (long long)n);
+    if (!(o->memory_limit >= 0.0))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "eigsh: memory_limit = %g must be >= 0", o->memory_limit);
     if (o->maxiter < 0 || o->grad_maxiter < 0)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "eigsh: negative maxiter");
     if (!(o->degenerate_tol >= 0.0) || !(o->grad_rtol > 0.0))
@@ -131,25 +133,26 @@ static sla_status shifted_matrix(sla_ctx *ctx, const sla_matrix *V, double sigma
     return st;
 }
 
-static sla_status factor_with(sla_ctx *ctx, const sla_matrix *M, sla_method m, sla_solver **S)
+static sla_status factor_with(sla_ctx *ctx, const sla_matrix *M, sla_method m, double memlim, sla_solver **S)
 {
     sla_solver_options o;
     sla_solver_options_default(&o);
     o.method = m;
+    o.memory_limit = memlim;
     return sla_solver_create(ctx, M, &o, S);
 }
 
 /* The factorization of A - sigma I: auto tries Cholesky, LDL^T, LU. */
-static sla_status shift_factor(sla_ctx *ctx, const sla_matrix *M, sla_method m, sla_solver **S, char *note,
-                               size_t nlen)
+static sla_status shift_factor(sla_ctx *ctx, const sla_matrix *M, sla_method m, double memlim, sla_solver **S,
+                               char *note, size_t nlen)
 {
-    if (m != SLA_METHOD_AUTO) return factor_with(ctx, M, m, S);
-    sla_status st = factor_with(ctx, M, SLA_METHOD_CHOLESKY, S);
+    if (m != SLA_METHOD_AUTO) return factor_with(ctx, M, m, memlim, S);
+    sla_status st = factor_with(ctx, M, SLA_METHOD_CHOLESKY, memlim, S);
     if (st == SLA_ERR_NOT_SPD) {
-        st = factor_with(ctx, M, SLA_METHOD_LDLT, S);
+        st = factor_with(ctx, M, SLA_METHOD_LDLT, memlim, S);
         if (st == SLA_ERR_SINGULAR) {
             snprintf(note, nlen, "shift-invert: A - sigma I indefinite, ldlt met a zero pivot; used lu");
-            st = factor_with(ctx, M, SLA_METHOD_LU, S);
+            st = factor_with(ctx, M, SLA_METHOD_LU, memlim, S);
         }
     }
     return st;
@@ -160,6 +163,7 @@ typedef struct eig_op {
     sla_solver *S;       /* shift-invert: factor of sgn (A - sigma I) */
     sla_matrix *M;       /* the matrix S factors (owned) */
     double sgn;          /* +1, or -1 when S factors sigma I - A (above the spectrum) */
+    double memlim;       /* the factorizations' memory_limit (0: the solver's default) */
     sla_int n;
     int nt;
 } eig_op;
@@ -418,7 +422,9 @@ static sla_status factor_at(sla_ctx *ctx, eig_op *E, double sigma, double sgn, s
     drop_factor(E);
     E->sgn = sgn;
     sla_status st = shifted_matrix(ctx, E->A, sigma, sgn, &E->M);
-    if (!st) st = m == SLA_METHOD_CHOLESKY ? factor_with(ctx, E->M, m, &E->S) : shift_factor(ctx, E->M, m, &E->S, note, nlen);
+    if (!st)
+        st = m == SLA_METHOD_CHOLESKY ? factor_with(ctx, E->M, m, E->memlim, &E->S)
+                                      : shift_factor(ctx, E->M, m, E->memlim, &E->S, note, nlen);
     if (st) drop_factor(E);
     return st;
 }
@@ -570,6 +576,62 @@ static void short_message(sla_ctx *ctx, char *buf, size_t len)
     if (p) *p = '\0';
 }
 
+/* Why no factorization was possible, for a note: "over memory_limit", or
+ * the first sentence of the context's message. */
+static void no_factor_msg(sla_ctx *ctx, sla_status st, char *buf, size_t len)
+{
+    if (st == SLA_ERR_NOMEM) {
+        snprintf(buf, len, "over memory_limit");
+        return;
+    }
+    short_message(ctx, buf, len);
+}
+
+/* Where no factorization is possible: LOBPCG (default preconditioner) for
+ * the k smallest eigenvalues of sgn A, first on sgn A itself, then on
+ * sgn (A - sigma I) with sigma just past the Gershgorin bound (positive
+ * definite, so the preconditioner cannot break down). Accepted only when
+ * all k pairs converge. evals ascending, Z (n x k) the eigenvectors; *sigma
+ * the shift used (0 for none). SLA_OK, SLA_NOT_CONVERGED (nothing
+ * written), or an error (SLA_ERR_NOMEM from an allocation is returned). */
+static sla_status lobpcg_fallback(sla_ctx *ctx, const sla_matrix *V, sla_int k, double sgn, double edge,
+                                  double norm, double *evals, double *Z, double *sigma, sla_eigsh_info *li)
+{
+    const sla_int n = V->nrows;
+    if (3 * k >= n) return SLA_NOT_CONVERGED;
+    sla_lobpcg_options lo;
+    sla_lobpcg_options_default(&lo);
+    lo.k = k;
+    sla_status st = SLA_NOT_CONVERGED;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        double s = attempt ? edge - sgn * 1e-6 * norm : 0.0;
+        sla_matrix *M = NULL;
+        st = shifted_matrix(ctx, V, s, sgn, &M);
+        if (!st) st = sla_lobpcg(ctx, M, 0, &lo, evals, Z, n, NULL, li);
+        sla_matrix_destroy(&M);
+        if (st == SLA_ERR_NOMEM && !may_fall_back(ctx, st)) return st;
+        if (st == SLA_OK) {
+            /* l = s + sgn mu; for sgn = -1 the order reverses */
+            for (sla_int i = 0; i < k; i++) evals[i] = s + sgn * evals[i];
+            if (sgn < 0)
+                for (sla_int i = 0, j = k - 1; i < j; i++, j--) {
+                    double t = evals[i];
+                    evals[i] = evals[j];
+                    evals[j] = t;
+                    double *zi = Z + (size_t)i * (size_t)n, *zj = Z + (size_t)j * (size_t)n;
+                    for (sla_int r = 0; r < n; r++) {
+                        t = zi[r];
+                        zi[r] = zj[r];
+                        zj[r] = t;
+                    }
+                }
+            *sigma = s;
+            return SLA_OK;
+        }
+    }
+    return st < 0 ? st : SLA_NOT_CONVERGED;
+}
+
 #endif /* SLA_HAVE_ARPACK */
 
 sla_status sla_eigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_eigsh_options *opts, double *evals,
@@ -603,8 +665,8 @@ sla_status sla_eigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_ei
     const sla_int n = A->nrows, k = o.k;
     sla_allocator a = sla__ctx_alloc(ctx);
     char note[192] = "", method[40] = "arpack", msg[400];
-    eig_op E = {.A = &V, .S = NULL, .M = NULL, .sgn = 1.0, .n = n, .nt = sla__threads(ctx)};
-    bool si = false;
+    eig_op E = {.A = &V, .S = NULL, .M = NULL, .sgn = 1.0, .memlim = o.memory_limit, .n = n, .nt = sla__threads(ctx)};
+    bool si = false, try_lobpcg = false, lobpcg_done = false;
     double sigma = o.sigma, tf = 0.0, glo, ghi;
     const char *which = sla_eig_which_name(o.which);
     sla_eigsh_options run = o; /* the options of the ARPACK run (a fallback's larger ncv) */
@@ -628,7 +690,7 @@ sla_status sla_eigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_ei
                          sigma - moved, sigma - moved, sigma);
         } else if (!o.shift_invert && may_fall_back(ctx, st)) {
             /* no factorization of A: plain Lanczos for the smallest magnitudes */
-            short_message(ctx, msg, sizeof msg);
+            no_factor_msg(ctx, st, msg, sizeof msg);
             run.ncv = fallback_ncv(&o, n);
             snprintf(note, sizeof note,
                      "SM: no factorization of A (%.70s); used plain Lanczos with ncv = %lld (slow for clustered "
@@ -657,10 +719,8 @@ sla_status sla_eigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_ei
             drop_factor(&E);
             return st;
         } else {
-            short_message(ctx, msg, sizeof msg);
-            run.ncv = fallback_ncv(&o, n);
-            snprintf(note, sizeof note, "SA: no factorization below the spectrum (%.70s); used plain Lanczos with ncv = %lld",
-                     msg, (long long)run.ncv);
+            no_factor_msg(ctx, st, msg, sizeof msg);
+            try_lobpcg = true;
             st = SLA_OK;
         }
     }
@@ -682,7 +742,33 @@ sla_status sla_eigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_ei
     const sla_int full_maxiter = o.maxiter ? o.maxiter : (10 * n > 1000 ? 10 * n : 1000);
     const bool la_plain = !si && o.which == SLA_EIG_LA;
     if (la_plain && full_maxiter > LA_BUDGET) run.maxiter = LA_BUDGET;
-    if (!st) st = arpack_locked(ctx, &E, &run, si, sigma, which, evals, Z, &nconv, &iters, &nops, &maxit);
+    if (!st && try_lobpcg) {
+        /* SA without a factorization: LOBPCG, then plain Lanczos with a larger basis */
+        sla_eigsh_info li;
+        memset(&li, 0, sizeof li);
+        double shift = 0.0;
+        sla_status sl = lobpcg_fallback(ctx, &V, k, 1.0, glo, norm, evals, Z, &shift, &li);
+        if (sl == SLA_OK) {
+            lobpcg_done = true;
+            nconv = (int)k;
+            iters = li.iterations;
+            nops = li.nops;
+            snprintf(method, sizeof method, "lobpcg");
+            snprintf(note, sizeof note,
+                     "SA: no factorization below the spectrum (%.60s); used LOBPCG on A - sigma I, sigma = %.9g",
+                     msg, shift);
+        } else if (sl < 0 && !may_fall_back(ctx, sl)) {
+            st = sl;
+        } else {
+            run.ncv = fallback_ncv(&o, n);
+            snprintf(note, sizeof note,
+                     "SA: no factorization below the spectrum (%.60s), LOBPCG did not converge; used plain "
+                     "Lanczos with ncv = %lld",
+                     msg, (long long)run.ncv);
+        }
+    }
+    if (!st && !lobpcg_done)
+        st = arpack_locked(ctx, &E, &run, si, sigma, which, evals, Z, &nconv, &iters, &nops, &maxit);
     if (!st && la_plain && nconv < k) {
         /* plain Lanczos missed some of the largest: shift-invert above the spectrum */
         int trials = 0, nconv1 = nconv;
@@ -705,7 +791,7 @@ sla_status sla_eigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_ei
         } else if (!may_fall_back(ctx, s2)) {
             st = s2;
         } else {
-            short_message(ctx, msg, sizeof msg);
+            no_factor_msg(ctx, s2, msg, sizeof msg);
             run.ncv = fallback_ncv(&o, n);
             run.maxiter = full_maxiter;
             snprintf(note, sizeof note,
