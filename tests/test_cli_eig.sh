@@ -59,10 +59,24 @@ if [ "$have_arpack" = 1 ]; then
     run eigsh "$tmp/S.mtx" -k 2 --which LM --json; expect 0 "eigsh LM"; lm=$(jarr eigenvalues | head -1)
     run eigsh "$tmp/S.mtx" -k 2 --which LA --json; expect 0 "eigsh LA"; la=$(jarr eigenvalues | head -1)
     if awk -v a="$lm" -v b="$la" 'BEGIN { exit !(a != b) }'; then ok; else fail "LM and LA agree ($lm)"; fi
+    # SA on a power network where plain Lanczos stalls: shift-invert below the spectrum
+    # (l0 from dense dsyevd, as in test_eigsh)
+    run eigsh "$DATA/494_bus.mtx" -k 4 --which SA --json; expect 0 "eigsh 494_bus SA"
+    jeq converged true "eigsh 494_bus SA"; jeq nconv 4 "eigsh 494_bus SA"
+    stdout_has '"method":"arpack shift-invert \(cholesky\)"' "eigsh 494_bus SA"
+    stdout_has '"note":"SA: shift-invert below the spectrum, sigma = ' "eigsh 494_bus SA"
+    l0=$(jarr eigenvalues | sed -n 1p)
+    if close "$l0" 0.012422375135029 1e-10; then ok; else fail "eigsh 494_bus SA: l0 = $l0"; fi
+    # no factorization fits: LOBPCG, said so
+    run eigsh "$DATA/494_bus.mtx" -k 4 --which SA --memory-limit 1 --json; expect 0 "eigsh SA --memory-limit 1"
+    jeq converged true "eigsh SA --memory-limit 1"; stdout_has '"method":"lobpcg"' "eigsh SA --memory-limit 1"
+    stdout_has 'over memory_limit' "eigsh SA --memory-limit 1"
+    l0=$(jarr eigenvalues | sed -n 1p)
+    if close "$l0" 0.012422375135029 1e-8; then ok; else fail "eigsh 494_bus SA by LOBPCG: l0 = $l0"; fi
     # text report
     run eigsh "$A" -k 2 --which SA; expect 0 "eigsh text"; stdout_has 'residual' "eigsh text"
     # non-convergence is exit 3, reported
-    run eigsh "$A" -k 4 --which SA --ncv 6 --maxiter 2 --json; expect 3 "eigsh not converged"
+    run eigsh "$A" -k 4 --which LM --ncv 6 --maxiter 2 --json; expect 3 "eigsh not converged"
     jeq converged false "eigsh not converged"; stderr_has 'converged' "eigsh not converged"
     # errors
     run eigsh "$A" -k 3 --which XX;   expect 2 "eigsh bad which"; stderr_has 'did you mean' "eigsh bad which"

@@ -168,6 +168,79 @@ static void check_vals(sla_ctx *ctx, const char *name, const sla_matrix *A, cons
     free(l); free(V); free(w); free(Z);
 }
 
+/* The k = 4 smallest and largest algebraic eigenvalues of the symmetric
+ * matrices of tests/data and of the generators, against dense dsyevd (to
+ * 1e-8 of the largest |eigenvalue|): SA by shift-invert below the spectrum
+ * (plain Lanczos stalled on 494_bus and its kind), LA by plain Lanczos or,
+ * where that stalls, shift-invert above. Prints the path each took. */
+static void real_matrix_table(sla_ctx *ctx)
+{
+    static const char *const files[] = {"494_bus", "bcsstk01", "mesh1e1", "can_24", "tumorAntiAngiogenesis_2",
+                                        "GD97_b", "reorientation_1", "dwt_878"};
+    const int nfiles = (int)(sizeof files / sizeof files[0]), ngen = 7;
+    printf("  %-24s %-3s %-32s %9s %9s %8s\n", "matrix", "wh", "path", "max err", "max res", "seconds");
+    for (int m = 0; m < nfiles + ngen; m++) {
+        sla_matrix *A = NULL;
+        char name[64];
+        if (m < nfiles) {
+            char path[512];
+            snprintf(path, sizeof path, "%s/%s.mtx", SLA_TEST_DATA, files[m]);
+            snprintf(name, sizeof name, "%s", files[m]);
+            CHECK_OK(ctx, sla_mm_read(ctx, path, SLA_F64, &A));
+        } else {
+            sla_status sg = SLA_OK;
+            switch (m - nfiles) {
+            case 0: sg = sla_gen_poisson(ctx, 1, 300, &A); snprintf(name, sizeof name, "poisson1d 300"); break;
+            case 1: sg = sla_gen_poisson(ctx, 2, 25, &A); snprintf(name, sizeof name, "poisson2d 25"); break;
+            case 2: sg = sla_gen_poisson(ctx, 3, 9, &A); snprintf(name, sizeof name, "poisson3d 9"); break;
+            case 3: sg = sla_gen_aniso2d(ctx, 20, 0.01, &A); snprintf(name, sizeof name, "aniso2d 20 eps .01"); break;
+            case 4: sg = sla_gen_random(ctx, 400, 4, 1, 5, &A); snprintf(name, sizeof name, "random symmetric 400"); break;
+            case 5: sg = sla_gen_random(ctx, 400, 4, 2, 6, &A); snprintf(name, sizeof name, "random spd 400"); break;
+            default: {
+                double kappa[21 * 21];
+                for (int c = 0; c < 21 * 21; c++) kappa[c] = (c * 7919) % 13 < 3 ? 1e3 : 1.0; /* jumps */
+                sg = sla_gen_diffusion2d(ctx, 20, kappa, &A);
+                snprintf(name, sizeof name, "diffusion2d 20 jumps 1e3");
+            }
+            }
+            CHECK_OK(ctx, sg);
+        }
+        if (!A) continue;
+        long long n = sla_matrix_nrows(A);
+        double *w = malloc((size_t)n * sizeof *w), *Z = malloc((size_t)(n * n) * sizeof *Z);
+        double *V = malloc((size_t)(4 * n) * sizeof *V);
+        dense_eig(A, 0, w, Z);
+        double anorm = fmax(fabs(w[0]), fabs(w[n - 1]));
+        for (int side = 0; side < 2; side++) {
+            sla_eigsh_options o;
+            sla_eigsh_options_default(&o);
+            o.k = 4;
+            o.which = side ? SLA_EIG_LA : SLA_EIG_SA;
+            double l[4], res[4];
+            sla_eigsh_info info;
+            sla_status st = sla_eigsh(ctx, A, 0, &o, l, V, n, res, &info);
+            CHECK_OK(ctx, st);
+            double err = 0.0, rmax = 0.0;
+            for (int i = 0; i < 4; i++) {
+                double ref = side ? w[n - 4 + i] : w[i];
+                err = fmax(err, fabs(l[i] - ref) / anorm);
+                rmax = fmax(rmax, res[i] / anorm);
+            }
+            CHECK(err < 1e-8);
+            CHECK(rmax < 1e-8);
+            CHECK(info.converged && info.nconv == 4);
+            /* SA goes by shift-invert wherever a factorization is possible */
+            if (!side) CHECK(strstr(info.method, "shift-invert") != NULL);
+            printf("  %-24s %-3s %-32s %9.1e %9.1e %8.4f%s%s\n", name, side ? "LA" : "SA", info.method, err, rmax,
+                   info.seconds, info.note[0] ? "\n      note: " : "", info.note);
+        }
+        free(w);
+        free(Z);
+        free(V);
+        sla_matrix_destroy(&A);
+    }
+}
+
 int main(void)
 {
     sla_ctx *ctx = NULL;
@@ -264,6 +337,91 @@ int main(void)
         o.shift_invert = false;
     }
 
+    real_matrix_table(ctx);
+    /* the eigenvector VJP on pairs from shift-invert below the spectrum */
+    {
+        sla_matrix *B = NULL;
+        CHECK_OK(ctx, sla_mm_read(ctx, SLA_TEST_DATA "/494_bus.mtx", SLA_F64, &B));
+        o.which = SLA_EIG_SA;
+        o.k = 4;
+        check_grad(ctx, "494_bus, SA", B, &o);
+        /* SA with an explicit factor method: sigma found by trial
+         * Cholesky factorizations, then refactored with LU */
+        sla_eigsh_options q;
+        sla_eigsh_options_default(&q);
+        q.k = 4;
+        q.which = SLA_EIG_SA;
+        q.factor_method = SLA_METHOD_LU;
+        for (int i = 0; i < 4; i++) pick[i] = i;
+        check_vals(ctx, "494_bus", B, &q, pick, "shift-invert (lu)");
+        sla_matrix_destroy(&B);
+    }
+    /* LA where plain Lanczos runs out of restarts (the clustered top of
+     * poisson1d): shift-invert above the spectrum, said so */
+    {
+        sla_matrix *B = NULL;
+        CHECK_OK(ctx, sla_gen_poisson(ctx, 1, 300, &B));
+        sla_eigsh_options q;
+        sla_eigsh_options_default(&q);
+        q.k = 4;
+        q.which = SLA_EIG_LA;
+        q.maxiter = 2;
+        for (int i = 0; i < 4; i++) pick[i] = 296 + i;
+        check_vals(ctx, "poisson1d 300, maxiter 2", B, &q, pick, "shift-invert (cholesky)");
+        double l[4];
+        sla_eigsh_info info;
+        CHECK_OK(ctx, sla_eigsh(ctx, B, 0, &q, l, NULL, 0, NULL, &info));
+        CHECK(strstr(info.note, "LA: plain Lanczos converged") != NULL && strstr(info.note, "above") != NULL);
+        for (int i = 0; i < 4; i++) CHECK(l[i] < 4.0);
+        sla_matrix_destroy(&B);
+    }
+
+    /* no factorization fits (memory_limit 1 byte): SA by LOBPCG, LA by
+     * plain Lanczos with a larger basis, each said so */
+    {
+        static const char *const fb[] = {"494_bus", "GD97_b", "bcsstk01"};
+        for (int f = 0; f < 3; f++) {
+            char path[512];
+            snprintf(path, sizeof path, "%s/%s.mtx", SLA_TEST_DATA, fb[f]);
+            sla_matrix *B = NULL;
+            CHECK_OK(ctx, sla_mm_read(ctx, path, SLA_F64, &B));
+            long long n = sla_matrix_nrows(B);
+            double *w = malloc((size_t)n * sizeof *w), *Z = malloc((size_t)(n * n) * sizeof *Z), l[4];
+            dense_eig(B, 0, w, Z);
+            double anorm = fmax(fabs(w[0]), fabs(w[n - 1])), err = 0.0;
+            sla_eigsh_options q;
+            sla_eigsh_options_default(&q);
+            q.k = 4;
+            q.which = SLA_EIG_SA;
+            q.memory_limit = 1.0;
+            sla_eigsh_info info;
+            CHECK_OK(ctx, sla_eigsh(ctx, B, 0, &q, l, NULL, 0, NULL, &info));
+            for (int i = 0; i < 4; i++) err = fmax(err, fabs(l[i] - w[i]) / anorm);
+            CHECK(err < 1e-8);
+            CHECK(strstr(info.method, "lobpcg") != NULL && strstr(info.note, "memory_limit") != NULL);
+            printf("  %-24s SA  no factorization: %s, err %.1e; %s\n", fb[f], info.method, err, info.note);
+            free(w);
+            free(Z);
+            sla_matrix_destroy(&B);
+        }
+        sla_matrix *B = NULL;
+        CHECK_OK(ctx, sla_gen_poisson(ctx, 1, 300, &B));
+        sla_eigsh_options q;
+        sla_eigsh_options_default(&q);
+        q.k = 4;
+        q.which = SLA_EIG_LA;
+        q.memory_limit = 1.0;
+        for (int i = 0; i < 4; i++) pick[i] = 296 + i;
+        check_vals(ctx, "poisson1d 300, no factor", B, &q, pick, "arpack");
+        double l[4];
+        sla_eigsh_info info;
+        CHECK_OK(ctx, sla_eigsh(ctx, B, 0, &q, l, NULL, 0, NULL, &info));
+        CHECK(strstr(info.note, "no factorization above") != NULL && strstr(info.note, "ncv = 64") != NULL);
+        q.memory_limit = -1.0;
+        CHECK_ERR(ctx, sla_eigsh(ctx, B, 0, &q, l, NULL, 0, NULL, NULL), SLA_ERR_ARGUMENT, "memory_limit");
+        sla_matrix_destroy(&B);
+    }
+
     /* Poisson: smallest by shift-invert (Cholesky), against the analytic values */
     {
         o.k = 6;
@@ -329,12 +487,13 @@ int main(void)
         free(V); free(gv); free(gA);
     }
 
-    /* non-convergence reported: two restarts of a tiny basis */
+    /* non-convergence reported: two restarts of a tiny basis (LM: plain
+     * Lanczos, with no shift-invert to fall back on) */
     {
         sla_eigsh_options q;
         sla_eigsh_options_default(&q);
         q.k = 4;
-        q.which = SLA_EIG_SA;
+        q.which = SLA_EIG_LM;
         q.ncv = 6;
         q.maxiter = 2;
         double l[4], res[4];
@@ -367,11 +526,17 @@ int main(void)
         CHECK(fabs(l[0]) < 1e-10);
         CHECK_CLOSE(l[1], 2 - 2 * cos(M_PI / n), 1e-10);
         CHECK(strstr(info.note, "singular") != NULL);
-        /* an explicit shift at an eigenvalue: the factorization fails, said so */
+        /* an explicit shift at an eigenvalue: A - sigma I is singular, so
+         * sigma moves off it (by 1e-8 ||A||), said so */
         s2.shift_invert = true;
         s2.sigma = 0.0;
+        s2.which = SLA_EIG_LM;
         s2.factor_method = SLA_METHOD_LU;
-        CHECK_ERR(ctx, sla_eigsh(ctx, N, 0, &s2, l, NULL, 0, NULL, NULL), SLA_ERR_SINGULAR, "sigma");
+        CHECK_OK(ctx, sla_eigsh(ctx, N, 0, &s2, l, NULL, 0, NULL, &info));
+        CHECK(fabs(l[0]) < 1e-10);
+        CHECK_CLOSE(l[1], 2 - 2 * cos(M_PI / n), 1e-10);
+        CHECK(strstr(info.note, "singular") != NULL && strstr(info.note, "instead") != NULL);
+        CHECK(strstr(info.method, "shift-invert (lu)") != NULL);
         sla_matrix_destroy(&N);
     }
 
@@ -451,11 +616,11 @@ int main(void)
     }
 
     /* allocation failures in plain and shift-invert eigsh and in the VJP */
-    for (int mode = 0; mode < 3; mode++) {
+    for (int mode = 0; mode < 4; mode++) {
         sla_eigsh_options q;
         sla_eigsh_options_default(&q);
         q.k = 3;
-        q.which = mode == 1 ? SLA_EIG_SM : SLA_EIG_LA;
+        q.which = mode == 1 ? SLA_EIG_SM : mode == 3 ? SLA_EIG_SA : SLA_EIG_LA;
         long long n = sla_matrix_nrows(An), nnz = sla_matrix_nnz(An);
         double l[3], *V = malloc((size_t)(3 * n) * sizeof *V), *gv = malloc((size_t)(3 * n) * sizeof *gv);
         double *gA = malloc((size_t)nnz * sizeof *gA), gl[3] = {1, 2, 3};
@@ -468,8 +633,8 @@ int main(void)
             sla_ctx *c2 = NULL;
             sla_ctx_create(&c2);
             sla_ctx_set_allocator(c2, &al);
-            sla_status st = mode < 2 ? sla_eigsh(c2, An, 0, &q, l, V, n, NULL, NULL)
-                                     : sla_eigsh_vjp(c2, An, 0, &q, 3, l, V, n, gl, gv, n, gA, NULL);
+            sla_status st = mode != 2 ? sla_eigsh(c2, An, 0, &q, l, V, n, NULL, NULL)
+                                      : sla_eigsh_vjp(c2, An, 0, &q, 3, l, V, n, gl, gv, n, gA, NULL);
             CHECK(cnt.live == 0);
             sla_ctx_destroy(&c2);
             if (cnt.failures == 0) {

@@ -1474,11 +1474,19 @@ static const char eigsh_help[] =
     "\n"
     "  -k K, --k K        number of eigenpairs (default 6)\n"
     "  --which W          LA|SA|LM|SM: largest/smallest algebraic, largest/smallest\n"
-    "                     magnitude (default LM; SM runs shift-invert around 0)\n"
+    "                     magnitude (default LM). SA runs shift-invert below the\n"
+    "                     spectrum (sigma certified by a trial Cholesky), SM around\n"
+    "                     0, LA plain Lanczos and, if that stalls, shift-invert above\n"
+    "                     the spectrum; plain Lanczos where A cannot be factored.\n"
+    "                     The report's method and note name the path and sigma.\n"
     "  --sigma S          shift-invert around S: the eigenvalues nearest S (with\n"
-    "                     --which LA/SA: nearest above/below S)\n"
+    "                     --which LA/SA: nearest above/below S); S moves off an\n"
+    "                     eigenvalue by 1e-8 ||A|| when A - S I is singular\n"
     "  --method M         factorization of A - sigma I: auto|cholesky|ldlt|lu|umfpack|\n"
     "                     klu|superlu (default auto: cholesky, then ldlt, then lu)\n"
+    "  --memory-limit B   bytes the factorization may use (default 0 = half the\n"
+    "                     available memory); past it SA uses LOBPCG, LA and SM\n"
+    "                     plain Lanczos\n"
     "  --tol T            ARPACK's relative accuracy (default 0 = machine epsilon)\n"
     "  --ncv M            Lanczos basis size (default max(2k+1, 20))\n"
     "  --maxiter K        ARPACK restarts (default max(1000, 10 n))\n"
@@ -1494,7 +1502,7 @@ static int cmd_eigsh(int argc, char **argv)
         {"--k", "-k", 1, NULL, 0},       {"--which", NULL, 1, NULL, 0},  {"--sigma", NULL, 1, NULL, 0},
         {"--method", NULL, 1, NULL, 0},  {"--tol", NULL, 1, NULL, 0},    {"--ncv", NULL, 1, NULL, 0},
         {"--maxiter", NULL, 1, NULL, 0}, {"--out", "-o", 1, NULL, 0},    {"--threads", NULL, 1, NULL, 0},
-        {"--json", NULL, 0, NULL, 0},    {"--help", "-h", 0, NULL, 0},
+        {"--json", NULL, 0, NULL, 0},    {"--help", "-h", 0, NULL, 0},    {"--memory-limit", NULL, 1, NULL, 0},
     };
     const int nd = (int)(sizeof defs / sizeof defs[0]);
     const char *pos[1];
@@ -1526,6 +1534,8 @@ static int cmd_eigsh(int argc, char **argv)
         o.factor_method = method_values[m];
     }
     if ((s = optval(defs, nd, "--tol")) && parse_double("--tol", s, &o.tol)) return EXIT_BAD;
+    if ((s = optval(defs, nd, "--memory-limit")) && parse_double("--memory-limit", s, &o.memory_limit))
+        return EXIT_BAD;
     if ((s = optval(defs, nd, "--ncv"))) {
         if (parse_int("--ncv", s, 2, 100000, &v)) return EXIT_BAD;
         o.ncv = v;

@@ -130,11 +130,36 @@ sla_status sla_logdet_slq(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
 /* ---- symmetric eigenpairs ---------------------------------------------- */
 
 /* Which eigenvalues. Without a shift: largest / smallest algebraic (LA /
- * SA), largest / smallest magnitude (LM / SM). SM is computed by
- * shift-invert around 0 (a factorization of A) unless A is singular, then
- * by plain Lanczos. With a shift sigma (shift-invert on (A - sigma I)^-1):
- * LM and SM give the eigenvalues nearest sigma, LA those nearest above it,
- * SA those nearest below it. */
+ * SA), largest / smallest magnitude (LM / SM).
+ *  - SA runs shift-invert below the spectrum: sigma is the smallest Ritz
+ *    value of a 40-step Lanczos run moved down by twice its residual,
+ *    certified below the spectrum by a Cholesky factorization of
+ *    A - sigma I succeeding (further down, ten times as far each time, at
+ *    most to just past the Gershgorin bound, then two bisections back
+ *    toward the spectrum), and Lanczos on (A - sigma I)^-1 (with
+ *    factor_method when that is not auto or cholesky). Where no
+ *    factorization is possible (over memory_limit, no SuiteSparse in this
+ *    build) it falls back to LOBPCG (sla_lobpcg, default preconditioner)
+ *    on A, then on A - sigma I with sigma just below the Gershgorin bound,
+ *    accepted when all k pairs converge (residuals within 1e-8 ||A||_1),
+ *    then to plain Lanczos with ncv = max(4k + 1, 64) (when ncv is 0);
+ *    info.method ("lobpcg", "arpack") and the note say which.
+ *  - LA runs plain Lanczos, and when that leaves pairs unconverged after
+ *    50 restarts (or maxiter, if smaller), the same shift-invert from above
+ *    the spectrum (where that cannot factor, plain Lanczos again with the
+ *    larger ncv and the full maxiter).
+ *  - SM runs shift-invert around 0 (a factorization of A); around
+ *    1e-8 ||A|| (then 1e-6, 1e-4) when A is singular; plain Lanczos when A
+ *    cannot be factored.
+ *  - LM runs plain Lanczos.
+ * With a shift sigma (shift-invert on (A - sigma I)^-1): LM and SM give
+ * the eigenvalues nearest sigma, LA those nearest above it, SA those
+ * nearest below it. When A - sigma I is singular (sigma an eigenvalue),
+ * sigma moves by 1e-8 ||A|| (then 1e-6, 1e-4; downward for LA, upward
+ * otherwise, so that the eigenvalue at sigma stays in the set asked for)
+ * and the note says so. ||A|| here is the Gershgorin bound of the
+ * spectral radius. info.method and info.note report the path taken and
+ * the sigma used. */
 typedef enum sla_eig_which {
     SLA_EIG_LA = 0,
     SLA_EIG_SA,
@@ -156,6 +181,9 @@ typedef struct sla_eigsh_options {
     sla_method factor_method;  /* shift-invert factorization of A - sigma I: auto tries
                                   cholesky, then ldlt, then lu; or cholesky/ldlt/lu/klu/
                                   umfpack/superlu */
+    double memory_limit;       /* bytes a shift-invert factorization may use (the solver's
+                                  memory_limit); default 0 = half of the memory available.
+                                  SA and LA fall back to plain Lanczos, SM too, past it */
     const double *v0;          /* start vector (n), default NULL = a seeded random vector */
     /* gradients (sla_eigsh_vjp) */
     double degenerate_tol;     /* |l_i - l_j| <= degenerate_tol * max |l| makes i, j a
@@ -178,7 +206,8 @@ typedef struct sla_eigsh_info {
     sla_int iterations;        /* ARPACK restarts (Lanczos iterations for vjp) */
     sla_int nops;              /* operator applications (solves in shift-invert) */
     double max_residual;       /* max_i ||A v_i - l_i v_i|| over the converged pairs */
-    double factor_seconds;     /* shift-invert: the factorization */
+    double factor_seconds;     /* shift-invert: the factorization (SA, LA: with the search
+                                  for sigma, its Lanczos run and trial factorizations) */
     double seconds;            /* the whole call */
     char note[192];            /* dispatch decisions, "" if none */
 } sla_eigsh_info;
@@ -197,8 +226,11 @@ typedef struct sla_eigsh_info {
  * calls with a process-wide mutex (the one exception to "no global
  * state"); the matrix products and solves are the library's own.
  * Errors: SLA_ERR_ARGUMENT (options, A not symmetric), SLA_ERR_DIMENSION,
- * SLA_ERR_INDEX, SLA_ERR_VALUE, SLA_ERR_SINGULAR (A - sigma I singular),
- * SLA_ERR_UNAVAILABLE (no ARPACK in this build), SLA_ERR_NOMEM. */
+ * SLA_ERR_INDEX, SLA_ERR_VALUE, SLA_ERR_SINGULAR (with a shift: A - sigma I
+ * singular even after moving sigma), SLA_ERR_NOT_SPD (with a shift and
+ * factor_method cholesky), SLA_ERR_UNAVAILABLE (no ARPACK in this build;
+ * with a shift, no direct solver), SLA_ERR_NOMEM (an allocation failed;
+ * with a shift, also a factorization over the solver's memory_limit). */
 sla_status sla_eigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
                      const sla_eigsh_options *opts, double *evals,
                      double *evecs, sla_int ldv, double *residuals,

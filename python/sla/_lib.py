@@ -382,7 +382,8 @@ def check_size(fn, cls, cname):
 class CEigshOptions(ctypes.Structure):
     _fields_ = [("k", c_int64), ("which", c_int), ("shift_invert", c_bool), ("sigma", c_double),
                 ("tol", c_double), ("ncv", c_int64), ("maxiter", c_int64),
-                ("factor_method", c_int), ("v0", c_void_p), ("degenerate_tol", c_double),
+                ("factor_method", c_int), ("memory_limit", c_double), ("v0", c_void_p),
+                ("degenerate_tol", c_double),
                 ("grad_rtol", c_double), ("grad_maxiter", c_int64)]
 
 
