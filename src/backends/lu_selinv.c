@@ -332,6 +332,15 @@ sla_status sla__lu_selinv(sla_ctx *ctx, const sla_matrix *A, const sla__lu_facto
     if ((st = l_by_columns(ctx, f, &w))) goto done;
     if ((st = symbolic(ctx, A, f, &w))) goto done;
     if ((st = values(ctx, f, &w))) goto done;
+    /* the factor's own L and F's U by columns are no longer needed */
+    sla__free(&w.a, w.lci);
+    sla__free(&w.a, w.lcx);
+    sla__free(&w.a, w.fUx);
+    sla__free(&w.a, w.fUi.x);
+    w.lci = NULL;
+    w.lcx = NULL;
+    w.fUx = NULL;
+    w.fUi.x = NULL;
     w.ZL = sla__malloc(&w.a, w.fLi.len, sizeof *w.ZL);
     w.ZU = sla__malloc(&w.a, w.fUi.len, sizeof *w.ZU);
     w.Zd = sla__malloc(&w.a, (size_t)n, sizeof *w.Zd);
