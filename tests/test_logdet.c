@@ -4,6 +4,8 @@
  * form, and an allocation-failure sweep. */
 #include "test_util.h"
 
+#include "solvers/direct.h" /* sla__backend_umfpack, sla__umfpack_selinv: both selinv paths */
+
 /* Dense sign and log|det| by LU (dgetrf); returns the LAPACK info. */
 static int dense_logdet(const sla_matrix *A, sla_int ib, double *sign, double *lad, double *inv)
 {
@@ -213,11 +215,31 @@ static double check_lu_real(sla_ctx *ctx, const char *file)
     }
     err /= scale;
     errd /= scale;
+    /* each path forced: per-pivot scalar, supernodal with dense blocks
+     * everywhere, supernodal without dense blocks */
+    double errm[3] = {0.0, 0.0, 0.0};
+    {
+        const sla__direct_ops *d = sla__backend_umfpack();
+        void *sym = NULL, *num = NULL;
+        sla__direct_opts o = {SLA_ORDER_AUTO, false, 1};
+        double *gm = malloc((size_t)nnz * sizeof *gm);
+        CHECK_OK(ctx, d->analyze(ctx, A, &o, &sym, NULL));
+        CHECK_OK(ctx, d->factor(ctx, sym, A, 0, &num));
+        for (int mode = 1; mode <= 3; mode++) {
+            CHECK_OK(ctx, sla__umfpack_selinv(ctx, sym, num, A, gm, mode));
+            for (long long k = 0; k < nnz; k++) errm[mode - 1] = fmax(errm[mode - 1], fabs(gm[k] - ref[k]));
+            errm[mode - 1] /= scale;
+            CHECK(errm[mode - 1] < 1e-8);
+        }
+        d->free_num(num);
+        d->free_sym(sym);
+        free(gm);
+    }
     qsort(rel, (size_t)nnz, sizeof *rel, cmp_dbl);
     CHECK(err < 1e-8);
-    printf("  %-16s lu n=%-5lld nnz=%-6lld selinv err %.1e (dgetri %.1e) median entry %.1e, "
+    printf("  %-16s lu n=%-5lld nnz=%-6lld selinv err %.1e (scalar %.1e, blocks %.1e / %.1e; dgetri %.1e) median %.1e, "
            "rcond %.1e, factor %.2g s grad %.2g s\n",
-           file, n, nnz, err, errd, rel[nnz / 2], dense_rcond(A), info.factor_seconds,
+           file, n, nnz, err, errm[0], errm[1], errm[2], errd, rel[nnz / 2], dense_rcond(A), info.factor_seconds,
            info.grad_seconds);
     free(ci);
     free(inv);

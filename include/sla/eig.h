@@ -44,8 +44,10 @@ typedef struct sla_logdet_info {
  * forming det itself (no overflow). grad, if not NULL, receives
  * d log|det A| / dA_k = (A^-1)[col_k, row_k] for every stored entry k (nnz
  * values): by selected inversion (Takahashi recurrences on the Cholesky,
- * LDL^T or LU factor's pattern, about the cost of the factorization; the
- * LU form is the unsymmetric Erisman-Tinney one on UMFPACK's L and U).
+ * LDL^T or LU factor's pattern; the LU form is the unsymmetric
+ * Erisman-Tinney one on UMFPACK's L and U): about the cost of the
+ * factorization, up to ten times it for LU factors with little supernodal
+ * structure.
  * sla_solver_logdet_grad on a KLU or SuperLU solver refactors with UMFPACK
  * for the gradient (the note says so); one solve per column (blocked)
  * remains only where UMFPACK is missing. The

@@ -326,7 +326,7 @@ static sla_status umf_logdet(sla_ctx *ctx, void *sym, void *num, double *sign, d
  * P R M Q = L U with R = diag(Rs) (do_recip) or diag(Rs)^-1, which is
  * sla__lu_factors with rhat = Rs or 1 / Rs; L comes in row form and U in
  * column form, as sla__lu_selinv takes them. */
-static sla_status umf_selinv(sla_ctx *ctx, void *sym, void *num, const sla_matrix *A, double *z)
+sla_status sla__umfpack_selinv(sla_ctx *ctx, void *sym, void *num, const sla_matrix *A, double *z, int mode)
 {
     umf_sym *S = sym;
     umf_num *N = num;
@@ -363,7 +363,7 @@ static sla_status umf_selinv(sla_ctx *ctx, void *sym, void *num, const sla_matri
     sla__lu_factors f = {.n = S->n, .Lp = (const sla_int *)Lp, .Lj = (const sla_int *)Lj,
                          .Up = (const sla_int *)Up, .Ui = (const sla_int *)Ui,
                          .P = (const sla_int *)P, .Q = (const sla_int *)Q,
-                         .Lx = Lx, .Ux = Ux, .Dx = Dx, .rhat = Rs};
+                         .Lx = Lx, .Ux = Ux, .Dx = Dx, .rhat = Rs, .mode = mode};
     st = sla__lu_selinv(ctx, A, &f, z);
 done:
     sla__free(&a, Lp);
@@ -377,6 +377,11 @@ done:
     sla__free(&a, Dx);
     sla__free(&a, Rs);
     return st;
+}
+
+static sla_status umf_selinv(sla_ctx *ctx, void *sym, void *num, const sla_matrix *A, double *z)
+{
+    return sla__umfpack_selinv(ctx, sym, num, A, z, 0);
 }
 
 static double umf_rcond(const void *num) { return num ? ((const umf_num *)num)->rcond : -1.0; }

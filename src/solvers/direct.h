@@ -142,6 +142,8 @@ typedef struct sla__lu_factors {
     sla_int n;
     const sla_int *Lp, *Lj, *Up, *Ui, *P, *Q;
     const double *Lx, *Ux, *Dx, *rhat;
+    int mode; /* 0: auto (supernodes; dense blocks for large ones), 1: per-pivot scalar
+                 recurrences, 2: dense blocks for every supernode, 3: none (tests) */
 } sla__lu_factors;
 
 /* z[k] = (A^-1)[col_k, row_k] for every stored entry k of A from the LU
@@ -150,6 +152,10 @@ typedef struct sla__lu_factors {
  * (src/backends/lu_selinv.c, which derives them). SLA_ERR_SINGULAR (a zero
  * pivot), SLA_ERR_NOMEM, SLA_ERR_ARGUMENT (inconsistent factors). */
 sla_status sla__lu_selinv(sla_ctx *ctx, const sla_matrix *A, const sla__lu_factors *f, double *z);
+
+/* UMFPACK backend only: its selinv with sla__lu_factors.mode `mode` (0
+ * auto; 1, 2 force a path: for tests). */
+sla_status sla__umfpack_selinv(sla_ctx *ctx, void *sym, void *num, const sla_matrix *A, double *z, int mode);
 
 /* CHOLMOD backend only: convert a supernodal numeric factor in place to a
  * simplicial LL^T one (single right-hand-side solves are about 15 % faster:
