@@ -46,6 +46,10 @@ check_gen convdiff2d 8 64 288 false
 check_gen convdiff2d 8 64 288 false --bx 50 --by -20
 check_gen aniso2d 8 64 288 true --eps 0.001
 check_gen random 50 50 '' true --seed 7 --kind spd
+# arrowhead: (100 - 4) body rows of 2*2 + 1 band entries (6 clipped) and 4 border columns, 4 dense rows
+check_gen arrow 100 100 1258 false --dense 4 --band 2 --seed 3
+run gen arrow 100 -o "$tmp/g.mtx" --per-row 3; expect 2 "gen --per-row on arrow"; stderr_has 'random only' "gen --per-row on arrow"
+run gen random 50 -o "$tmp/g.mtx" --dense 3;   expect 2 "gen --dense on random"; stderr_has 'arrow only' "gen --dense on random"
 # diffusion2d with kappa = 1 is poisson2d.
 run gen diffusion2d 8 -o "$tmp/d1.mtx" --kappa-const 1; expect 0 "gen diffusion2d --kappa-const"
 if cmp -s <(grep -v '^%' "$tmp/d1.mtx") <(grep -v '^%' "$A"); then ok; else

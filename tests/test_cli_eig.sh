@@ -108,6 +108,13 @@ run logdet "$A" --json --method lu; expect 0 "logdet lu"; jeq method lu "logdet 
 if close "$(jget logabsdet)" "$lc" 1e-12; then ok; else fail "logdet lu $(jget logabsdet) vs cholesky $lc"; fi
 run logdet "$A" --method ldlt; expect 0 "logdet text"; stdout_has 'log\|det\| = ' "logdet text"
 run logdet "$DATA/west0067.mtx" --json; expect 0 "logdet nonsymmetric"; jeq sign -1 "logdet west0067"; jeq method lu "logdet west0067"
+jeq grad_method "" "logdet west0067 without gradient"
+# LU gradient by selected inversion: an unsymmetric arrowhead, <A, G> = tr(A A^-1) = n
+run gen arrow 300 -o "$tmp/W.mtx" --dense 5 -q; expect 0 "gen arrow"
+run logdet "$tmp/W.mtx" --json --grad-A "$tmp/GW.mtx"; expect 0 "logdet arrow"
+jeq method lu "logdet arrow"; jeq grad_method selinv "logdet arrow"
+dot=$(paste <(grep -v '^%' "$tmp/W.mtx" | sed 1d) <(grep -v '^%' "$tmp/GW.mtx" | sed 1d) | awk '{ s += $3 * $6 } END { printf "%.12g", s }')
+if close "$dot" 300 1e-10; then ok; else fail "logdet arrow gradient: <A, G> = $dot, expected n = 300"; fi
 run logdet "$DATA/west0067.mtx" --method cholesky; expect 2 "logdet cholesky of a nonsymmetric matrix"
 stderr_has 'symmetric' "logdet cholesky nonsymmetric"
 # singular: the 1D Neumann Laplacian

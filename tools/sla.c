@@ -785,6 +785,9 @@ static const char gen_help[] =
     "  aniso2d N          -(eps u_xx + u_yy), --eps E (default 0.01)\n"
     "  random N           random sparse n = N, --per-row P (default 5),\n"
     "                     --kind general|symmetric|spd (default spd), --seed S\n"
+    "  arrow N            unsymmetric arrowhead n = N: a band (--band B, default 2)\n"
+    "                     bordered by dense last rows and columns (--dense D,\n"
+    "                     default 8), row diagonally dominant, --seed S\n"
     "\n"
     "  -o, --out A.mtx    output file (required)\n"
     "  -q, --quiet        do not print a summary\n";
@@ -797,6 +800,7 @@ static int cmd_gen(int argc, char **argv)
         {"--seed", NULL, 1, NULL, 0},    {"--kappa-const", NULL, 1, NULL, 0},
         {"--per-row", NULL, 1, NULL, 0}, {"--kind", NULL, 1, NULL, 0},
         {"--quiet", "-q", 0, NULL, 0},   {"--help", "-h", 0, NULL, 0},
+        {"--band", NULL, 1, NULL, 0},    {"--dense", NULL, 1, NULL, 0},
     };
     const int nd = (int)(sizeof defs / sizeof defs[0]);
     const char *pos[2];
@@ -804,11 +808,11 @@ static int cmd_gen(int argc, char **argv)
     if (command_args("gen", gen_help, "expected KIND and N", argc, argv, defs, nd, pos, 2, &rc))
         return rc;
     static const char *const kinds[] = {"poisson1d",  "poisson2d",  "poisson3d", "diffusion2d",
-                                        "convdiff2d", "aniso2d",    "random"};
-    int kind = lookup_name("gen", pos[0], kinds, 7);
+                                        "convdiff2d", "aniso2d",    "random",    "arrow"};
+    int kind = lookup_name("gen", pos[0], kinds, 8);
     if (kind < 0) return EXIT_BAD;
     long long N;
-    long long maxN = kind == 0 || kind == 6 ? 2000000000LL : kind == 2 ? 1290 : 46000;
+    long long maxN = kind == 0 || kind >= 6 ? 2000000000LL : kind == 2 ? 1290 : 46000;
     if (parse_int("N", pos[1], 1, maxN, &N)) return EXIT_BAD;
     const char *out = optval(defs, nd, "--out");
     if (!out) {
@@ -816,18 +820,23 @@ static int cmd_gen(int argc, char **argv)
         return EXIT_BAD;
     }
     /* Kind-specific options. */
-    static const struct { const char *opt; int kind; } applies[] = {
-        {"--eps", 5},      {"--bx", 4},        {"--by", 4},   {"--kappa-const", 3},
-        {"--seed", 6},     {"--per-row", 6},   {"--kind", 6},
+    static const struct { const char *opt; int kind, kind2; } applies[] = {
+        {"--eps", 5, -1},  {"--bx", 4, -1},      {"--by", 4, -1}, {"--kappa-const", 3, -1},
+        {"--seed", 6, 7},  {"--per-row", 6, -1}, {"--kind", 6, -1},
+        {"--band", 7, -1}, {"--dense", 7, -1},
     };
     for (size_t i = 0; i < sizeof applies / sizeof applies[0]; i++) {
-        if (optseen(defs, nd, applies[i].opt) && applies[i].kind != kind) {
-            err("gen: %s applies to %s only", applies[i].opt, kinds[applies[i].kind]);
+        if (optseen(defs, nd, applies[i].opt) && applies[i].kind != kind && applies[i].kind2 != kind) {
+            if (applies[i].kind2 >= 0)
+                err("gen: %s applies to %s and %s only", applies[i].opt, kinds[applies[i].kind],
+                    kinds[applies[i].kind2]);
+            else
+                err("gen: %s applies to %s only", applies[i].opt, kinds[applies[i].kind]);
             return EXIT_BAD;
         }
     }
     double eps = 0.01, bx = 10.0, by = 10.0, kconst = 0.0;
-    long long seed = 1, per_row = 5;
+    long long seed = 1, per_row = 5, band = 2, ndense = 8;
     int rkind = 2;
     const char *s;
     if ((s = optval(defs, nd, "--eps"))) {
@@ -850,6 +859,9 @@ static int cmd_gen(int argc, char **argv)
         return EXIT_BAD;
     if ((s = optval(defs, nd, "--per-row")) && parse_int("--per-row", s, 0, N, &per_row))
         return EXIT_BAD;
+    if ((s = optval(defs, nd, "--band")) && parse_int("--band", s, 0, N, &band)) return EXIT_BAD;
+    if ((s = optval(defs, nd, "--dense")) && parse_int("--dense", s, 0, N, &ndense)) return EXIT_BAD;
+    if (kind == 7 && ndense > N) ndense = N;
     if ((s = optval(defs, nd, "--kind"))) {
         static const char *const rk[] = {"general", "symmetric", "spd"};
         rkind = lookup_name("--kind", s, rk, 3);
@@ -891,6 +903,9 @@ static int cmd_gen(int argc, char **argv)
         break;
     case 6:
         st = sla_gen_random(ctx, (sla_int)N, (sla_int)per_row, rkind, (uint64_t)seed, &A);
+        break;
+    case 7:
+        st = sla_gen_arrow(ctx, (sla_int)N, (sla_int)ndense, (sla_int)band, (uint64_t)seed, &A);
         break;
     }
     if (st < 0) {
@@ -1634,7 +1649,7 @@ static const char logdet_help[] =
     "\n"
     "sign and log|det A| from a sparse factorization (never det itself), and\n"
     "optionally its exact gradient d log|det A| / dA_ij = (A^-1)_ji on A's\n"
-    "pattern (selected inversion for Cholesky/LDL^T; one solve per column for LU).\n"
+    "pattern (selected inversion on the Cholesky, LDL^T or LU factor).\n"
     "\n"
     "  --method M         auto|cholesky|ldlt|lu|slq (default auto: cholesky for symmetric\n"
     "                     matrices, ldlt if not positive definite, else lu; slq:\n"
@@ -1806,7 +1821,7 @@ static const char main_help[] =
     "commands:\n"
     "  solve A.mtx        solve A x = b; --adjoint for the VJP (dL/db, dL/dA)\n"
     "  gen KIND N -o F    write a test matrix (poisson1d/2d/3d, diffusion2d,\n"
-    "                     convdiff2d, aniso2d, random)\n"
+    "                     convdiff2d, aniso2d, random, arrow)\n"
     "  info A.mtx         size and structure of a matrix\n"
     "  eigsh A.mtx -k K   k eigenpairs of a symmetric matrix (ARPACK)\n"
     "  logdet A.mtx       sign and log|det A|, --grad-A for its gradient\n"

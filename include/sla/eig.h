@@ -30,9 +30,10 @@ const char *sla_logdet_method_name(sla_logdet_method m);
 
 typedef struct sla_logdet_info {
     char method[16];        /* the factorization used: "cholesky", "ldlt", "lu" */
-    char grad_method[16];   /* "selinv" (Takahashi recurrences on the factor's pattern),
-                               "solves" (one solve per column, the slow path of LU
-                               factors), "" when no gradient was asked for */
+    char grad_method[16];   /* "selinv" (Takahashi recurrences on the factor's pattern:
+                               Cholesky, LDL^T and LU), "solves" (one solve per
+                               column: LU factors when UMFPACK is not in the
+                               build), "" when no gradient was asked for */
     double factor_seconds;  /* analysis + numeric factorization */
     double grad_seconds;    /* the gradient alone */
     double factor_nnz;      /* entries in the factors predicted by the analysis */
@@ -42,9 +43,14 @@ typedef struct sla_logdet_info {
 /* sign (+1 or -1) and log|det A_ib| from a sparse factorization, never
  * forming det itself (no overflow). grad, if not NULL, receives
  * d log|det A| / dA_k = (A^-1)[col_k, row_k] for every stored entry k (nnz
- * values): by selected inversion (Takahashi recurrences on the Cholesky or
- * LDL^T factor's pattern, about the cost of the factorization) for the
- * CHOLMOD methods, by one solve per column (blocked) for LU. The
+ * values): by selected inversion (Takahashi recurrences on the Cholesky,
+ * LDL^T or LU factor's pattern; the LU form is the unsymmetric
+ * Erisman-Tinney one on UMFPACK's L and U): about the cost of the
+ * factorization, up to ten times it for LU factors with little supernodal
+ * structure.
+ * sla_solver_logdet_grad on a KLU or SuperLU solver refactors with UMFPACK
+ * for the gradient (the note says so); one solve per column (blocked)
+ * remains only where UMFPACK is missing. The
  * derivative of sign * exp(logabsdet) is det * grad.
  * Cholesky and LDL^T need an exactly symmetric A (SLA_ERR_ARGUMENT
  * otherwise). info may be NULL.

@@ -53,6 +53,16 @@ sla_status sla_gen_aniso2d(sla_ctx *ctx, sla_int N, double eps,
 sla_status sla_gen_random(sla_ctx *ctx, sla_int n, sla_int per_row, int kind,
                           uint64_t seed, sla_matrix **out);
 
+/* Unsymmetric arrowhead matrix of order n: a banded body (rows and columns
+ * 0 .. n-ndense-1, half bandwidth `band`) bordered by ndense dense rows and
+ * columns at the end. Off-diagonal values are independent uniform in
+ * [-1, 1] (so A != A^T in values), seeded; the diagonal is of random sign
+ * and strictly dominates its row (|a_ii| >= 1 + sum_j |a_ij|), so A is
+ * nonsingular. nnz = (n - ndense)(2 band + 1 + ndense) + ndense n minus the
+ * band's clipped corners. */
+sla_status sla_gen_arrow(sla_ctx *ctx, sla_int n, sla_int ndense, sla_int band, uint64_t seed,
+                         sla_matrix **out);
+
 #ifdef __cplusplus
 }
 #endif

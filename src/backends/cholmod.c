@@ -704,6 +704,7 @@ static const sla__direct_ops chol_ops = {
     .free_num = chol_free_num,
     .free_sym = chol_free_sym,
     .rcond = chol_rcond,
+    .selinv = sla__cholmod_selinv,
 };
 
 const sla__direct_ops *sla__backend_cholmod(void) { return &chol_ops; }

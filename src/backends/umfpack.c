@@ -326,6 +326,68 @@ static sla_status umf_logdet(sla_ctx *ctx, void *sym, void *num, double *sign, d
     return SLA_OK;
 }
 
+/* Selected inversion on UMFPACK's factor: umfpack_dl_get_numeric gives
+ * P R M Q = L U with R = diag(Rs) (do_recip) or diag(Rs)^-1, which is
+ * sla__lu_factors with rhat = Rs or 1 / Rs; L comes in row form and U in
+ * column form, as sla__lu_selinv takes them. */
+sla_status sla__umfpack_selinv(sla_ctx *ctx, void *sym, void *num, const sla_matrix *A, double *z, int mode)
+{
+    umf_sym *S = sym;
+    umf_num *N = num;
+    if (!S || !N || !A || !z) return sla__error(ctx, SLA_ERR_ARGUMENT, "umfpack selinv: NULL argument");
+    if (A->nrows != S->n || A->nnz != S->nnz)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "umfpack selinv: matrix does not match the factor");
+    if (S->n == 0) return SLA_OK;
+    ss_int lnz = 0, unz = 0, nr = 0, nc = 0, nzud = 0, do_recip = 0;
+    ss_int status = umfpack_dl_get_lunz(&lnz, &unz, &nr, &nc, &nzud, N->numeric);
+    if (status < 0) return umf_error(ctx, "get_lunz", status);
+    if (nr != S->n || nc != S->n)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "umfpack selinv: factor is %lld x %lld, expected n = %lld",
+                          (long long)nr, (long long)nc, (long long)S->n);
+    sla_status st = SLA_OK;
+    sla_allocator a = sla__ctx_alloc(ctx);
+    const size_t n = (size_t)S->n;
+    ss_int *Lp = sla__malloc(&a, n + 1, sizeof *Lp), *Lj = sla__malloc(&a, (size_t)lnz + 1, sizeof *Lj);
+    ss_int *Up = sla__malloc(&a, n + 1, sizeof *Up), *Ui = sla__malloc(&a, (size_t)unz + 1, sizeof *Ui);
+    ss_int *P = sla__malloc(&a, n, sizeof *P), *Q = sla__malloc(&a, n, sizeof *Q);
+    double *Lx = sla__malloc(&a, (size_t)lnz + 1, sizeof *Lx), *Ux = sla__malloc(&a, (size_t)unz + 1, sizeof *Ux);
+    double *Dx = sla__malloc(&a, n, sizeof *Dx), *Rs = sla__malloc(&a, n, sizeof *Rs);
+    if (!Lp || !Lj || !Up || !Ui || !P || !Q || !Lx || !Ux || !Dx || !Rs) {
+        st = sla__error(ctx, SLA_ERR_NOMEM, "umfpack selinv: out of memory for the factors (%lld entries)",
+                        (long long)(lnz + unz));
+        goto done;
+    }
+    status = umfpack_dl_get_numeric(Lp, Lj, Lx, Up, Ui, Ux, P, Q, Dx, &do_recip, Rs, N->numeric);
+    if (status < 0) {
+        st = umf_error(ctx, "get_numeric", status);
+        goto done;
+    }
+    if (!do_recip)
+        for (size_t i = 0; i < n; i++) Rs[i] = 1.0 / Rs[i];
+    sla__lu_factors f = {.n = S->n, .Lp = (const sla_int *)Lp, .Lj = (const sla_int *)Lj,
+                         .Up = (const sla_int *)Up, .Ui = (const sla_int *)Ui,
+                         .P = (const sla_int *)P, .Q = (const sla_int *)Q,
+                         .Lx = Lx, .Ux = Ux, .Dx = Dx, .rhat = Rs, .mode = mode};
+    st = sla__lu_selinv(ctx, A, &f, z);
+done:
+    sla__free(&a, Lp);
+    sla__free(&a, Lj);
+    sla__free(&a, Up);
+    sla__free(&a, Ui);
+    sla__free(&a, P);
+    sla__free(&a, Q);
+    sla__free(&a, Lx);
+    sla__free(&a, Ux);
+    sla__free(&a, Dx);
+    sla__free(&a, Rs);
+    return st;
+}
+
+static sla_status umf_selinv(sla_ctx *ctx, void *sym, void *num, const sla_matrix *A, double *z)
+{
+    return sla__umfpack_selinv(ctx, sym, num, A, z, 0);
+}
+
 static double umf_rcond(const void *num) { return num ? ((const umf_num *)num)->rcond : -1.0; }
 
 static const sla__direct_ops umfpack_ops = {
@@ -337,6 +399,7 @@ static const sla__direct_ops umfpack_ops = {
     .free_num = umf_free_num,
     .free_sym = umf_free_sym,
     .rcond = umf_rcond,
+    .selinv = umf_selinv,
 };
 
 const sla__direct_ops *sla__backend_umfpack(void) { return &umfpack_ops; }

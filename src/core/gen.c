@@ -407,3 +407,61 @@ sla_status sla_gen_random(sla_ctx *ctx, sla_int n, sla_int per_row, int kind, ui
     sla__free(&a, c.rowabs);
     return st;
 }
+
+/* ---- arrowhead ------------------------------------------------------------ */
+
+sla_status sla_gen_arrow(sla_ctx *ctx, sla_int n, sla_int ndense, sla_int band, uint64_t seed,
+                         sla_matrix **out)
+{
+    if (!out) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_gen_arrow: out is NULL");
+    *out = NULL;
+    if (n < 1 || ndense < 0 || band < 0 || ndense > n)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_gen_arrow: need n >= 1, 0 <= ndense <= n and "
+                          "band >= 0 (got n = %lld, ndense = %lld, band = %lld)", (long long)n,
+                          (long long)ndense, (long long)band);
+    if (n > INT32_MAX)
+        return sla__error(ctx, SLA_ERR_TOO_LARGE, "sla_gen_arrow: n = %lld exceeds the 32-bit index "
+                          "limit", (long long)n);
+    const sla_int nb = n - ndense; /* rows and columns of the banded body */
+    if (band > nb) band = nb > 0 ? nb - 1 : 0;
+    /* body rows: 2 band + 1 + ndense entries; dense rows: n */
+    if ((double)n * (double)(2 * band + 1 + 2 * ndense) > (double)(INT64_MAX / 16))
+        return sla__error(ctx, SLA_ERR_TOO_LARGE, "sla_gen_arrow: too many entries");
+    const sla_int cap = nb * (2 * band + 1 + ndense) + ndense * n;
+    sla_allocator a = sla__ctx_alloc(ctx);
+    rand_coo c = {sla__malloc(&a, (size_t)cap, sizeof(sla_int)),
+                  sla__malloc(&a, (size_t)cap, sizeof(sla_int)),
+                  sla__malloc(&a, (size_t)cap, sizeof(double)),
+                  sla__calloc(&a, (size_t)n, sizeof(double)), 0};
+    sla_status st;
+    if (!c.rows || !c.cols || !c.vals || !c.rowabs) {
+        st = sla__error(ctx, SLA_ERR_NOMEM, "sla_gen_arrow: out of memory (%lld entries)", (long long)cap);
+    } else {
+        uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 0x2F1C3B5A7D9E0F13ULL;
+        if (!s) s = 1;
+        for (sla_int i = 0; i < n; i++) {
+            /* body row: the band and the dense columns; dense row: everything */
+            sla_int lo = i < nb ? (i - band > 0 ? i - band : 0) : 0;
+            sla_int hi = i < nb ? (i + band < nb - 1 ? i + band : nb - 1) : nb - 1;
+            for (sla_int j = lo; j <= hi; j++)
+                if (j != i) rand_push(&c, i, j, rng_unit(&s));
+            for (sla_int j = nb; j < n; j++)
+                if (j != i) rand_push(&c, i, j, rng_unit(&s));
+        }
+        /* strictly row dominant diagonal of random sign: nonsingular, and
+         * the determinant's sign is not always +1 */
+        for (sla_int i = 0; i < n; i++) {
+            double d = 1.0 + c.rowabs[i] * (1.5 + 0.5 * rng_unit(&s));
+            c.rows[c.n] = i;
+            c.cols[c.n] = i;
+            c.vals[c.n] = rng_next(&s) & 1 ? d : -d;
+            c.n++;
+        }
+        st = sla_matrix_from_coo(ctx, n, n, c.n, c.rows, c.cols, SLA_F64, 1, c.vals, NULL, out);
+    }
+    sla__free(&a, c.rows);
+    sla__free(&a, c.cols);
+    sla__free(&a, c.vals);
+    sla__free(&a, c.rowabs);
+    return st;
+}

@@ -1,6 +1,10 @@
 /* log|det A| from a sparse factorization, and its gradient
  * d log|det A| / dA_k = (A^-1)[col_k, row_k] on the stored pattern:
- * selected inversion on CHOLMOD factors, blocked solves on LU factors. */
+ * selected inversion on the factor (CHOLMOD: Takahashi recurrences on the
+ * LL^T / LDL^T factor; UMFPACK: their unsymmetric form on L and U, see
+ * src/backends/lu_selinv.c). KLU and SuperLU factors have no selected
+ * inversion: the gradient refactors with UMFPACK; blocked solves with the
+ * solver's own factor remain the fallback when UMFPACK is missing. */
 #include "../solvers/direct.h"
 #include "ops_internal.h"
 
@@ -91,8 +95,9 @@ sla_status sla_solver_logdet_grad(sla_ctx *ctx, sla_solver *S, sla_int ib, doubl
                           "logdet gradient: the matrix is singular (a zero pivot), so log|det| = -inf "
                           "has no gradient");
     double t0 = sla__now();
-    bool cholmod = strcmp(d->name, "cholmod") == 0;
-    if (cholmod) {
+    const char *gm = "selinv";
+    char note[sizeof info->note] = "";
+    if (strcmp(d->name, "cholmod") == 0) {
         /* the factor is of the symmetric matrix built from A's lower triangle */
         sla_matrix_props pr;
         if ((st = sla_matrix_properties(ctx, A, ib, 0.0, &pr))) return st;
@@ -101,13 +106,37 @@ sla_status sla_solver_logdet_grad(sla_ctx *ctx, sla_solver *S, sla_int ib, doubl
                               "logdet gradient: a Cholesky/LDL^T factor needs an exactly symmetric "
                               "matrix (max |a_ij - a_ji| / max |a| = %.3g); use method lu",
                               pr.symmetry_error);
-        st = sla__cholmod_selinv(ctx, sym, num, A, grad);
+    }
+    if (d->selinv) {
+        st = d->selinv(ctx, sym, num, A, grad);
+    } else if (sla_method_available(SLA_METHOD_UMFPACK)) {
+        /* KLU, SuperLU: no access to a factor selinv can use; one UMFPACK
+         * factorization of the same values costs about what this backend's
+         * did, far less than n solves */
+        sla_matrix V;
+        sla__single_view(A, ib, &V);
+        sla_solver *U = NULL;
+        sla_solver_options o;
+        sla_solver_options_default(&o);
+        o.method = SLA_METHOD_UMFPACK;
+        st = sla_solver_create(ctx, &V, &o, &U);
+        const sla__direct_ops *du;
+        void *symu, *numu;
+        if (!st && sla__solver_direct(U, 0, &du, &symu, &numu) && du->selinv)
+            st = du->selinv(ctx, symu, numu, &V, grad);
+        else if (!st)
+            st = sla__error(ctx, SLA_ERR_UNAVAILABLE, "logdet gradient: umfpack has no selected inversion");
+        sla_solver_destroy(&U);
+        snprintf(note, sizeof note, "gradient: %s has no selected inversion; refactored with umfpack",
+                 d->name);
     } else {
+        gm = "solves";
         st = grad_by_solves(ctx, S, ib, grad);
     }
     if (st) return st;
     if (info) {
-        snprintf(info->grad_method, sizeof info->grad_method, "%s", cholmod ? "selinv" : "solves");
+        snprintf(info->grad_method, sizeof info->grad_method, "%s", gm);
+        snprintf(info->note, sizeof info->note, "%s", note);
         info->grad_seconds = sla__now() - t0;
     }
     return sla__ok(ctx, SLA_OK);

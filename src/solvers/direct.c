@@ -17,6 +17,12 @@ sla_status sla__cholmod_make_simplicial(sla_ctx *ctx, void *num)
     return sla__error(ctx, SLA_ERR_UNAVAILABLE, "CHOLMOD is not in this build");
 }
 
+sla_status sla__umfpack_selinv(sla_ctx *ctx, void *sym, void *num, const sla_matrix *A, double *z, int mode)
+{
+    (void)sym; (void)num; (void)A; (void)z; (void)mode;
+    return sla__error(ctx, SLA_ERR_UNAVAILABLE, "UMFPACK is not in this build");
+}
+
 sla_status sla__cholmod_selinv(sla_ctx *ctx, void *sym, void *num, const sla_matrix *A, double *z)
 {
     (void)sym; (void)num; (void)A; (void)z;

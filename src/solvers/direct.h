@@ -59,6 +59,15 @@ typedef struct sla__direct_ops {
      * klu_l_rcond; SuperLU: min/max |u_jj|, refined by dgscon in the 1-norm
      * below 1e-6); -1 when unknown. May be NULL (unknown). */
     double (*rcond)(const void *num);
+
+    /* Selected inversion: z[k] = (A^-1)[col_k, row_k] for every stored
+     * entry k of A (nnz values) from the numeric factor, about the cost of
+     * the factorization (CHOLMOD: sla__cholmod_selinv, for the symmetric
+     * matrix the factor is of; UMFPACK: sla__lu_selinv). NULL when the
+     * backend has none (KLU, SuperLU): logdet's gradient then refactors
+     * with UMFPACK or solves column by column. SLA_ERR_SINGULAR,
+     * SLA_ERR_NOMEM. */
+    sla_status (*selinv)(sla_ctx *ctx, void *sym, void *num, const sla_matrix *A, double *z);
 } sla__direct_ops;
 
 /* The compiled-in backends; NULL when not available in this build. */
@@ -122,6 +131,31 @@ double *sla__values_f64_view(sla_ctx *ctx, const sla_matrix *A, sla_int ib, doub
  * a simplicial LDL^T copy of the factor. SLA_ERR_SINGULAR (zero pivot),
  * SLA_ERR_NOMEM; SLA_ERR_UNAVAILABLE without SuiteSparse. */
 sla_status sla__cholmod_selinv(sla_ctx *ctx, void *sym, void *num, const sla_matrix *A, double *z);
+
+/* An LU factorization of M = A^T (sla's CSR of A, read as CSC) with row
+ * scaling and permutations: B = diag(rhat) M, B[P[k], Q[l]] = (L U)[k, l],
+ * L unit lower triangular in row form (Lp, Lj, Lx; a stored diagonal is
+ * ignored), U upper triangular in column form (Up, Ui, Ux; a stored
+ * diagonal is ignored) with diagonal Dx; rhat NULL: no scaling. UMFPACK's
+ * umfpack_dl_get_numeric gives exactly this. */
+typedef struct sla__lu_factors {
+    sla_int n;
+    const sla_int *Lp, *Lj, *Up, *Ui, *P, *Q;
+    const double *Lx, *Ux, *Dx, *rhat;
+    int mode; /* 0: auto (supernodes; dense blocks for large ones), 1: per-pivot scalar
+                 recurrences, 2: dense blocks for every supernode, 3: none (tests) */
+} sla__lu_factors;
+
+/* z[k] = (A^-1)[col_k, row_k] for every stored entry k of A from the LU
+ * factors f of M = A^T, by the unsymmetric Takahashi (Erisman-Tinney)
+ * recurrences on a symbolic LU pattern closed under them
+ * (src/backends/lu_selinv.c, which derives them). SLA_ERR_SINGULAR (a zero
+ * pivot), SLA_ERR_NOMEM, SLA_ERR_ARGUMENT (inconsistent factors). */
+sla_status sla__lu_selinv(sla_ctx *ctx, const sla_matrix *A, const sla__lu_factors *f, double *z);
+
+/* UMFPACK backend only: its selinv with sla__lu_factors.mode `mode` (0
+ * auto; 1, 2 force a path: for tests). */
+sla_status sla__umfpack_selinv(sla_ctx *ctx, void *sym, void *num, const sla_matrix *A, double *z, int mode);
 
 /* CHOLMOD backend only: convert a supernodal numeric factor in place to a
  * simplicial LL^T one (single right-hand-side solves are about 15 % faster:
