@@ -52,7 +52,9 @@ typedef enum sla_precond_kind {
     SLA_PRECOND_ILU0,   /* incomplete LU, zero fill */
     SLA_PRECOND_USER,   /* the callbacks in options.user_precond */
     SLA_PRECOND_AMG,    /* algebraic multigrid: one hypre BoomerAMG cycle */
-    SLA_PRECOND_SAAMG   /* sla's own smoothed-aggregation AMG, one V(1,1) cycle (lean memory) */
+    SLA_PRECOND_SAAMG,  /* sla's own smoothed-aggregation AMG, one V(1,1) cycle (lean memory) */
+    SLA_PRECOND_ILUT    /* threshold incomplete LU with a fill limit (Saad's ILUT):
+                           options ilut_droptol, ilut_fill */
 } sla_precond_kind;
 
 /* Why an iterative solve stopped. Positive: converged; negative: not. */
@@ -138,6 +140,18 @@ typedef struct sla_solver_options {
                                  with SLA_NOT_CONVERGED, reason SLA_DIVERGED_TIME and
                                  the last iterate; checked every iteration. A
                                  factorization is not interrupted. Default 0 = none */
+    int ilu_shift;            /* zero or tiny pivots in ilu0, ic0 and ilut (|pivot| <=
+                                 1e-12 ||row i of A||_2, or a diagonal not stored): 1
+                                 (the default) replaces each by 1e-3 ||row i||_2 (sign
+                                 kept; ic0: positive) and the solve info's note counts
+                                 them; 0 stops with SLA_ERR_SINGULAR naming the row.
+                                 A clearly negative IC(0) pivot is still SLA_ERR_NOT_SPD */
+    double ilut_droptol;      /* ilut: entries below droptol ||row i of A||_2 are
+                                 dropped; default 1e-4 (SciPy spilu's drop_tol) */
+    double ilut_fill;         /* ilut: each row of L and of U keeps at most
+                                 fill * nnz(row i of A) / 2 entries (the largest) besides
+                                 the diagonal, so nnz(L + U) <= fill nnz(A) + n;
+                                 default 10 (SciPy spilu's fill_factor); 0 means 10 */
 } sla_solver_options;
 
 void sla_solver_options_default(sla_solver_options *opts);
@@ -146,7 +160,8 @@ void sla_solver_options_default(sla_solver_options *opts);
  * contents). Keys: method, precond, rtol, atol, maxiter, restart, omega,
  * use_x0, ordering, memory_limit, amg_threshold, amg_coarsen, amg_interp,
  * amg_pmax, amg_agg_levels, amg_relax, amg_cycle, amg_max_levels, amg_reuse,
- * auto_solves, max_seconds.
+ * auto_solves, max_seconds, amg_agg_interp, ilu_shift (on|off), ilut_droptol,
+ * ilut_fill.
  * An unknown key or value is SLA_ERR_ARGUMENT, naming the nearest valid one. */
 sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str,
                                     sla_solver_options *opts);
@@ -154,7 +169,7 @@ sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str,
 /* The report of one solve (forward or adjoint). */
 typedef struct sla_solve_info {
     char method[16];          /* "cg", "bicgstab", "gmres", "minres", "cholesky", "ldlt", "lu", "klu", "superlu" */
-    char precond[16];         /* "none", "jacobi", "ssor", "ic0", "ilu0", "user", "amg", "saamg" */
+    char precond[16];         /* "none", "jacobi", "ssor", "ic0", "ilu0", "user", "amg", "saamg", "ilut" */
     char backend[16];         /* "krylov", "cholmod", "umfpack", "klu", "superlu" */
     sla_int iterations;
     double residual;          /* true ||b - A x|| / ||b|| (||b - A x|| if b = 0) */
@@ -187,7 +202,8 @@ typedef struct sla_solver sla_solver;
  * checks for method=auto, one preconditioner per value array).
  * Errors: SLA_ERR_ARGUMENT, SLA_ERR_DIMENSION (A not square),
  * SLA_ERR_VALUE (NaN/Inf in A), SLA_ERR_SINGULAR (zero diagonal for
- * Jacobi/SSOR, zero pivot in ILU(0)), SLA_ERR_NOT_SPD (IC(0) breakdown),
+ * Jacobi/SSOR, zero pivot in ILU(0)/IC(0)/ILUT with ilu_shift = 0),
+ * SLA_ERR_NOT_SPD (IC(0) breakdown: a negative pivot),
  * SLA_ERR_NOMEM. */
 sla_status sla_solver_create(sla_ctx *ctx, const sla_matrix *A,
                              const sla_solver_options *opts,

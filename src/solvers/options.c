@@ -31,6 +31,11 @@ void sla_solver_options_default(sla_solver_options *o)
     o->amg.max_levels = 25;
     o->amg.reuse = 0;
     o->amg.agg_interp = 1;
+    /* Zero pivots are shifted (as SciPy's spilu proceeds); ILUT as spilu's
+     * defaults: drop_tol 1e-4, fill_factor 10. */
+    o->ilu_shift = 1;
+    o->ilut_droptol = 1e-4;
+    o->ilut_fill = 10.0;
 }
 
 static const char *const method_names[] = {"auto", "cg", "bicgstab", "gmres", "minres",
@@ -38,12 +43,13 @@ static const char *const method_names[] = {"auto", "cg", "bicgstab", "gmres", "m
                                            "superlu"};
 static const char *const ordering_names[] = {"auto", "amd", "metis", "natural"};
 static const char *const precond_names[] = {"none", "jacobi", "ssor", "ic0", "ilu0", "user",
-                                            "amg", "saamg"};
+                                            "amg", "saamg", "ilut"};
 static const char *const keys[] = {"method", "precond", "rtol", "atol", "maxiter",
                                    "restart", "omega", "use_x0", "ordering", "memory_limit",
                                    "amg_threshold", "amg_coarsen", "amg_interp", "amg_pmax",
                                    "amg_agg_levels", "amg_relax", "amg_cycle", "amg_max_levels",
-                                   "amg_reuse", "auto_solves", "max_seconds", "amg_agg_interp"};
+                                   "amg_reuse", "auto_solves", "max_seconds", "amg_agg_interp",
+                                   "ilu_shift", "ilut_droptol", "ilut_fill"};
 #define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 const char *sla_method_name(sla_method m)
@@ -228,6 +234,17 @@ static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char 
     case 19: st = parse_int(ctx, "auto_solves", v, vl, 0, 1000000, &o->auto_solves); break;
     case 20: st = parse_double(ctx, "max_seconds", v, vl, 0.0, &o->max_seconds); break;
     case 21: st = parse_int(ctx, "amg_agg_interp", v, vl, 0, 100, &o->amg.agg_interp); break;
+    case 22:
+        if (lookup(v, vl, (const char *const[]){"0", "false", "off"}, 3) >= 0) o->ilu_shift = 0;
+        else if (lookup(v, vl, (const char *const[]){"1", "true", "on"}, 3) >= 0) o->ilu_shift = 1;
+        else return sla__error(ctx, SLA_ERR_ARGUMENT, "option ilu_shift: on or off");
+        break;
+    case 23: st = parse_double(ctx, "ilut_droptol", v, vl, 0.0, &o->ilut_droptol); break;
+    case 24:
+        if (!(st = parse_double(ctx, "ilut_fill", v, vl, 0.0, &o->ilut_fill)) &&
+            o->ilut_fill > 1e6)
+            return sla__error(ctx, SLA_ERR_ARGUMENT, "option ilut_fill: must lie in [0, 1e6]");
+        break;
     }
     return st;
 }

@@ -1,6 +1,6 @@
-/* The factorized preconditioners: SSOR, IC(0) and ILU(0).
+/* The factorized preconditioners: SSOR, IC(0), ILU(0) and ILUT.
  *
- * All three keep their factors on a CSR pattern with the position of each
+ * All four keep their factors on a CSR pattern with the position of each
  * row's diagonal, so every apply is a pair of sequential triangular sweeps:
  *
  *   SSOR(w): M = 1/(w(2-w)) (D + wL) D^-1 (D + wU), with A = L + D + U;
@@ -8,9 +8,25 @@
  *   ILU(0):  M = L U on A's pattern, L unit lower, U upper, one value array.
  *   IC(0):   M = L L^T, L on the lower triangle of A's pattern (compacted
  *            into an owned CSR copy whose last entry per row is the diagonal).
+ *   ILUT:    M = L U on a pattern found while factoring (Saad's ILUT(tau, p),
+ *            row by row): entries below droptol ||a_i||_2 are dropped and
+ *            each row of L and of U keeps its ceil(fill nnz(a_i) / 2)
+ *            largest; stored as ILU(0)'s (one owned CSR, L then the
+ *            diagonal then U in each row), so the applies are ILU(0)'s.
+ *
+ * Zero pivots (pc->shift, options.ilu_shift, on by default): a pivot of
+ * row i with |p| <= PIVOT_TINY ||a_i||_2, or a diagonal A does not store,
+ * becomes sign(p) PIVOT_SHIFT ||a_i||_2 (positive for IC(0) and for p = 0;
+ * ||a_i|| of the row as the factor holds it: IC(0) its lower triangle; an
+ * empty row takes 1), and pc->note counts them. This is PETSc's
+ * PC_FACTOR_SHIFT_TYPE NONZERO in spirit, with a shift relative to the row
+ * so it does not depend on A's scaling. Without the shift a pivot exactly 0
+ * (or a diagonal not stored) is SLA_ERR_SINGULAR naming the row. A
+ * clearly negative IC(0) pivot is never shifted: SLA_ERR_NOT_SPD.
  *
  * SSOR and ILU(0) borrow A's row pointers and column indices (the pattern
- * never changes and the solver requires A to outlive it); values are always
+ * never changes and the solver requires A to outlive it) unless ILU(0) has
+ * to insert diagonals A does not store (shift on); values are always
  * copied, so changing A's values does not affect a preconditioner already
  * set up. Transposed solves sweep the same CSR storage by columns, so no
  * transpose is built. Applies use no scratch memory (z may alias r), which
@@ -18,6 +34,8 @@
 #include "krylov.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Factors on a CSR pattern. Rows: [rowptr[i], dpos[i]) strictly lower,
@@ -33,6 +51,45 @@ typedef struct fact {
     sla_int *own_rowptr;  /* owned pattern (IC(0)), else NULL */
     int32_t *own_colind;
 } fact;
+
+/* The pivot rule (see the top of the file); PIVOT_SHIFT measured on the
+ * west* and other zero-diagonal matrices of tests/data (README). */
+#define PIVOT_TINY 1e-12
+#define PIVOT_SHIFT 1e-3
+
+/* Replace a zero or tiny pivot p of a row of 2-norm rnorm: true when it did. */
+static bool shift_pivot(double *p, double rnorm)
+{
+    double r = rnorm > 0.0 ? rnorm : 1.0;
+    if (!(fabs(*p) <= PIVOT_TINY * rnorm)) return false;
+    *p = (*p < 0.0 ? -PIVOT_SHIFT : PIVOT_SHIFT) * r;
+    return true;
+}
+
+/* ||row i||_2 of a CSR value array. */
+static double row_norm(const double *v, sla_int from, sla_int to)
+{
+    double s = 0.0;
+    for (sla_int k = from; k < to; k++) s += v[k] * v[k];
+    return sqrt(s);
+}
+
+/* pc->shifted and pc->note after a factorization that shifted `count`
+ * pivots, the first at row `first`. */
+static void note_shifts(sla__pc *pc, const char *name, sla_int count, sla_int first,
+                        sla_int missing)
+{
+    pc->shifted = count;
+    pc->note[0] = '\0';
+    if (count == 0) return;
+    if (missing > 0)
+        snprintf(pc->note, sizeof pc->note,
+                 "%s: shifted %lld zero/tiny pivots (first at row %lld; %lld diagonals not "
+                 "stored)", name, (long long)count, (long long)first, (long long)missing);
+    else
+        snprintf(pc->note, sizeof pc->note, "%s: shifted %lld zero/tiny pivots (first at row %lld)",
+                 name, (long long)count, (long long)first);
+}
 
 /* ---- allocation and validation ------------------------------------------ */
 
@@ -264,16 +321,54 @@ static sla_status ilu0_apply(const sla__pc *pc, bool transpose, const double *r,
     return SLA_OK;
 }
 
+/* Number of rows of A without a stored diagonal. */
+static sla_int count_missing_diagonals(const sla_matrix *A)
+{
+    sla_int m = 0;
+    for (sla_int i = 0; i < A->nrows; i++) m += sla__find(A, i, i) < 0;
+    return m;
+}
+
+/* A's pattern and values of array ib into f's owned CSR (nnz + missing
+ * entries), with an explicit 0 inserted where a row lacks its diagonal. */
+static void load_with_diagonals(const sla_matrix *A, sla_int ib, fact *f)
+{
+    sla_int q = 0;
+    f->own_rowptr[0] = 0;
+    for (sla_int i = 0; i < A->nrows; i++) {
+        bool have = false;
+        for (sla_int k = A->rowptr[i]; k <= A->rowptr[i + 1]; k++) {
+            bool end = k == A->rowptr[i + 1];
+            if (!have && (end || A->colind[k] >= i)) {
+                if (end || A->colind[k] > i) { /* the missing diagonal */
+                    f->own_colind[q] = (int32_t)i;
+                    f->val[q++] = 0.0;
+                }
+                have = true;
+            }
+            if (end) break;
+            f->own_colind[q] = A->colind[k];
+            f->val[q++] = sla__val(A, ib, k);
+        }
+        f->own_rowptr[i + 1] = q;
+    }
+    f->rowptr = f->own_rowptr;
+    f->colind = f->own_colind;
+}
+
 /* In-place ILU(0), row by row (IKJ order): for each l_ik, k < i ascending,
  * l_ik = a_ik / u_kk, then a_ij -= l_ik u_kj for j > k on row i's pattern.
+ * Row i still holds a_i when its turn comes, so its norm is taken then.
  * pos is n entries of -1, returned so. */
-static sla_status ilu0_factor(sla_ctx *ctx, fact *f, sla_int *pos)
+static sla_status ilu0_factor(sla_ctx *ctx, fact *f, bool shift, sla_int *pos,
+                              sla_int *nshift, sla_int *first)
 {
     const sla_int *rp = f->rowptr;
     const int32_t *ci = f->colind;
     double *lu = f->val;
     sla_status st = SLA_OK;
     for (sla_int i = 0; i < f->n && st == SLA_OK; i++) {
+        double rnorm = shift ? row_norm(lu, rp[i], rp[i + 1]) : 0.0;
         for (sla_int k = rp[i]; k < rp[i + 1]; k++) pos[ci[k]] = k;
         for (sla_int k = rp[i]; k < f->dpos[i]; k++) {
             sla_int c = ci[k];
@@ -283,12 +378,13 @@ static sla_status ilu0_factor(sla_ctx *ctx, fact *f, sla_int *pos)
                 if (p >= 0) lu[p] -= l * lu[m]; /* a_ij -= l_ic u_cj, no fill */
             }
         }
-        double piv = lu[f->dpos[i]];
-        if (piv == 0.0 || !isfinite(piv))
+        double *piv = &lu[f->dpos[i]];
+        if (shift && isfinite(*piv) && shift_pivot(piv, rnorm) && (*nshift)++ == 0) *first = i;
+        if (*piv == 0.0 || !isfinite(*piv))
             st = sla__error(ctx, SLA_ERR_SINGULAR, "ILU(0): %s pivot %g at row %lld",
-                            piv == 0.0 ? "zero" : "non-finite", piv, (long long)i);
+                            *piv == 0.0 ? "zero" : "non-finite", *piv, (long long)i);
         else
-            f->dinv[i] = 1.0 / piv; /* 1 / u_ii */
+            f->dinv[i] = 1.0 / *piv; /* 1 / u_ii */
         for (sla_int k = rp[i]; k < rp[i + 1]; k++) pos[ci[k]] = -1;
     }
     return st;
@@ -298,26 +394,42 @@ sla_status sla__ilu0_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__p
 {
     sla_status st = check_input(ctx, A, ib, pc, "ILU(0)");
     if (st != SLA_OK) return st;
+    /* Diagonals A does not store: inserted (an owned pattern) when shifting. */
+    sla_int missing = pc->shift ? count_missing_diagonals(A) : 0;
     fact *f = NULL;
-    st = fact_alloc(ctx, &pc->alloc, A->nrows, A->nnz, "ILU(0)", &f);
+    st = fact_alloc(ctx, &pc->alloc, A->nrows, A->nnz + missing, "ILU(0)", &f);
     if (st != SLA_OK) return st;
-    f->rowptr = A->rowptr;
-    f->colind = A->colind;
-    load_values(A, ib, f->val);
+    if (missing > 0) {
+        f->own_rowptr = sla__malloc(&pc->alloc, (size_t)f->n + 1, sizeof *f->own_rowptr);
+        f->own_colind = sla__malloc(&pc->alloc, (size_t)(A->nnz + missing), sizeof *f->own_colind);
+        if (!f->own_rowptr || !f->own_colind) {
+            fact_free(&pc->alloc, f);
+            return sla__error(ctx, SLA_ERR_NOMEM,
+                              "out of memory for the ILU(0) preconditioner (n %lld, nnz %lld)",
+                              (long long)A->nrows, (long long)(A->nnz + missing));
+        }
+        load_with_diagonals(A, ib, f);
+    } else {
+        f->rowptr = A->rowptr;
+        f->colind = A->colind;
+        load_values(A, ib, f->val);
+    }
     sla_int *pos = sla__malloc(&pc->alloc, (size_t)f->n, sizeof *pos);
     if (!pos)
         st = sla__error(ctx, SLA_ERR_NOMEM, "out of memory for the ILU(0) work array (n %lld)",
                         (long long)f->n);
     if (st == SLA_OK) st = find_diagonals(ctx, f->n, f->rowptr, f->colind, "ILU(0)", f->dpos);
+    sla_int nshift = 0, first = -1;
     if (st == SLA_OK) {
         for (sla_int i = 0; i < f->n; i++) pos[i] = -1;
-        st = ilu0_factor(ctx, f, pos);
+        st = ilu0_factor(ctx, f, pc->shift, pos, &nshift, &first);
     }
     sla__free(&pc->alloc, pos);
     if (st != SLA_OK) {
         fact_free(&pc->alloc, f);
         return st;
     }
+    note_shifts(pc, "ILU(0)", nshift, first, missing);
     install(pc, f, ilu0_apply);
     return SLA_OK;
 }
@@ -347,8 +459,10 @@ static sla_int count_lower(const sla_matrix *A)
 }
 
 /* Copy the lower triangle of A_ib (pattern and values) into f's owned CSR;
- * rows end at the diagonal, which must be stored. */
-static sla_status ic0_load_lower(sla_ctx *ctx, const sla_matrix *A, sla_int ib, fact *f)
+ * rows end at the diagonal, which must be stored unless `insert` (then a
+ * missing one is an explicit 0). */
+static sla_status ic0_load_lower(sla_ctx *ctx, const sla_matrix *A, sla_int ib, bool insert,
+                                 fact *f)
 {
     sla_int q = 0;
     f->own_rowptr[0] = 0;
@@ -356,6 +470,10 @@ static sla_status ic0_load_lower(sla_ctx *ctx, const sla_matrix *A, sla_int ib, 
         for (sla_int k = A->rowptr[i]; k < A->rowptr[i + 1] && A->colind[k] <= i; k++) {
             f->own_colind[q] = A->colind[k];
             f->val[q++] = sla__val(A, ib, k);
+        }
+        if (insert && (q == f->own_rowptr[i] || f->own_colind[q - 1] != i)) {
+            f->own_colind[q] = (int32_t)i;
+            f->val[q++] = 0.0;
         }
         f->own_rowptr[i + 1] = q;
         if (q == f->own_rowptr[i] || f->own_colind[q - 1] != i)
@@ -368,8 +486,11 @@ static sla_status ic0_load_lower(sla_ctx *ctx, const sla_matrix *A, sla_int ib, 
 
 /* In-place IC(0), row by row: for j < i on row i's pattern (ascending),
  * l_ij = (a_ij - sum_{m<j} l_im l_jm) / l_jj, then
- * l_ii = sqrt(a_ii - sum_{m<i} l_im^2). pos is n entries of -1, returned so. */
-static sla_status ic0_factor(sla_ctx *ctx, fact *f, sla_int *pos)
+ * l_ii = sqrt(a_ii - sum_{m<i} l_im^2); with `shift`, a zero or tiny
+ * a_ii - sum (|.| <= PIVOT_TINY ||a_i||) becomes PIVOT_SHIFT ||a_i||.
+ * pos is n entries of -1, returned so. */
+static sla_status ic0_factor(sla_ctx *ctx, fact *f, bool shift, sla_int *pos, sla_int *nshift,
+                             sla_int *first)
 {
     const sla_int *rp = f->rowptr;
     const int32_t *ci = f->colind;
@@ -377,6 +498,7 @@ static sla_status ic0_factor(sla_ctx *ctx, fact *f, sla_int *pos)
     sla_status st = SLA_OK;
     for (sla_int i = 0; i < f->n && st == SLA_OK; i++) {
         sla_int d = f->dpos[i];
+        double rnorm = shift ? row_norm(l, rp[i], rp[i + 1]) : 0.0;
         for (sla_int k = rp[i]; k < d; k++) pos[ci[k]] = k;
         double diag = l[d];
         for (sla_int k = rp[i]; k < d; k++) {
@@ -388,6 +510,10 @@ static sla_status ic0_factor(sla_ctx *ctx, fact *f, sla_int *pos)
             }
             l[k] = s * f->dinv[j]; /* l_ij = s / l_jj */
             diag -= l[k] * l[k];   /* a_ii -= l_ij^2 */
+        }
+        if (shift && isfinite(diag) && shift_pivot(&diag, rnorm)) {
+            diag = fabs(diag); /* IC(0): positive */
+            if ((*nshift)++ == 0) *first = i;
         }
         if (!(diag > 0.0) || !isfinite(diag))
             st = sla__error(ctx, SLA_ERR_NOT_SPD,
@@ -407,7 +533,8 @@ sla_status sla__ic0_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc
 {
     sla_status st = check_input(ctx, A, ib, pc, "IC(0)");
     if (st != SLA_OK) return st;
-    sla_int n = A->nrows, nl = count_lower(A);
+    sla_int n = A->nrows, missing = pc->shift ? count_missing_diagonals(A) : 0;
+    sla_int nl = count_lower(A) + missing;
     fact *f = NULL;
     st = fact_alloc(ctx, &pc->alloc, n, nl, "IC(0)", &f);
     if (st != SLA_OK) return st;
@@ -421,17 +548,277 @@ sla_status sla__ic0_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc
     if (st == SLA_OK) {
         f->rowptr = f->own_rowptr;
         f->colind = f->own_colind;
-        st = ic0_load_lower(ctx, A, ib, f);
+        st = ic0_load_lower(ctx, A, ib, pc->shift, f);
     }
+    sla_int nshift = 0, first = -1;
     if (st == SLA_OK) {
         for (sla_int i = 0; i < n; i++) pos[i] = -1;
-        st = ic0_factor(ctx, f, pos);
+        st = ic0_factor(ctx, f, pc->shift, pos, &nshift, &first);
     }
     sla__free(&pc->alloc, pos);
     if (st != SLA_OK) {
         fact_free(&pc->alloc, f);
         return st;
     }
+    note_shifts(pc, "IC(0)", nshift, first, missing);
     install(pc, f, ic0_apply);
+    return SLA_OK;
+}
+
+/* ---- ILUT ---------------------------------------------------------------- */
+
+/* Work arrays of one ILUT factorization, n entries each. */
+typedef struct ilut_work {
+    double *w;          /* the row being factored, dense (0 off its pattern) */
+    unsigned char *in;  /* 1 where column j is on that row's pattern */
+    int32_t *heap;      /* its L columns not yet eliminated: a min-heap */
+    int32_t *lcol;      /* its L columns kept so far */
+    int32_t *ucol;      /* its U columns (beyond the diagonal) */
+} ilut_work;
+
+static void heap_push(int32_t *h, sla_int *len, int32_t c)
+{
+    sla_int k = (*len)++;
+    while (k > 0 && h[(k - 1) / 2] > c) { /* sift up */
+        h[k] = h[(k - 1) / 2];
+        k = (k - 1) / 2;
+    }
+    h[k] = c;
+}
+
+static int32_t heap_pop(int32_t *h, sla_int *len)
+{
+    int32_t top = h[0], last = h[--(*len)];
+    sla_int k = 0, n = *len;
+    for (;;) { /* sift `last` down from the root */
+        sla_int c = 2 * k + 1;
+        if (c >= n) break;
+        if (c + 1 < n && h[c + 1] < h[c]) c++;
+        if (h[c] >= last) break;
+        h[k] = h[c];
+        k = c;
+    }
+    if (n > 0) h[k] = last;
+    return top;
+}
+
+/* Reorder c[0, m) so that c[0, p) hold the p entries of largest |w[c]|
+ * (p < m): a quickselect. */
+static void select_largest(int32_t *c, sla_int m, sla_int p, const double *w)
+{
+    sla_int lo = 0, hi = m - 1;
+    while (lo < hi) {
+        double piv = fabs(w[c[lo + (hi - lo) / 2]]);
+        sla_int a = lo, b = hi;
+        while (a <= b) {
+            while (fabs(w[c[a]]) > piv) a++;
+            while (fabs(w[c[b]]) < piv) b--;
+            if (a <= b) {
+                int32_t t = c[a];
+                c[a++] = c[b];
+                c[b--] = t;
+            }
+        }
+        /* [lo, b] >= piv >= [a, hi] in magnitude */
+        if (p - 1 <= b) hi = b;
+        else if (p - 1 >= a) lo = a;
+        else break;
+    }
+}
+
+static int cmp_col(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Entries kept in each of row i's L and U parts: ceil(fill nnz(a_i) / 2),
+ * no more than the part can hold. */
+static void ilut_limits(const sla_matrix *A, sla_int i, double fill, sla_int *pl, sla_int *pu)
+{
+    double p = ceil(fill * (double)(A->rowptr[i + 1] - A->rowptr[i]) * 0.5);
+    *pl = p < (double)i ? (sla_int)p : i;
+    *pu = p < (double)(A->nrows - 1 - i) ? (sla_int)p : A->nrows - 1 - i;
+}
+
+/* Saad's ILUT, row by row (IKJ): row i of A into w; its L columns
+ * eliminated in increasing order (a heap, since elimination adds fill
+ * columns), each l_ik = w_k / u_kk dropped when |l_ik| <= tau_i =
+ * droptol ||a_i||_2, else w -= l_ik u_k (fill allowed); then the L and U
+ * parts drop entries <= tau_i and keep their p largest; the pivot w_i is
+ * kept (and shifted when zero or tiny, with `shift`). f's owned arrays have
+ * room for every row's limits. */
+static sla_status ilut_factor(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double droptol,
+                              double fill, bool shift, fact *f, ilut_work *wk, sla_int *nshift,
+                              sla_int *first)
+{
+    sla_int n = f->n, q = 0;
+    double *w = wk->w;
+    unsigned char *in = wk->in;
+    sla_int *rp = f->own_rowptr;
+    int32_t *ci = f->own_colind;
+    double *v = f->val;
+    rp[0] = 0;
+    for (sla_int i = 0; i < n; i++) {
+        sla_int nh = 0, nlc = 0, nuc = 0, pl, pu;
+        ilut_limits(A, i, fill, &pl, &pu);
+        double s2 = 0.0;
+        w[i] = 0.0;
+        in[i] = 1;
+        for (sla_int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) { /* w = a_i */
+            int32_t c = A->colind[k];
+            double a = sla__val(A, ib, k);
+            s2 += a * a;
+            w[c] = a;
+            if (c == i) continue;
+            in[c] = 1;
+            if (c < i) heap_push(wk->heap, &nh, c);
+            else wk->ucol[nuc++] = c;
+        }
+        double rnorm = sqrt(s2), tau = droptol * rnorm;
+        while (nh > 0) {
+            int32_t k = heap_pop(wk->heap, &nh);
+            double l = w[k] * f->dinv[k]; /* l_ik = w_k / u_kk */
+            if (!(fabs(l) > tau)) {       /* dropped: no later update reaches column k */
+                w[k] = 0.0;
+                in[k] = 0;
+                continue;
+            }
+            w[k] = l;
+            wk->lcol[nlc++] = k;
+            for (sla_int m = f->dpos[k] + 1; m < rp[k + 1]; m++) { /* w -= l_ik u_k */
+                int32_t j = ci[m];
+                if (!in[j]) {
+                    in[j] = 1;
+                    w[j] = 0.0;
+                    if (j < i) heap_push(wk->heap, &nh, j);
+                    else wk->ucol[nuc++] = j;
+                }
+                w[j] -= l * v[m];
+            }
+        }
+        /* U beyond the diagonal: drop the small, keep the pu largest */
+        sla_int nu = 0;
+        for (sla_int t = 0; t < nuc; t++) {
+            int32_t j = wk->ucol[t];
+            if (fabs(w[j]) > tau) wk->ucol[nu++] = j;
+            else {
+                w[j] = 0.0;
+                in[j] = 0;
+            }
+        }
+        sla_int nl = nlc;
+        if (nl > pl) select_largest(wk->lcol, nl, pl, w);
+        if (nu > pu) select_largest(wk->ucol, nu, pu, w);
+        for (sla_int t = pl; t < nl; t++) in[wk->lcol[t]] = 0, w[wk->lcol[t]] = 0.0;
+        for (sla_int t = pu; t < nu; t++) in[wk->ucol[t]] = 0, w[wk->ucol[t]] = 0.0;
+        if (nl > pl) nl = pl;
+        if (nu > pu) nu = pu;
+        qsort(wk->lcol, (size_t)nl, sizeof *wk->lcol, cmp_col);
+        qsort(wk->ucol, (size_t)nu, sizeof *wk->ucol, cmp_col);
+
+        double piv = w[i];
+        if (shift && isfinite(piv) && shift_pivot(&piv, rnorm) && (*nshift)++ == 0) *first = i;
+        /* write the row: L, the diagonal, U; and clear w and in */
+        for (sla_int t = 0; t < nl; t++) {
+            int32_t j = wk->lcol[t];
+            ci[q] = j;
+            v[q++] = w[j];
+            w[j] = 0.0;
+            in[j] = 0;
+        }
+        f->dpos[i] = q;
+        ci[q] = (int32_t)i;
+        v[q++] = piv;
+        w[i] = 0.0;
+        in[i] = 0;
+        for (sla_int t = 0; t < nu; t++) {
+            int32_t j = wk->ucol[t];
+            ci[q] = j;
+            v[q++] = w[j];
+            w[j] = 0.0;
+            in[j] = 0;
+        }
+        rp[i + 1] = q;
+        if (piv == 0.0 || !isfinite(piv))
+            return sla__error(ctx, SLA_ERR_SINGULAR, "ILUT: %s pivot %g at row %lld",
+                              piv == 0.0 ? "zero" : "non-finite", piv, (long long)i);
+        f->dinv[i] = 1.0 / piv;
+    }
+    return SLA_OK;
+}
+
+/* Move f's factor into arrays of its exact size when that saves at least
+ * half (keeps the larger ones if the allocation fails). */
+static void ilut_shrink(const sla_allocator *a, fact *f, sla_int cap)
+{
+    sla_int used = f->own_rowptr[f->n];
+    if (used >= cap / 2) return;
+    int32_t *c = sla__malloc(a, (size_t)(used > 0 ? used : 1), sizeof *c);
+    double *v = sla__malloc(a, (size_t)(used > 0 ? used : 1), sizeof *v);
+    if (!c || !v) {
+        sla__free(a, c);
+        sla__free(a, v);
+        return;
+    }
+    memcpy(c, f->own_colind, (size_t)used * sizeof *c);
+    memcpy(v, f->val, (size_t)used * sizeof *v);
+    sla__free(a, f->own_colind);
+    sla__free(a, f->val);
+    f->own_colind = c;
+    f->colind = c;
+    f->val = v;
+}
+
+sla_status sla__ilut_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double droptol,
+                           double fill, sla__pc *pc)
+{
+    sla_status st = check_input(ctx, A, ib, pc, "ILUT");
+    if (st != SLA_OK) return st;
+    if (!(droptol >= 0.0) || !isfinite(droptol))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "ILUT: drop tolerance %g must be finite and >= 0",
+                          droptol);
+    if (!(fill >= 0.0) || !(fill <= 1e6))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "ILUT: fill %g must lie in [0, 1e6]", fill);
+    if (fill == 0.0) fill = 10.0;
+    sla_int n = A->nrows, cap = 0;
+    for (sla_int i = 0; i < n; i++) {
+        sla_int pl, pu;
+        ilut_limits(A, i, fill, &pl, &pu);
+        cap += pl + pu + 1;
+    }
+    fact *f = NULL;
+    st = fact_alloc(ctx, &pc->alloc, n, cap > 0 ? cap : 1, "ILUT", &f);
+    if (st != SLA_OK) return st;
+    f->own_rowptr = sla__malloc(&pc->alloc, (size_t)n + 1, sizeof *f->own_rowptr);
+    f->own_colind = sla__malloc(&pc->alloc, (size_t)(cap > 0 ? cap : 1), sizeof *f->own_colind);
+    ilut_work wk = {0};
+    wk.w = sla__calloc(&pc->alloc, (size_t)n + 1, sizeof *wk.w);
+    wk.in = sla__calloc(&pc->alloc, (size_t)n + 1, sizeof *wk.in);
+    wk.heap = sla__malloc(&pc->alloc, (size_t)n + 1, sizeof *wk.heap);
+    wk.lcol = sla__malloc(&pc->alloc, (size_t)n + 1, sizeof *wk.lcol);
+    wk.ucol = sla__malloc(&pc->alloc, (size_t)n + 1, sizeof *wk.ucol);
+    if (!f->own_rowptr || !f->own_colind || !wk.w || !wk.in || !wk.heap || !wk.lcol || !wk.ucol)
+        st = sla__error(ctx, SLA_ERR_NOMEM,
+                        "out of memory for the ILUT preconditioner (n %lld, room for %lld "
+                        "entries)", (long long)n, (long long)cap);
+    sla_int nshift = 0, first = -1;
+    if (st == SLA_OK) {
+        f->rowptr = f->own_rowptr;
+        f->colind = f->own_colind;
+        st = ilut_factor(ctx, A, ib, droptol, fill, pc->shift, f, &wk, &nshift, &first);
+    }
+    sla__free(&pc->alloc, wk.w);
+    sla__free(&pc->alloc, wk.in);
+    sla__free(&pc->alloc, wk.heap);
+    sla__free(&pc->alloc, wk.lcol);
+    sla__free(&pc->alloc, wk.ucol);
+    if (st != SLA_OK) {
+        fact_free(&pc->alloc, f);
+        return st;
+    }
+    ilut_shrink(&pc->alloc, f, cap);
+    note_shifts(pc, "ILUT", nshift, first, 0);
+    install(pc, f, ilu0_apply);
     return SLA_OK;
 }
