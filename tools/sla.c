@@ -405,6 +405,8 @@ static const char solve_help[] =
     "                     (default on; the note counts them) or stop at the first\n"
     "  --ilut-droptol T   ilut: drop entries below T ||row|| (default 1e-4)\n"
     "  --ilut-fill F      ilut: keep nnz(L + U) <= F nnz(A) + n (default 10)\n"
+    "  --ilut-pivot P     ilut: swap in the column of U's largest entry when the\n"
+    "                     pivot is below P times it (default 0.1, 0 = never)\n"
     "  --rtol R           relative tolerance on ||b - Ax|| / ||b|| (default 1e-8)\n"
     "  --atol A           absolute tolerance (default 0)\n"
     "  --maxiter K        iteration limit (default 10 n, at least 1000)\n"
@@ -447,6 +449,7 @@ static int cmd_solve(int argc, char **argv)
         {"--ilu-shift", NULL, 1, NULL, 0},
         {"--ilut-droptol", NULL, 1, NULL, 0},
         {"--ilut-fill", NULL, 1, NULL, 0},
+        {"--ilut-pivot", NULL, 1, NULL, 0},
     };
     const int nd = (int)(sizeof defs / sizeof defs[0]);
     const char *pos[1];
@@ -538,6 +541,13 @@ static int cmd_solve(int argc, char **argv)
         if (parse_double("--ilut-fill", s, &opts.ilut_fill)) return EXIT_BAD;
         if (!(opts.ilut_fill > 0.0 && opts.ilut_fill <= 1e6)) {
             err("--ilut-fill: must be in (0, 1e6] (got %s)", s);
+            return EXIT_BAD;
+        }
+    }
+    if ((s = optval(defs, nd, "--ilut-pivot"))) {
+        if (parse_double("--ilut-pivot", s, &opts.ilut_pivot)) return EXIT_BAD;
+        if (!(opts.ilut_pivot >= 0.0 && opts.ilut_pivot <= 1.0)) {
+            err("--ilut-pivot: must be in [0, 1] (got %s)", s);
             return EXIT_BAD;
         }
     }

@@ -152,6 +152,11 @@ typedef struct sla_solver_options {
                                  fill * nnz(row i of A) / 2 entries (the largest) besides
                                  the diagonal, so nnz(L + U) <= fill nnz(A) + n;
                                  default 10 (SciPy spilu's fill_factor); 0 means 10 */
+    double ilut_pivot;        /* ilut: threshold column pivoting (ILUTP): when the
+                                 pivot of row i is below ilut_pivot times the largest
+                                 entry of U's row, that entry's column takes its place;
+                                 in [0, 1], 0 = never; default 0.1 (SciPy spilu's
+                                 diag_pivot_thresh) */
 } sla_solver_options;
 
 void sla_solver_options_default(sla_solver_options *opts);
@@ -161,7 +166,7 @@ void sla_solver_options_default(sla_solver_options *opts);
  * use_x0, ordering, memory_limit, amg_threshold, amg_coarsen, amg_interp,
  * amg_pmax, amg_agg_levels, amg_relax, amg_cycle, amg_max_levels, amg_reuse,
  * auto_solves, max_seconds, amg_agg_interp, ilu_shift (on|off), ilut_droptol,
- * ilut_fill.
+ * ilut_fill, ilut_pivot.
  * An unknown key or value is SLA_ERR_ARGUMENT, naming the nearest valid one. */
 sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str,
                                     sla_solver_options *opts);

@@ -74,9 +74,10 @@ void sla__pc_destroy(sla__pc **pc);
 sla_status sla__ssor_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double omega, sla__pc *pc);
 sla_status sla__ic0_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *pc);
 sla_status sla__ilu0_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *pc);
-/* ILUT(droptol, fill) (precond_fact.c); see sla_solver_options. */
+/* ILUT(droptol, fill) with threshold column pivoting (precond_fact.c);
+ * see sla_solver_options' ilut_* fields. */
 sla_status sla__ilut_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double droptol,
-                           double fill, sla__pc *pc);
+                           double fill, double pivot, sla__pc *pc);
 /* BoomerAMG (precond_amg.c); SLA_ERR_UNAVAILABLE when hypre is not in the build. */
 sla_status sla__amg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_amg_options *o,
                           sla__pc *pc);

@@ -36,6 +36,7 @@ void sla_solver_options_default(sla_solver_options *o)
     o->ilu_shift = 1;
     o->ilut_droptol = 1e-4;
     o->ilut_fill = 10.0;
+    o->ilut_pivot = 0.1;
 }
 
 static const char *const method_names[] = {"auto", "cg", "bicgstab", "gmres", "minres",
@@ -49,7 +50,7 @@ static const char *const keys[] = {"method", "precond", "rtol", "atol", "maxiter
                                    "amg_threshold", "amg_coarsen", "amg_interp", "amg_pmax",
                                    "amg_agg_levels", "amg_relax", "amg_cycle", "amg_max_levels",
                                    "amg_reuse", "auto_solves", "max_seconds", "amg_agg_interp",
-                                   "ilu_shift", "ilut_droptol", "ilut_fill"};
+                                   "ilu_shift", "ilut_droptol", "ilut_fill", "ilut_pivot"};
 #define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 const char *sla_method_name(sla_method m)
@@ -244,6 +245,11 @@ static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char 
         if (!(st = parse_double(ctx, "ilut_fill", v, vl, 0.0, &o->ilut_fill)) &&
             o->ilut_fill > 1e6)
             return sla__error(ctx, SLA_ERR_ARGUMENT, "option ilut_fill: must lie in [0, 1e6]");
+        break;
+    case 25:
+        if (!(st = parse_double(ctx, "ilut_pivot", v, vl, 0.0, &o->ilut_pivot)) &&
+            o->ilut_pivot > 1.0)
+            return sla__error(ctx, SLA_ERR_ARGUMENT, "option ilut_pivot: must lie in [0, 1]");
         break;
     }
     return st;

@@ -48,14 +48,22 @@ typedef struct fact {
     double *val;          /* factor values on the pattern */
     double *dinv;         /* 1 / pivot of each row */
     double omega;         /* SSOR weight (1 for the factorizations) */
-    sla_int *own_rowptr;  /* owned pattern (IC(0)), else NULL */
+    sla_int *own_rowptr;  /* owned pattern (IC(0), ILUT, ILU(0) with inserted diagonals) */
     int32_t *own_colind;
+    /* ILUT with column pivoting: A Q = L U with Q e_p = e_perm[p]; NULL
+     * when no column moved. The permutation is applied in place, one cycle
+     * at a time from its leader (no scratch, so applies stay reentrant). */
+    int32_t *perm;
+    int32_t *leaders;
+    sla_int nleaders;
 } fact;
 
 /* The pivot rule (see the top of the file); PIVOT_SHIFT measured on the
  * west* and other zero-diagonal matrices of tests/data (README). */
 #define PIVOT_TINY 1e-12
+#ifndef PIVOT_SHIFT
 #define PIVOT_SHIFT 1e-3
+#endif
 
 /* Replace a zero or tiny pivot p of a row of 2-norm rnorm: true when it did. */
 static bool shift_pivot(double *p, double rnorm)
@@ -101,6 +109,8 @@ static void fact_free(const sla_allocator *a, fact *f)
     sla__free(a, f->dinv);
     sla__free(a, f->own_rowptr);
     sla__free(a, f->own_colind);
+    sla__free(a, f->perm);
+    sla__free(a, f->leaders);
     sla__free(a, f);
 }
 
@@ -567,13 +577,16 @@ sla_status sla__ic0_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc
 
 /* ---- ILUT ---------------------------------------------------------------- */
 
-/* Work arrays of one ILUT factorization, n entries each. */
+/* Work arrays of one ILUT factorization, n entries each. Columns are
+ * positions (after the column permutation so far) while a row is built. */
 typedef struct ilut_work {
     double *w;          /* the row being factored, dense (0 off its pattern) */
-    unsigned char *in;  /* 1 where column j is on that row's pattern */
-    int32_t *heap;      /* its L columns not yet eliminated: a min-heap */
-    int32_t *lcol;      /* its L columns kept so far */
-    int32_t *ucol;      /* its U columns (beyond the diagonal) */
+    unsigned char *in;  /* 1 where position p is on that row's pattern */
+    int32_t *heap;      /* its L positions not yet eliminated: a min-heap */
+    int32_t *lcol;      /* its L positions kept so far */
+    int32_t *ucol;      /* its U positions (beyond the diagonal) */
+    int32_t *perm;      /* position -> column of A */
+    int32_t *iperm;     /* column of A -> position */
 } ilut_work;
 
 static void heap_push(int32_t *h, sla_int *len, int32_t c)
@@ -641,32 +654,43 @@ static void ilut_limits(const sla_matrix *A, sla_int i, double fill, sla_int *pl
     *pu = p < (double)(A->nrows - 1 - i) ? (sla_int)p : A->nrows - 1 - i;
 }
 
-/* Saad's ILUT, row by row (IKJ): row i of A into w; its L columns
- * eliminated in increasing order (a heap, since elimination adds fill
- * columns), each l_ik = w_k / u_kk dropped when |l_ik| <= tau_i =
- * droptol ||a_i||_2, else w -= l_ik u_k (fill allowed); then the L and U
- * parts drop entries <= tau_i and keep their p largest; the pivot w_i is
- * kept (and shifted when zero or tiny, with `shift`). f's owned arrays have
- * room for every row's limits. */
-static sla_status ilut_factor(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double droptol,
-                              double fill, bool shift, fact *f, ilut_work *wk, sla_int *nshift,
-                              sla_int *first)
+/* Settings of one ILUT factorization. */
+typedef struct ilut_par {
+    double droptol, fill, pivot;
+    bool shift;
+} ilut_par;
+
+/* Saad's ILUT with threshold column pivoting (ILUTP), row by row (IKJ):
+ * row i of A into w (by position); its L positions eliminated in
+ * increasing order (a heap, since elimination adds fill), each
+ * l_ik = w_k / u_kk dropped when |l_ik| <= tau_i = droptol ||a_i||_2, else
+ * w -= l_ik u_k (fill allowed); U drops entries <= tau_i; when the pivot
+ * w_i is below pivot * max_j>i |w_j| the column of that maximum takes
+ * position i (the pivot is then that entry); L and U keep their p largest;
+ * a zero or tiny pivot is shifted (`shift`). U rows are stored with A's
+ * column numbers while positions may still move, and renumbered at the
+ * end. f's owned arrays have room for every row's limits. */
+static sla_status ilut_factor(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const ilut_par *par,
+                              fact *f, ilut_work *wk, sla_int *nshift, sla_int *first,
+                              sla_int *nswap)
 {
     sla_int n = f->n, q = 0;
     double *w = wk->w;
     unsigned char *in = wk->in;
+    int32_t *perm = wk->perm, *iperm = wk->iperm;
     sla_int *rp = f->own_rowptr;
     int32_t *ci = f->own_colind;
     double *v = f->val;
     rp[0] = 0;
+    for (sla_int i = 0; i < n; i++) perm[i] = iperm[i] = (int32_t)i;
     for (sla_int i = 0; i < n; i++) {
         sla_int nh = 0, nlc = 0, nuc = 0, pl, pu;
-        ilut_limits(A, i, fill, &pl, &pu);
+        ilut_limits(A, i, par->fill, &pl, &pu);
         double s2 = 0.0;
         w[i] = 0.0;
         in[i] = 1;
         for (sla_int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) { /* w = a_i */
-            int32_t c = A->colind[k];
+            int32_t c = iperm[A->colind[k]];
             double a = sla__val(A, ib, k);
             s2 += a * a;
             w[c] = a;
@@ -675,11 +699,11 @@ static sla_status ilut_factor(sla_ctx *ctx, const sla_matrix *A, sla_int ib, dou
             if (c < i) heap_push(wk->heap, &nh, c);
             else wk->ucol[nuc++] = c;
         }
-        double rnorm = sqrt(s2), tau = droptol * rnorm;
+        double rnorm = sqrt(s2), tau = par->droptol * rnorm;
         while (nh > 0) {
             int32_t k = heap_pop(wk->heap, &nh);
             double l = w[k] * f->dinv[k]; /* l_ik = w_k / u_kk */
-            if (!(fabs(l) > tau)) {       /* dropped: no later update reaches column k */
+            if (!(fabs(l) > tau)) {       /* dropped: no later update reaches position k */
                 w[k] = 0.0;
                 in[k] = 0;
                 continue;
@@ -687,7 +711,7 @@ static sla_status ilut_factor(sla_ctx *ctx, const sla_matrix *A, sla_int ib, dou
             w[k] = l;
             wk->lcol[nlc++] = k;
             for (sla_int m = f->dpos[k] + 1; m < rp[k + 1]; m++) { /* w -= l_ik u_k */
-                int32_t j = ci[m];
+                int32_t j = iperm[ci[m]];
                 if (!in[j]) {
                     in[j] = 1;
                     w[j] = 0.0;
@@ -697,14 +721,34 @@ static sla_status ilut_factor(sla_ctx *ctx, const sla_matrix *A, sla_int ib, dou
                 w[j] -= l * v[m];
             }
         }
-        /* U beyond the diagonal: drop the small, keep the pu largest */
-        sla_int nu = 0;
+        /* U beyond the diagonal: drop the small; find the largest */
+        sla_int nu = 0, big = -1;
         for (sla_int t = 0; t < nuc; t++) {
             int32_t j = wk->ucol[t];
-            if (fabs(w[j]) > tau) wk->ucol[nu++] = j;
-            else {
+            if (fabs(w[j]) > tau) {
+                if (big < 0 || fabs(w[j]) > fabs(w[wk->ucol[big]])) big = nu;
+                wk->ucol[nu++] = j;
+            } else {
                 w[j] = 0.0;
                 in[j] = 0;
+            }
+        }
+        if (big >= 0 && fabs(w[i]) < par->pivot * fabs(w[wk->ucol[big]])) {
+            /* column pivoting: positions i and j swap columns of A */
+            int32_t j = wk->ucol[big];
+            double t = w[i];
+            w[i] = w[j];
+            w[j] = t;
+            int32_t ci_ = perm[i];
+            perm[i] = perm[j];
+            perm[j] = ci_;
+            iperm[perm[i]] = (int32_t)i;
+            iperm[perm[j]] = j;
+            (*nswap)++;
+            if (!(fabs(w[j]) > tau)) { /* the old pivot is a U entry now: drop rule */
+                w[j] = 0.0;
+                in[j] = 0;
+                wk->ucol[big] = wk->ucol[--nu];
             }
         }
         sla_int nl = nlc;
@@ -715,11 +759,11 @@ static sla_status ilut_factor(sla_ctx *ctx, const sla_matrix *A, sla_int ib, dou
         if (nl > pl) nl = pl;
         if (nu > pu) nu = pu;
         qsort(wk->lcol, (size_t)nl, sizeof *wk->lcol, cmp_col);
-        qsort(wk->ucol, (size_t)nu, sizeof *wk->ucol, cmp_col);
 
         double piv = w[i];
-        if (shift && isfinite(piv) && shift_pivot(&piv, rnorm) && (*nshift)++ == 0) *first = i;
-        /* write the row: L, the diagonal, U; and clear w and in */
+        if (par->shift && isfinite(piv) && shift_pivot(&piv, rnorm) && (*nshift)++ == 0)
+            *first = i;
+        /* write the row: L (positions), the diagonal, U (columns of A); clear w, in */
         for (sla_int t = 0; t < nl; t++) {
             int32_t j = wk->lcol[t];
             ci[q] = j;
@@ -734,7 +778,7 @@ static sla_status ilut_factor(sla_ctx *ctx, const sla_matrix *A, sla_int ib, dou
         in[i] = 0;
         for (sla_int t = 0; t < nu; t++) {
             int32_t j = wk->ucol[t];
-            ci[q] = j;
+            ci[q] = perm[j];
             v[q++] = w[j];
             w[j] = 0.0;
             in[j] = 0;
@@ -745,7 +789,84 @@ static sla_status ilut_factor(sla_ctx *ctx, const sla_matrix *A, sla_int ib, dou
                               piv == 0.0 ? "zero" : "non-finite", piv, (long long)i);
         f->dinv[i] = 1.0 / piv;
     }
+    /* U's columns of A to final positions (the diagonal and L already are
+     * positions); the sweeps do not need a row's U entries in order */
+    if (*nswap > 0)
+        for (sla_int i = 0; i < n; i++)
+            for (sla_int k = f->dpos[i] + 1; k < rp[i + 1]; k++) ci[k] = iperm[ci[k]];
     return SLA_OK;
+}
+
+/* z <- Q z, i.e. z[perm[p]] = z[p], one cycle at a time. */
+static void permute_fwd(const fact *f, double *z)
+{
+    for (sla_int c = 0; c < f->nleaders; c++) {
+        int32_t p0 = f->leaders[c], p = f->perm[p0];
+        double carry = z[p0];
+        for (;;) {
+            double t = z[p];
+            z[p] = carry;
+            carry = t;
+            if (p == p0) break;
+            p = f->perm[p];
+        }
+    }
+}
+
+/* z <- Q^T z, i.e. z[p] = z[perm[p]]. */
+static void permute_inv(const fact *f, double *z)
+{
+    for (sla_int c = 0; c < f->nleaders; c++) {
+        int32_t p0 = f->leaders[c], p = p0;
+        double t = z[p0];
+        while (f->perm[p] != p0) {
+            z[p] = z[f->perm[p]];
+            p = f->perm[p];
+        }
+        z[p] = t;
+    }
+}
+
+/* z = M^-1 r = Q U^-1 L^-1 r, or M^-T r = L^-T U^-T Q^T r. */
+static sla_status ilut_apply(const sla__pc *pc, bool transpose, const double *r, double *z,
+                             int nt)
+{
+    (void)nt;
+    const fact *f = pc->fact;
+    copy_in(f->n, r, z);
+    if (transpose) {
+        if (f->perm) permute_inv(f, z);
+        upper_t_solve(f, 1.0, f->dinv, z); /* U^T y = Q^T r */
+        lower_t_solve(f, 1.0, NULL, z);    /* L^T z = y, unit diagonal */
+    } else {
+        lower_solve(f, 1.0, NULL, z);    /* L y = r, unit diagonal */
+        upper_solve(f, 1.0, f->dinv, z); /* U y' = y */
+        if (f->perm) permute_fwd(f, z);  /* z = Q y' */
+    }
+    return SLA_OK;
+}
+
+/* f->perm (taken from the work arrays) and the leaders of its cycles;
+ * `seen` is n zeros. False when out of memory. */
+static bool ilut_keep_perm(const sla_allocator *a, fact *f, ilut_work *wk, unsigned char *seen)
+{
+    sla_int nl = 0;
+    for (sla_int p = 0; p < f->n; p++) {
+        if (seen[p] || wk->perm[p] == p) continue;
+        nl++;
+        for (int32_t q = (int32_t)p; !seen[q]; q = wk->perm[q]) seen[q] = 1;
+    }
+    f->leaders = sla__malloc(a, (size_t)(nl > 0 ? nl : 1), sizeof *f->leaders);
+    if (!f->leaders) return false;
+    memset(seen, 0, (size_t)f->n);
+    for (sla_int p = 0; p < f->n; p++) {
+        if (seen[p] || wk->perm[p] == p) continue;
+        f->leaders[f->nleaders++] = (int32_t)p;
+        for (int32_t q = (int32_t)p; !seen[q]; q = wk->perm[q]) seen[q] = 1;
+    }
+    f->perm = wk->perm;
+    wk->perm = NULL;
+    return true;
 }
 
 /* Move f's factor into arrays of its exact size when that saves at least
@@ -770,8 +891,9 @@ static void ilut_shrink(const sla_allocator *a, fact *f, sla_int cap)
     f->val = v;
 }
 
+
 sla_status sla__ilut_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double droptol,
-                           double fill, sla__pc *pc)
+                           double fill, double pivot, sla__pc *pc)
 {
     sla_status st = check_input(ctx, A, ib, pc, "ILUT");
     if (st != SLA_OK) return st;
@@ -780,11 +902,14 @@ sla_status sla__ilut_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double
                           droptol);
     if (!(fill >= 0.0) || !(fill <= 1e6))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "ILUT: fill %g must lie in [0, 1e6]", fill);
-    if (fill == 0.0) fill = 10.0;
+    if (!(pivot >= 0.0 && pivot <= 1.0))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "ILUT: pivot threshold %g must lie in [0, 1]",
+                          pivot);
+    ilut_par par = {droptol, fill == 0.0 ? 10.0 : fill, pivot, pc->shift};
     sla_int n = A->nrows, cap = 0;
     for (sla_int i = 0; i < n; i++) {
         sla_int pl, pu;
-        ilut_limits(A, i, fill, &pl, &pu);
+        ilut_limits(A, i, par.fill, &pl, &pu);
         cap += pl + pu + 1;
     }
     fact *f = NULL;
@@ -793,32 +918,40 @@ sla_status sla__ilut_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double
     f->own_rowptr = sla__malloc(&pc->alloc, (size_t)n + 1, sizeof *f->own_rowptr);
     f->own_colind = sla__malloc(&pc->alloc, (size_t)(cap > 0 ? cap : 1), sizeof *f->own_colind);
     ilut_work wk = {0};
-    wk.w = sla__calloc(&pc->alloc, (size_t)n + 1, sizeof *wk.w);
-    wk.in = sla__calloc(&pc->alloc, (size_t)n + 1, sizeof *wk.in);
-    wk.heap = sla__malloc(&pc->alloc, (size_t)n + 1, sizeof *wk.heap);
-    wk.lcol = sla__malloc(&pc->alloc, (size_t)n + 1, sizeof *wk.lcol);
-    wk.ucol = sla__malloc(&pc->alloc, (size_t)n + 1, sizeof *wk.ucol);
-    if (!f->own_rowptr || !f->own_colind || !wk.w || !wk.in || !wk.heap || !wk.lcol || !wk.ucol)
+    size_t n1 = (size_t)n + 1;
+    wk.w = sla__calloc(&pc->alloc, n1, sizeof *wk.w);
+    wk.in = sla__calloc(&pc->alloc, n1, sizeof *wk.in);
+    wk.heap = sla__malloc(&pc->alloc, n1, sizeof *wk.heap);
+    wk.lcol = sla__malloc(&pc->alloc, n1, sizeof *wk.lcol);
+    wk.ucol = sla__malloc(&pc->alloc, n1, sizeof *wk.ucol);
+    wk.perm = sla__malloc(&pc->alloc, n1, sizeof *wk.perm);
+    wk.iperm = sla__malloc(&pc->alloc, n1, sizeof *wk.iperm);
+    if (!f->own_rowptr || !f->own_colind || !wk.w || !wk.in || !wk.heap || !wk.lcol ||
+        !wk.ucol || !wk.perm || !wk.iperm)
         st = sla__error(ctx, SLA_ERR_NOMEM,
                         "out of memory for the ILUT preconditioner (n %lld, room for %lld "
                         "entries)", (long long)n, (long long)cap);
-    sla_int nshift = 0, first = -1;
+    sla_int nshift = 0, first = -1, nswap = 0;
     if (st == SLA_OK) {
         f->rowptr = f->own_rowptr;
         f->colind = f->own_colind;
-        st = ilut_factor(ctx, A, ib, droptol, fill, pc->shift, f, &wk, &nshift, &first);
+        st = ilut_factor(ctx, A, ib, &par, f, &wk, &nshift, &first, &nswap);
     }
+    if (st == SLA_OK && nswap > 0 && !ilut_keep_perm(&pc->alloc, f, &wk, wk.in))
+        st = sla__error(ctx, SLA_ERR_NOMEM, "out of memory for the ILUT column permutation");
     sla__free(&pc->alloc, wk.w);
     sla__free(&pc->alloc, wk.in);
     sla__free(&pc->alloc, wk.heap);
     sla__free(&pc->alloc, wk.lcol);
     sla__free(&pc->alloc, wk.ucol);
+    sla__free(&pc->alloc, wk.perm);
+    sla__free(&pc->alloc, wk.iperm);
     if (st != SLA_OK) {
         fact_free(&pc->alloc, f);
         return st;
     }
     ilut_shrink(&pc->alloc, f, cap);
     note_shifts(pc, "ILUT", nshift, first, 0);
-    install(pc, f, ilu0_apply);
+    install(pc, f, ilut_apply);
     return SLA_OK;
 }
