@@ -401,7 +401,7 @@ static const char solve_help[] =
     "                     threshold ILU with a fill limit; amg: one hypre\n"
     "                     BoomerAMG V-cycle, if this build has hypre; saamg: sla's own\n"
     "                     smoothed-aggregation V-cycle, lean in memory)\n"
-    "  --ilu-shift on|off ic0/ilu0/ilut: shift zero or tiny pivots to 1e-3 ||row||\n"
+    "  --ilu-shift on|off ic0/ilu0/ilut: shift zero or tiny pivots to 1e-1 ||row||\n"
     "                     (default on; the note counts them) or stop at the first\n"
     "  --ilut-droptol T   ilut: drop entries below T ||row|| (default 1e-4)\n"
     "  --ilut-fill F      ilut: keep nnz(L + U) <= F nnz(A) + n (default 10)\n"

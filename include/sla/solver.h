@@ -142,7 +142,7 @@ typedef struct sla_solver_options {
                                  factorization is not interrupted. Default 0 = none */
     int ilu_shift;            /* zero or tiny pivots in ilu0, ic0 and ilut (|pivot| <=
                                  1e-12 ||row i of A||_2, or a diagonal not stored): 1
-                                 (the default) replaces each by 1e-3 ||row i||_2 (sign
+                                 (the default) replaces each by 1e-1 ||row i||_2 (sign
                                  kept; ic0: positive) and the solve info's note counts
                                  them; 0 stops with SLA_ERR_SINGULAR naming the row.
                                  A clearly negative IC(0) pivot is still SLA_ERR_NOT_SPD */
