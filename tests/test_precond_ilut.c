@@ -437,6 +437,18 @@ static void test_options(void)
     pc = make_pc(ctx, SLA_PRECOND_ILUT, A, &o);
     sla__pc_destroy(&pc);
     sla_matrix_destroy(&A);
+    /* n = 0 */
+    sla_int rowptr[1] = {0};
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, 0, 0, rowptr, NULL, SLA_F64, 1, NULL, SLA_COPY, &A));
+    double r[1] = {7}, z[1] = {9};
+    pc = A ? make_pc(ctx, SLA_PRECOND_ILUT, A, &o) : NULL;
+    if (pc) {
+        CHECK(sla__pc_apply(pc, false, r, z, 1) == SLA_OK);
+        CHECK(sla__pc_apply(pc, true, r, z, 1) == SLA_OK);
+        CHECK(z[0] == 9);
+    }
+    sla__pc_destroy(&pc);
+    sla_matrix_destroy(&A);
     sla_ctx_destroy(&ctx);
 }
 

@@ -53,8 +53,9 @@ typedef enum sla_precond_kind {
     SLA_PRECOND_USER,   /* the callbacks in options.user_precond */
     SLA_PRECOND_AMG,    /* algebraic multigrid: one hypre BoomerAMG cycle */
     SLA_PRECOND_SAAMG,  /* sla's own smoothed-aggregation AMG, one V(1,1) cycle (lean memory) */
-    SLA_PRECOND_ILUT    /* threshold incomplete LU with a fill limit (Saad's ILUT):
-                           options ilut_droptol, ilut_fill */
+    SLA_PRECOND_ILUT    /* threshold incomplete LU with a fill limit and threshold
+                           column pivoting (Saad's ILUT/ILUTP, SciPy spilu's
+                           defaults): options ilut_droptol, ilut_fill, ilut_pivot */
 } sla_precond_kind;
 
 /* Why an iterative solve stopped. Positive: converged; negative: not. */
@@ -146,10 +147,11 @@ typedef struct sla_solver_options {
                                  kept; ic0: positive) and the solve info's note counts
                                  them; 0 stops with SLA_ERR_SINGULAR naming the row.
                                  A clearly negative IC(0) pivot is still SLA_ERR_NOT_SPD */
-    double ilut_droptol;      /* ilut: entries below droptol ||row i of A||_2 are
-                                 dropped; default 1e-4 (SciPy spilu's drop_tol) */
+    double ilut_droptol;      /* ilut: fill entries at or below droptol ||row i of A||_2
+                                 are dropped (entries of A's own pattern are kept);
+                                 default 1e-4 (SciPy spilu's drop_tol) */
     double ilut_fill;         /* ilut: each row of L and of U keeps at most
-                                 fill * nnz(row i of A) / 2 entries (the largest) besides
+                                 ceil(fill * nnz(row i of A) / 2) entries (the largest) besides
                                  the diagonal, so nnz(L + U) <= fill nnz(A) + n;
                                  default 10 (SciPy spilu's fill_factor); 0 means 10 */
     double ilut_pivot;        /* ilut: threshold column pivoting (ILUTP): when the

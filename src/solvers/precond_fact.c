@@ -765,8 +765,14 @@ static sla_status ilut_factor(sla_ctx *ctx, const sla_matrix *A, sla_int ib, con
         sla_int nl = nlc;
         if (nl > pl) select_largest(wk->lcol, nl, pl, w);
         if (nu > pu) select_largest(wk->ucol, nu, pu, w);
-        for (sla_int t = pl; t < nl; t++) in[wk->lcol[t]] = 0, w[wk->lcol[t]] = 0.0;
-        for (sla_int t = pu; t < nu; t++) in[wk->ucol[t]] = 0, w[wk->ucol[t]] = 0.0;
+        for (sla_int t = pl; t < nl; t++) { /* past the limits: dropped */
+            in[wk->lcol[t]] = 0;
+            w[wk->lcol[t]] = 0.0;
+        }
+        for (sla_int t = pu; t < nu; t++) {
+            in[wk->ucol[t]] = 0;
+            w[wk->ucol[t]] = 0.0;
+        }
         if (nl > pl) nl = pl;
         if (nu > pu) nu = pu;
         qsort(wk->lcol, (size_t)nl, sizeof *wk->lcol, cmp_col);
