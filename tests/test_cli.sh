@@ -253,6 +253,22 @@ run info "$DATA/bcsstk01.mtx" --json; expect 0 "info bcsstk01"; jeq symmetric tr
 run solve "$DATA/cage5.mtx" --method gmres --precond ilu0 --json; expect 0 "cage5 gmres+ilu0"
 jeq converged true "cage5 gmres+ilu0"
 run solve "$DATA/cage5.mtx" --method bicgstab --precond ilu0 --json; expect 0 "cage5 bicgstab+ilu0"
+# Zero diagonals (west0067 stores 2 of 67): ilu0 shifts its pivots and says so in
+# the note, ilut pivots; --ilu-shift off restores the refusal.
+run solve "$DATA/west0067.mtx" --method gmres --precond ilu0 --restart 50 --rtol 1e-10 --json
+expect 0 "west0067 gmres+ilu0 (shift)"; jeq converged true "west0067 gmres+ilu0"
+stdout_has 'ILU.0.: shifted 61 zero/tiny pivots' "west0067 ilu0 note"
+for m in gmres bicgstab; do
+    run solve "$DATA/west0067.mtx" --method $m --precond ilut --rtol 1e-10 --json
+    expect 0 "west0067 $m+ilut"; jeq precond ilut "west0067 $m+ilut"; jeq converged true "west0067 $m+ilut"
+done
+run solve "$DATA/west0497.mtx" --method gmres --precond ilut --ilut-droptol 1e-3 --ilut-fill 5 --ilut-pivot 0.5 --json
+expect 0 "west0497 gmres+ilut with options"
+run solve "$DATA/west0067.mtx" --method gmres --precond ilu0 --ilu-shift off
+expect 2 "west0067 ilu0 --ilu-shift off"; stderr_has 'zero diagonal at row 0' "--ilu-shift off message"
+run solve "$A" --ilu-shift maybe;   expect 2 "--ilu-shift maybe"
+run solve "$A" --ilut-fill -1;      expect 2 "--ilut-fill -1"
+run solve "$A" --ilut-pivot 2;      expect 2 "--ilut-pivot 2"
 run info "$DATA/cage5.mtx" --json;    expect 0 "info cage5"; jeq symmetric false "info cage5"
 run solve "$DATA/qc324.mtx";          expect 2 "complex matrix"; stderr_has 'complex' "complex matrix"
 run info "$DATA/qc324.mtx";           expect 2 "info complex matrix"

@@ -267,12 +267,12 @@ static const sla_method method_values[] = {SLA_METHOD_AUTO, SLA_METHOD_CG, SLA_M
 static const char *const ordering_names[] = {"auto", "amd", "metis", "natural"};
 static const sla_ordering ordering_values[] = {SLA_ORDER_AUTO, SLA_ORDER_AMD, SLA_ORDER_METIS,
                                                SLA_ORDER_NATURAL};
-static const char *const precond_names[] = {"none", "jacobi", "ssor", "ic0", "ilu0", "amg",
-                                            "saamg"};
+static const char *const precond_names[] = {"none", "jacobi", "ssor", "ic0", "ilu0", "ilut",
+                                            "amg", "saamg"};
 static const sla_precond_kind precond_values[] = {SLA_PRECOND_NONE, SLA_PRECOND_JACOBI,
                                                   SLA_PRECOND_SSOR, SLA_PRECOND_IC0,
-                                                  SLA_PRECOND_ILU0, SLA_PRECOND_AMG,
-                                                  SLA_PRECOND_SAAMG};
+                                                  SLA_PRECOND_ILU0, SLA_PRECOND_ILUT,
+                                                  SLA_PRECOND_AMG, SLA_PRECOND_SAAMG};
 #define N_PRECONDS ((int)(sizeof precond_names / sizeof precond_names[0]))
 
 static int lookup_name(const char *opt, const char *s, const char *const *names, int count)
@@ -399,9 +399,16 @@ static const char solve_help[] =
     "                     analysis; LU refusals retried klu -> umfpack -> superlu;\n"
     "                     the JSON note says which and why)\n"
     "  --ordering O       auto|amd|metis|natural, for the direct methods (default auto)\n"
-    "  --precond P        none|jacobi|ssor|ic0|ilu0|amg|saamg (default none; amg: one hypre\n"
+    "  --precond P        none|jacobi|ssor|ic0|ilu0|ilut|amg|saamg (default none; ilut:\n"
+    "                     threshold ILU with a fill limit; amg: one hypre\n"
     "                     BoomerAMG V-cycle, if this build has hypre; saamg: sla's own\n"
     "                     smoothed-aggregation V-cycle, lean in memory)\n"
+    "  --ilu-shift on|off ic0/ilu0/ilut: shift zero or tiny pivots to 1e-1 ||row||\n"
+    "                     (default on; the note counts them) or stop at the first\n"
+    "  --ilut-droptol T   ilut: drop entries below T ||row|| (default 1e-4)\n"
+    "  --ilut-fill F      ilut: keep nnz(L + U) <= F nnz(A) + n (default 10)\n"
+    "  --ilut-pivot P     ilut: swap in the column of U's largest entry when the\n"
+    "                     pivot is below P times it (default 0.1, 0 = never)\n"
     "  --rtol R           relative tolerance on ||b - Ax|| / ||b|| (default 1e-8)\n"
     "  --atol A           absolute tolerance (default 0)\n"
     "  --maxiter K        iteration limit (default 10 n, at least 1000)\n"
@@ -445,6 +452,10 @@ static int cmd_solve(int argc, char **argv)
         {"--ordering", NULL, 1, NULL, 0},
         {"--max-seconds", NULL, 1, NULL, 0},
         {"--auto-direct-seconds", NULL, 1, NULL, 0},
+        {"--ilu-shift", NULL, 1, NULL, 0},
+        {"--ilut-droptol", NULL, 1, NULL, 0},
+        {"--ilut-fill", NULL, 1, NULL, 0},
+        {"--ilut-pivot", NULL, 1, NULL, 0},
     };
     const int nd = (int)(sizeof defs / sizeof defs[0]);
     const char *pos[1];
@@ -523,6 +534,33 @@ static int cmd_solve(int argc, char **argv)
         if (parse_double("--omega", s, &opts.omega)) return EXIT_BAD;
         if (!(opts.omega > 0.0 && opts.omega < 2.0)) {
             err("--omega: must be in (0, 2) (got %s)", s);
+            return EXIT_BAD;
+        }
+    }
+    if ((s = optval(defs, nd, "--ilu-shift"))) {
+        static const char *const onoff[] = {"off", "on"};
+        int k = lookup_name("--ilu-shift", s, onoff, 2);
+        if (k < 0) return EXIT_BAD;
+        opts.ilu_shift = k;
+    }
+    if ((s = optval(defs, nd, "--ilut-droptol"))) {
+        if (parse_double("--ilut-droptol", s, &opts.ilut_droptol)) return EXIT_BAD;
+        if (!(opts.ilut_droptol >= 0.0)) {
+            err("--ilut-droptol: must be >= 0 (got %s)", s);
+            return EXIT_BAD;
+        }
+    }
+    if ((s = optval(defs, nd, "--ilut-fill"))) {
+        if (parse_double("--ilut-fill", s, &opts.ilut_fill)) return EXIT_BAD;
+        if (!(opts.ilut_fill > 0.0 && opts.ilut_fill <= 1e6)) {
+            err("--ilut-fill: must be in (0, 1e6] (got %s)", s);
+            return EXIT_BAD;
+        }
+    }
+    if ((s = optval(defs, nd, "--ilut-pivot"))) {
+        if (parse_double("--ilut-pivot", s, &opts.ilut_pivot)) return EXIT_BAD;
+        if (!(opts.ilut_pivot >= 0.0 && opts.ilut_pivot <= 1.0)) {
+            err("--ilut-pivot: must be in [0, 1] (got %s)", s);
             return EXIT_BAD;
         }
     }

@@ -52,7 +52,10 @@ typedef enum sla_precond_kind {
     SLA_PRECOND_ILU0,   /* incomplete LU, zero fill */
     SLA_PRECOND_USER,   /* the callbacks in options.user_precond */
     SLA_PRECOND_AMG,    /* algebraic multigrid: one hypre BoomerAMG cycle */
-    SLA_PRECOND_SAAMG   /* sla's own smoothed-aggregation AMG, one V(1,1) cycle (lean memory) */
+    SLA_PRECOND_SAAMG,  /* sla's own smoothed-aggregation AMG, one V(1,1) cycle (lean memory) */
+    SLA_PRECOND_ILUT    /* threshold incomplete LU with a fill limit and threshold
+                           column pivoting (Saad's ILUT/ILUTP, SciPy spilu's
+                           defaults): options ilut_droptol, ilut_fill, ilut_pivot */
 } sla_precond_kind;
 
 /* Why an iterative solve stopped. Positive: converged; negative: not. */
@@ -147,6 +150,24 @@ typedef struct sla_solver_options {
                                  to take less than this, whatever Krylov would cost;
                                  default 0.05 (set by sla_solver_options_default);
                                  0: the cost model alone decides */
+    int ilu_shift;            /* zero or tiny pivots in ilu0, ic0 and ilut (|pivot| <=
+                                 1e-12 ||row i of A||_2, or a diagonal not stored): 1
+                                 (the default) replaces each by 1e-1 ||row i||_2 (sign
+                                 kept; ic0: positive) and the solve info's note counts
+                                 them; 0 stops with SLA_ERR_SINGULAR naming the row.
+                                 A clearly negative IC(0) pivot is still SLA_ERR_NOT_SPD */
+    double ilut_droptol;      /* ilut: fill entries at or below droptol ||row i of A||_2
+                                 are dropped (entries of A's own pattern are kept);
+                                 default 1e-4 (SciPy spilu's drop_tol) */
+    double ilut_fill;         /* ilut: each row of L and of U keeps at most
+                                 ceil(fill * nnz(row i of A) / 2) entries (the largest) besides
+                                 the diagonal, so nnz(L + U) <= fill nnz(A) + n;
+                                 default 10 (SciPy spilu's fill_factor); 0 means 10 */
+    double ilut_pivot;        /* ilut: threshold column pivoting (ILUTP): when the
+                                 pivot of row i is below ilut_pivot times the largest
+                                 entry of U's row, that entry's column takes its place;
+                                 in [0, 1], 0 = never; default 0.1 (SciPy spilu's
+                                 diag_pivot_thresh) */
 } sla_solver_options;
 
 void sla_solver_options_default(sla_solver_options *opts);
@@ -155,7 +176,8 @@ void sla_solver_options_default(sla_solver_options *opts);
  * contents). Keys: method, precond, rtol, atol, maxiter, restart, omega,
  * use_x0, ordering, memory_limit, amg_threshold, amg_coarsen, amg_interp,
  * amg_pmax, amg_agg_levels, amg_relax, amg_cycle, amg_max_levels, amg_reuse,
- * auto_solves, max_seconds, auto_direct_seconds.
+ * auto_solves, max_seconds, amg_agg_interp, auto_direct_seconds, ilu_shift (on|off),
+ * ilut_droptol, ilut_fill, ilut_pivot.
  * An unknown key or value is SLA_ERR_ARGUMENT, naming the nearest valid one. */
 sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str,
                                     sla_solver_options *opts);
@@ -163,7 +185,7 @@ sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str,
 /* The report of one solve (forward or adjoint). */
 typedef struct sla_solve_info {
     char method[16];          /* "cg", "bicgstab", "gmres", "minres", "cholesky", "ldlt", "lu", "klu", "superlu" */
-    char precond[16];         /* "none", "jacobi", "ssor", "ic0", "ilu0", "user", "amg", "saamg" */
+    char precond[16];         /* "none", "jacobi", "ssor", "ic0", "ilu0", "user", "amg", "saamg", "ilut" */
     char backend[16];         /* "krylov", "cholmod", "umfpack", "klu", "superlu" */
     sla_int iterations;
     double residual;          /* true ||b - A x|| / ||b|| (||b - A x|| if b = 0) */
@@ -201,7 +223,8 @@ typedef struct sla_solver sla_solver;
  * checks for method=auto, one preconditioner per value array).
  * Errors: SLA_ERR_ARGUMENT, SLA_ERR_DIMENSION (A not square),
  * SLA_ERR_VALUE (NaN/Inf in A), SLA_ERR_SINGULAR (zero diagonal for
- * Jacobi/SSOR, zero pivot in ILU(0)), SLA_ERR_NOT_SPD (IC(0) breakdown),
+ * Jacobi/SSOR, zero pivot in ILU(0)/IC(0)/ILUT with ilu_shift = 0),
+ * SLA_ERR_NOT_SPD (IC(0) breakdown: a negative pivot),
  * SLA_ERR_NOMEM. */
 sla_status sla_solver_create(sla_ctx *ctx, const sla_matrix *A,
                              const sla_solver_options *opts,

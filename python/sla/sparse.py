@@ -187,9 +187,12 @@ class SparseTensor:
         b: [*batch, n] or [*batch, n, k] (or [n] / [n, k] shared by a batch).
         method: auto, cg, bicgstab, gmres, minres, cholesky, ldlt, lu,
         umfpack, klu, superlu. preconditioner: None, jacobi, ssor, ic0, ilu0,
-        amg (hypre BoomerAMG), saamg (sla's smoothed aggregation). rtol (relative to ||b||), atol, maxiter; further keys of the C
+        ilut (threshold ILU with fill limit and column pivoting, like SciPy's
+        spilu), amg (hypre BoomerAMG), saamg (sla's smoothed aggregation).
+        rtol (relative to ||b||), atol, maxiter; further keys of the C
         options string as keywords (restart, omega, ordering, memory_limit,
-        amg_threshold, ...). Unknown names are refused by the C library,
+        amg_threshold, ilu_shift="off", ilut_droptol, ilut_fill, ilut_pivot,
+        ...). Unknown names are refused by the C library,
         which names the nearest valid one.
 
         x0: initial guess of an iterative method (the shape of b's

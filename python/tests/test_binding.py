@@ -93,7 +93,8 @@ class SolveTests(unittest.TestCase):
     def test_methods_nonsymmetric_vs_scipy(self):
         M = rand_pattern(70, 5, 2)
         for method, pc in [("auto", None), ("gmres", None), ("gmres", "ilu0"),
-                           ("bicgstab", "jacobi"), ("gmres", "amg")]:
+                           ("bicgstab", "jacobi"), ("gmres", "amg"), ("gmres", "ilut"),
+                           ("bicgstab", "ilut")]:
             self.check_vs_scipy(M, method, 1e-9, preconditioner=pc, rtol=1e-12, restart=80)
         for method in ["lu", "umfpack", "klu", "superlu"]:
             self.check_vs_scipy(M, method, 1e-12)
@@ -117,6 +118,7 @@ class SolveTests(unittest.TestCase):
         b = torch.randn(8, dtype=F64, requires_grad=True)
         for kw in [dict(method="lu"), dict(method="klu"), dict(method="superlu"),
                    dict(method="gmres", preconditioner="ilu0", rtol=1e-13),
+                   dict(method="gmres", preconditioner="ilut", rtol=1e-13),
                    dict(method="gmres", rtol=1e-13)]:
             f = lambda v_, b_: sla.spsolve(v_, r, c, (8, 8), b_, **kw)  # noqa: E731
             self.assertTrue(gradcheck(f, (v, b), eps=1e-6, atol=1e-8, rtol=1e-6), kw)

@@ -63,11 +63,12 @@ static sla_status check_options(sla_ctx *ctx, const sla_solver_options *o)
     case SLA_PRECOND_SSOR:
     case SLA_PRECOND_IC0:
     case SLA_PRECOND_ILU0:
+    case SLA_PRECOND_ILUT:
     case SLA_PRECOND_AMG: break;
     default:
         return sla__error(ctx, SLA_ERR_UNSUPPORTED,
                           "distributed solver: precond %s is not available distributed (use none, jacobi, "
-                          "amg, or block Jacobi with ilu0, ic0 or ssor)",
+                          "amg, or block Jacobi with ilu0, ilut, ic0 or ssor)",
                           sla_precond_name(o->precond));
     }
     if (!(o->rtol >= 0.0) || !(o->atol >= 0.0) || !isfinite(o->rtol) || !isfinite(o->atol))
@@ -174,8 +175,9 @@ static sla_status solve_one(sla_ctx *ctx, sla_dist_solver *S, bool transpose, co
                      ? " (transposed solve: a second hierarchy, built from A^T)"
                      : "");
     else if (S->opts.precond >= SLA_PRECOND_SSOR)
-        snprintf(info->note, sizeof info->note, "block Jacobi: %s on each rank's diagonal block (%d ranks)",
-                 info->precond, D->size);
+        snprintf(info->note, sizeof info->note, "block Jacobi: %s on each rank's diagonal block (%d ranks)%s%s",
+                 info->precond, D->size, S->pc && S->pc->note[0] ? "; this rank: " : "",
+                 S->pc ? S->pc->note : "");
     else
         snprintf(info->note, sizeof info->note, "%d ranks", D->size);
     sla_status st = check_finite(ctx, D, b, "right-hand side");

@@ -51,11 +51,18 @@ struct sla__pc {
     /* Optional: update for new values of the same pattern, reusing what can
      * be reused (e.g. an AMG hierarchy); NULL means rebuild from scratch. */
     sla_status (*refresh)(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, sla_int ib);
+    /* IC(0), ILU(0), ILUT: shift zero or tiny pivots (set before set-up,
+     * from options.ilu_shift) instead of failing; set-up counts the
+     * pivots it replaced in `shifted` and says so in `note` ("" if none),
+     * which the solve info's note repeats. */
+    bool shift;
+    sla_int shifted;
+    char note[160];
 };
 
 /* Set up a preconditioner of `kind` for value array ib of the square
  * matrix A. Errors: SLA_ERR_SINGULAR (zero or missing diagonal, zero
- * pivot), SLA_ERR_NOT_SPD (IC(0) breakdown), SLA_ERR_ARGUMENT, SLA_ERR_NOMEM,
+ * pivot without opts->ilu_shift), SLA_ERR_NOT_SPD (IC(0) breakdown), SLA_ERR_ARGUMENT, SLA_ERR_NOMEM,
  * each with a message naming the row. *out is NULL on failure. */
 sla_status sla__pc_create(sla_ctx *ctx, sla_precond_kind kind, const sla_matrix *A, sla_int ib,
                           const sla_solver_options *opts, sla__pc **out);
@@ -67,6 +74,10 @@ void sla__pc_destroy(sla__pc **pc);
 sla_status sla__ssor_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double omega, sla__pc *pc);
 sla_status sla__ic0_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *pc);
 sla_status sla__ilu0_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *pc);
+/* ILUT(droptol, fill) with threshold column pivoting (precond_fact.c);
+ * see sla_solver_options' ilut_* fields. */
+sla_status sla__ilut_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double droptol,
+                           double fill, double pivot, sla__pc *pc);
 /* BoomerAMG (precond_amg.c); SLA_ERR_UNAVAILABLE when hypre is not in the build. */
 sla_status sla__amg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_amg_options *o,
                           sla__pc *pc);

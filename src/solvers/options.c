@@ -32,6 +32,12 @@ void sla_solver_options_default(sla_solver_options *o)
     o->amg.reuse = 0;
     o->amg.agg_interp = 1;
     o->auto_direct_seconds = SLA_AUTO_DIRECT_SECONDS_DEFAULT;
+    /* Zero pivots are shifted (as SciPy's spilu proceeds); ILUT as spilu's
+     * defaults: drop_tol 1e-4, fill_factor 10. */
+    o->ilu_shift = 1;
+    o->ilut_droptol = 1e-4;
+    o->ilut_fill = 10.0;
+    o->ilut_pivot = 0.1;
 }
 
 static const char *const method_names[] = {"auto", "cg", "bicgstab", "gmres", "minres",
@@ -39,13 +45,14 @@ static const char *const method_names[] = {"auto", "cg", "bicgstab", "gmres", "m
                                            "superlu"};
 static const char *const ordering_names[] = {"auto", "amd", "metis", "natural"};
 static const char *const precond_names[] = {"none", "jacobi", "ssor", "ic0", "ilu0", "user",
-                                            "amg", "saamg"};
+                                            "amg", "saamg", "ilut"};
 static const char *const keys[] = {"method", "precond", "rtol", "atol", "maxiter",
                                    "restart", "omega", "use_x0", "ordering", "memory_limit",
                                    "amg_threshold", "amg_coarsen", "amg_interp", "amg_pmax",
                                    "amg_agg_levels", "amg_relax", "amg_cycle", "amg_max_levels",
                                    "amg_reuse", "auto_solves", "max_seconds", "amg_agg_interp",
-                                   "auto_direct_seconds"};
+                                   "auto_direct_seconds", "ilu_shift", "ilut_droptol", "ilut_fill",
+                                   "ilut_pivot"};
 #define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 const char *sla_method_name(sla_method m)
@@ -231,6 +238,22 @@ static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char 
     case 20: st = parse_double(ctx, "max_seconds", v, vl, 0.0, &o->max_seconds); break;
     case 21: st = parse_int(ctx, "amg_agg_interp", v, vl, 0, 100, &o->amg.agg_interp); break;
     case 22: st = parse_double(ctx, "auto_direct_seconds", v, vl, 0.0, &o->auto_direct_seconds); break;
+    case 23:
+        if (lookup(v, vl, (const char *const[]){"0", "false", "off"}, 3) >= 0) o->ilu_shift = 0;
+        else if (lookup(v, vl, (const char *const[]){"1", "true", "on"}, 3) >= 0) o->ilu_shift = 1;
+        else return sla__error(ctx, SLA_ERR_ARGUMENT, "option ilu_shift: on or off");
+        break;
+    case 24: st = parse_double(ctx, "ilut_droptol", v, vl, 0.0, &o->ilut_droptol); break;
+    case 25:
+        if (!(st = parse_double(ctx, "ilut_fill", v, vl, 0.0, &o->ilut_fill)) &&
+            o->ilut_fill > 1e6)
+            return sla__error(ctx, SLA_ERR_ARGUMENT, "option ilut_fill: must lie in [0, 1e6]");
+        break;
+    case 26:
+        if (!(st = parse_double(ctx, "ilut_pivot", v, vl, 0.0, &o->ilut_pivot)) &&
+            o->ilut_pivot > 1.0)
+            return sla__error(ctx, SLA_ERR_ARGUMENT, "option ilut_pivot: must lie in [0, 1]");
+        break;
     }
     return st;
 }

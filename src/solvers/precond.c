@@ -1,5 +1,5 @@
 /* Preconditioner set-up and dispatch; Jacobi and the user callback live
- * here, the factorized ones in precond_fact.c, AMG in precond_amg.c. */
+ * here, the factorized ones (SSOR, IC(0), ILU(0), ILUT) in precond_fact.c, AMG in precond_amg.c. */
 #include "krylov.h"
 
 #include <math.h>
@@ -53,6 +53,7 @@ sla_status sla__pc_create(sla_ctx *ctx, sla_precond_kind kind, const sla_matrix 
     pc->kind = kind;
     pc->n = A->nrows;
     pc->alloc = a;
+    pc->shift = opts->ilu_shift != 0;
     sla_status st = SLA_OK;
     switch (kind) {
     case SLA_PRECOND_NONE: break;
@@ -62,6 +63,10 @@ sla_status sla__pc_create(sla_ctx *ctx, sla_precond_kind kind, const sla_matrix 
     case SLA_PRECOND_ILU0: st = sla__ilu0_setup(ctx, A, ib, pc); break;
     case SLA_PRECOND_AMG: st = sla__amg_setup(ctx, A, ib, &opts->amg, pc); break;
     case SLA_PRECOND_SAAMG: st = sla__saamg_setup(ctx, A, ib, pc); break;
+    case SLA_PRECOND_ILUT:
+        st = sla__ilut_setup(ctx, A, ib, opts->ilut_droptol, opts->ilut_fill, opts->ilut_pivot,
+                             pc);
+        break;
     case SLA_PRECOND_USER:
         if (!opts->user_precond.apply) {
             st = sla__error(ctx, SLA_ERR_ARGUMENT,

@@ -663,7 +663,7 @@ static sla_status check_options(sla_ctx *ctx, const sla_solver_options *o)
 {
     if ((int)o->method < SLA_METHOD_AUTO || (int)o->method > SLA_METHOD_SUPERLU)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown method %d", (int)o->method);
-    if ((int)o->precond < SLA_PRECOND_NONE || (int)o->precond > SLA_PRECOND_SAAMG)
+    if ((int)o->precond < SLA_PRECOND_NONE || (int)o->precond > SLA_PRECOND_ILUT)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown preconditioner %d", (int)o->precond);
     if (!(o->rtol >= 0.0) || !(o->atol >= 0.0) || !isfinite(o->rtol) || !isfinite(o->atol))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "rtol and atol must be finite and >= 0 (got %g, %g)",
@@ -823,6 +823,15 @@ static void info_init(const sla_solver *S, sla_method m, sla_solve_info *info)
     info->backward_error = -1.0;
 }
 
+/* The preconditioner's set-up note (shifted ILU/IC pivots) after the solver's. */
+static void pc_note(const sla_solver *S, sla_int ib, sla_solve_info *info)
+{
+    const sla__pc *pc = S->pc ? S->pc[ib] : NULL;
+    if (!pc || !pc->note[0]) return;
+    size_t len = strlen(info->note);
+    snprintf(info->note + len, sizeof info->note - len, "%s%s", len ? "; " : "", pc->note);
+}
+
 /* Below this reciprocal condition estimate a direct solve warns in its
  * note (and below n eps, when that is larger: the forward error may then
  * be of order 1). */
@@ -953,6 +962,7 @@ static sla_status solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, bool 
     const sla_matrix *A = S->A;
     sla_int n = A->nrows;
     info_init(S, S->method, info);
+    if (!S->dops) pc_note(S, ib, info);
     sla_status st = check_vector(ctx, n, b, "right-hand side", 0);
     if (st) return st;
     if (use_x0 && (st = check_vector(ctx, n, x, "initial guess", 0))) return st;
