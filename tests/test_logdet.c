@@ -321,6 +321,18 @@ int main(void)
                   "selinv");
         sla_matrix_destroy(&M);
     }
+    /* symmetric indefinite real matrices: auto tries Cholesky, then LDL^T
+     * without pivoting meets a zero pivot, LU (selected inversion) */
+    const char *sym_indef[] = {"can_24.mtx", "tumorAntiAngiogenesis_2.mtx", "reorientation_1.mtx"};
+    for (int f = 0; f < 3; f++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", SLA_TEST_DATA, sym_indef[f]);
+        sla_matrix *M = NULL;
+        CHECK_OK(ctx, sla_mm_read(ctx, path, SLA_F64, &M));
+        if (!M) continue;
+        check_one(ctx, sym_indef[f], M, SLA_LOGDET_AUTO, "lu", "selinv");
+        sla_matrix_destroy(&M);
+    }
 
     /* unsymmetric real matrices: LU selected inversion against the
      * (refined) dense inverse */
