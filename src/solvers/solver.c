@@ -324,14 +324,20 @@ static double amg_seconds(const sla_solver *S, double its, double solves, int nt
 
 /* Predicted seconds of one numeric factorization and `solves` solves with
  * it, after the analysis. */
-static double direct_seconds(const sla_solver *S, sla_method dm, double solves, int nt)
+static double direct_seconds_at(const sla_solver *S, sla_method dm, double solves, int nt,
+                                double flop_rate)
 {
     double fl = S->dstats.flops, lnz = S->dstats.factor_nnz, n = (double)S->A->nrows;
     bool simplicial = dm == SLA_METHOD_CHOLESKY && lnz > 0.0 && fl / lnz < SLA_AUTO_SIMPLICIAL_MAX_FL_PER_LNZ;
     double t = simplicial ? fl / SLA_AUTO_SIMPLICIAL_FLOP_RATE + n * SLA_AUTO_SIMPLICIAL_S_PER_ROW
-                          : fl / SLA_AUTO_FLOP_RATE + n * SLA_AUTO_DIRECT_S_PER_ROW;
+                          : fl / flop_rate + n * SLA_AUTO_DIRECT_S_PER_ROW;
     t += solves * lnz * SLA_AUTO_DIRECT_S_PER_FACTOR_NNZ;
     return t / (1.0 + 0.4 * (double)((nt > 0 ? nt : 1) - 1));
+}
+
+static double direct_seconds(const sla_solver *S, sla_method dm, double solves, int nt)
+{
+    return direct_seconds_at(S, dm, solves, nt, SLA_AUTO_FLOP_RATE);
 }
 
 /* Accuracy first: auto factors whenever the whole factorization (every
@@ -352,6 +358,12 @@ static double direct_seconds(const sla_solver *S, sla_method dm, double solves, 
  * forward error): auto then finishes with the direct method when the
  * factors fit. Calibrated Laplacian-like matrices stay within 1.2x. */
 #define SLA_AUTO_SUSPECT_FACTOR 6.0
+/* The accuracy-first test prices the factorization pessimistically: at
+ * the sizes it decides (factors of 1e5-1e6 entries) CHOLMOD's refactor ran
+ * at 1.9-8.6 GF/s on 2 threads (3D Poisson 1e3-1e4, bench/DIRECT_RESULTS.md),
+ * not at the 3e10 per thread of large 3D factors: with that rate 3D Poisson
+ * at n = 10 648 was predicted 35 ms and took 90-140 ms. */
+#define SLA_AUTO_SMALL_FLOP_RATE 6e9
 
 /* The LU backends in order of pivoting strength, for method=auto: KLU
  * (threshold pivoting within BTF blocks), UMFPACK (threshold pivoting
@@ -486,10 +498,11 @@ static sla_status auto_setup(sla_ctx *ctx, sla_solver *S)
         }
         if ((st = direct_analyze(ctx, S, dm))) return st;
         t_dir = direct_seconds(S, dm, E, nt);
+        double t_cheap = direct_seconds_at(S, dm, E, nt, SLA_AUTO_SMALL_FLOP_RATE);
         if (!direct_fits(S)) {
             snprintf(msg, sizeof msg, "%s factors would need %.2f GB", sla_method_name(dm),
                      1e-9 * S->dstats.bytes * (double)S->A->nbatch);
-        } else if (t_dir > t_kry && B * t_dir >= S->opts.auto_direct_seconds) {
+        } else if (t_dir > t_kry && B * t_cheap >= S->opts.auto_direct_seconds) {
             snprintf(msg, sizeof msg, "%s predicted slower (%.3g flops, %.3g s vs %s %.3g s)",
                      sla_method_name(dm), S->dstats.flops, t_dir, kname, t_kry);
             predicted = true;
