@@ -507,6 +507,50 @@ static void test_refresh_symmetry_change(void)
     sla_matrix_destroy(&P);
 }
 
+/* A Krylov solve chosen by prediction that converges, but only far past
+ * its predicted iteration count, met a matrix much harder than its graph
+ * (here: a random SPD matrix of small diameter, symmetrically scaled by
+ * 10^[-1/2, 1/2]: CG needs ~170 iterations, while the diameter predicts a few iterations and
+ * the factorization of a random graph costs far more than that): auto
+ * finishes with the direct method and says so. */
+static void test_auto_late_convergence(void)
+{
+    if (!sla_method_available(SLA_METHOD_CHOLESKY)) return;
+    sla_matrix *R = NULL;
+    CHECK_OK(ctx, sla_gen_random(ctx, 1500, 6, 2, 11, &R));
+    if (!R) return;
+    sla_int n = sla_matrix_nrows(R), nnz = sla_matrix_nnz(R);
+    sla_int *ri = malloc((size_t)nnz * sizeof *ri), *ci = malloc((size_t)nnz * sizeof *ci);
+    double *v = malloc((size_t)nnz * sizeof *v), *d = malloc((size_t)n * sizeof *d);
+    double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
+    sla_matrix_get_rowind(R, ri);
+    sla_matrix_get_colind(R, ci);
+    tu_fill(d, n, 77);
+    for (sla_int i = 0; i < n; i++) d[i] = pow(10.0, 0.5 * d[i]);
+    for (sla_int k = 0; k < nnz; k++) v[k] = ((const double *)sla_matrix_values(R, 0))[k] * (d[ri[k]] * d[ci[k]]); /* d_i d_j = d_j d_i exactly */
+    sla_matrix *A = with_values(R, 1, v);
+    tu_fill(b, n, 78);
+    sla_solver_options o = opts_for(SLA_METHOD_AUTO);
+    o.rtol = 1e-10;
+    o.auto_direct_seconds = 0.0; /* the cost model alone */
+    sla_solver *S = NULL;
+    sla_solve_info info;
+    CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+    if (S) {
+        CHECK(sla_solver_method(S) == SLA_METHOD_CG);
+        CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &info));
+        printf("  late convergence: %s, %lld iterations, residual %.2e: %.160s\n", info.method,
+               (long long)info.iterations, info.residual, info.note);
+        CHECK(info.converged && info.residual < 1e-12);
+        CHECK(strcmp(info.method, "cholesky") == 0 && strstr(info.note, "converged only after") != NULL);
+        CHECK(sla_solver_method(S) == SLA_METHOD_CHOLESKY);
+    }
+    sla_solver_destroy(&S);
+    sla_matrix_destroy(&A);
+    sla_matrix_destroy(&R);
+    free(ri); free(ci); free(v); free(d); free(b); free(x);
+}
+
 int main(void)
 {
     sla_ctx_create(&ctx);
@@ -514,6 +558,7 @@ int main(void)
     test_batch_refresh();
     test_dispatch_and_errors();
     test_refresh_symmetry_change();
+    test_auto_late_convergence();
     sla_ctx_destroy(&ctx);
     return tu_finish("test_direct");
 }
