@@ -7,22 +7,6 @@
 #define SLA_TEST_PC_UTIL_H
 
 /* ||b - A x|| / ||b|| (or with A^T) computed here, independently of the solver. */
-static double true_residual(const sla_matrix *A, sla_int ib, const double *b, const double *x,
-                            int transpose)
-{
-    sla_int n = sla_matrix_nrows(A);
-    double *r = malloc((size_t)n * sizeof *r);
-    if (transpose) sla_matvec_transpose(NULL, A, ib, 1, x, n, r, n);
-    else sla_matvec(NULL, A, ib, 1, x, n, r, n);
-    double rr = 0.0, bb = 0.0;
-    for (sla_int i = 0; i < n; i++) {
-        rr += (b[i] - r[i]) * (b[i] - r[i]);
-        bb += b[i] * b[i];
-    }
-    free(r);
-    return sqrt(rr / bb);
-}
-
 static sla_solver_options pc_opts(sla_method m, sla_precond_kind pc, double rtol)
 {
     sla_solver_options o;
@@ -46,7 +30,7 @@ static long long solve_ones(sla_ctx *ctx, const sla_matrix *A, const sla_solver_
     sla_status st = sla_solve(ctx, A, o, b, x, &info);
     CHECK_OK(ctx, st);
     if (st == SLA_OK) {
-        double res = true_residual(A, 0, b, x, 0);
+        double res = tu_relres(A, 0, b, x, 0);
         CHECK(info.converged);
         CHECK(res < o->rtol);
         CHECK(strcmp(info.precond, sla_precond_name(o->precond)) == 0);

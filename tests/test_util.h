@@ -111,6 +111,23 @@ static int tu_finish(const char *name)
     return tu_failures ? 1 : 0;
 }
 
+/* ||b - A x|| / ||b|| (transpose: A^T x) with value array ib. */
+static inline double tu_relres(const sla_matrix *A, sla_int ib, const double *b, const double *x,
+                               int transpose)
+{
+    sla_int n = sla_matrix_nrows(A);
+    double *r = malloc((size_t)n * sizeof *r);
+    if (transpose) sla_matvec_transpose(NULL, A, ib, 1, x, n, r, n);
+    else sla_matvec(NULL, A, ib, 1, x, n, r, n);
+    double rr = 0.0, bb = 0.0;
+    for (sla_int i = 0; i < n; i++) {
+        rr += (b[i] - r[i]) * (b[i] - r[i]);
+        bb += b[i] * b[i];
+    }
+    free(r);
+    return sqrt(rr / bb);
+}
+
 /* xorshift64*: reproducible uniform numbers in [-1, 1). */
 static inline double tu_rand(unsigned long long *s)
 {

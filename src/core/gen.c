@@ -322,6 +322,23 @@ typedef struct rand_coo {
     sla_int n;
 } rand_coo;
 
+/* cap entries and n row sums; false when out of memory (free with
+ * rand_coo_free either way). */
+static bool rand_coo_alloc(const sla_allocator *a, sla_int cap, sla_int n, rand_coo *c)
+{
+    *c = (rand_coo){sla__malloc(a, (size_t)cap, sizeof(sla_int)), sla__malloc(a, (size_t)cap, sizeof(sla_int)),
+                    sla__malloc(a, (size_t)cap, sizeof(double)), sla__calloc(a, (size_t)n, sizeof(double)), 0};
+    return c->rows && c->cols && c->vals && c->rowabs;
+}
+
+static void rand_coo_free(const sla_allocator *a, rand_coo *c)
+{
+    sla__free(a, c->rows);
+    sla__free(a, c->cols);
+    sla__free(a, c->vals);
+    sla__free(a, c->rowabs);
+}
+
 static void rand_push(rand_coo *c, sla_int i, sla_int j, double v)
 {
     c->rows[c->n] = i;
@@ -387,11 +404,8 @@ sla_status sla_gen_random(sla_ctx *ctx, sla_int n, sla_int per_row, int kind, ui
                           "overflow", (long long)n, (long long)per_row);
     sla_int cap = n * per_row * (sym ? 2 : 1) + n;
     sla_allocator a = sla__ctx_alloc(ctx);
-    rand_coo c = {sla__malloc(&a, (size_t)cap, sizeof(sla_int)),
-                  sla__malloc(&a, (size_t)cap, sizeof(sla_int)),
-                  sla__malloc(&a, (size_t)cap, sizeof(double)),
-                  sla__calloc(&a, (size_t)n, sizeof(double)), 0};
-    if (!c.rows || !c.cols || !c.vals || !c.rowabs) {
+    rand_coo c;
+    if (!rand_coo_alloc(&a, cap, n, &c)) {
         st = sla__error(ctx, SLA_ERR_NOMEM, "sla_gen_random: out of memory (%lld entries)",
                         (long long)cap);
     } else {
@@ -401,10 +415,7 @@ sla_status sla_gen_random(sla_ctx *ctx, sla_int n, sla_int per_row, int kind, ui
         rand_diag(&c, n, kind, &s);
         st = sla_matrix_from_coo(ctx, n, n, c.n, c.rows, c.cols, SLA_F64, 1, c.vals, NULL, out);
     }
-    sla__free(&a, c.rows);
-    sla__free(&a, c.cols);
-    sla__free(&a, c.vals);
-    sla__free(&a, c.rowabs);
+    rand_coo_free(&a, &c);
     return st;
 }
 
@@ -429,12 +440,9 @@ sla_status sla_gen_arrow(sla_ctx *ctx, sla_int n, sla_int ndense, sla_int band, 
         return sla__error(ctx, SLA_ERR_TOO_LARGE, "sla_gen_arrow: too many entries");
     const sla_int cap = nb * (2 * band + 1 + ndense) + ndense * n;
     sla_allocator a = sla__ctx_alloc(ctx);
-    rand_coo c = {sla__malloc(&a, (size_t)cap, sizeof(sla_int)),
-                  sla__malloc(&a, (size_t)cap, sizeof(sla_int)),
-                  sla__malloc(&a, (size_t)cap, sizeof(double)),
-                  sla__calloc(&a, (size_t)n, sizeof(double)), 0};
+    rand_coo c;
     sla_status st;
-    if (!c.rows || !c.cols || !c.vals || !c.rowabs) {
+    if (!rand_coo_alloc(&a, cap, n, &c)) {
         st = sla__error(ctx, SLA_ERR_NOMEM, "sla_gen_arrow: out of memory (%lld entries)", (long long)cap);
     } else {
         uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 0x2F1C3B5A7D9E0F13ULL;
@@ -459,9 +467,6 @@ sla_status sla_gen_arrow(sla_ctx *ctx, sla_int n, sla_int ndense, sla_int band, 
         }
         st = sla_matrix_from_coo(ctx, n, n, c.n, c.rows, c.cols, SLA_F64, 1, c.vals, NULL, out);
     }
-    sla__free(&a, c.rows);
-    sla__free(&a, c.cols);
-    sla__free(&a, c.vals);
-    sla__free(&a, c.rowabs);
+    rand_coo_free(&a, &c);
     return st;
 }
