@@ -96,6 +96,13 @@ class SparseTensor:
     float32 with shape [*batch, nnz]; ``shape`` is (M, N) or (*batch, M, N).
     Gradients flow to ``values`` (and to right-hand sides) through solve,
     matvec and the other operations, computed by the C library's VJPs.
+
+    row and col are kept by reference and read as they are at each
+    operation: the C analysis of the pattern is cached, but every use
+    checks it against the current indices (O(nnz), see sla._core), so
+    indices rewritten in place (even through a numpy view) are followed.
+    A matrix without stored entries is the zero matrix; a 0-size batch
+    gives empty results (see the README's "Degenerate sizes").
     """
 
     def __init__(self, values, row, col, shape):
@@ -189,11 +196,13 @@ class SparseTensor:
             raise IndexError("index the batch dimensions only")
         return self.with_values(v)
 
-    def _csr_values(self):
-        """[B, nnz_csr] values in the C pattern's order (differentiable)."""
+    def _csr_values(self, pattern=None):
+        """[B, nnz_csr] values in the C pattern's order (differentiable).
+        pattern: self.pattern, when the caller already holds it (each
+        self.pattern checks the indices again, O(nnz))."""
         B = _prod(self.batch_shape)
         v2 = self.values.reshape(B, self.nnz)
-        return self.pattern.csr_values(v2).contiguous()
+        return (pattern or self.pattern).csr_values(v2).contiguous()
 
     # ---- linear algebra -----------------------------------------------
 
@@ -236,11 +245,12 @@ class SparseTensor:
             x = unflatten(_connected(torch.zeros_like(b3), self.values, b3))
             x = x.to(_out_dtype(self.dtype, b if isinstance(b, torch.Tensor) else x))
             return (x, SolveInfo(items=[])) if return_info else x
-        if self.shape[-1] > 0 and self.pattern.nnz == 0:
+        pat = self.pattern
+        if self.shape[-1] > 0 and pat.nnz == 0:
             raise L.SlaSingularError(
                 -8, "the %d x %d matrix has no stored entries (it is zero), so it is "
                 "singular" % (self.shape[-2], self.shape[-1]), "solve")
-        vals = self._csr_values()
+        vals = self._csr_values(pat)
         b3, unflatten = _canonical_rhs(b, self.batch_shape, self.shape[-1])
         if x0 is not None:
             x03, _ = _canonical_rhs(torch.as_tensor(x0).detach(), self.batch_shape,
@@ -251,7 +261,7 @@ class SparseTensor:
             box = {"quiet": return_info, "x0": x03}
         else:
             box = {"quiet": return_info}
-        solver = self.pattern.solver(opts, vals.dtype, vals.shape[0])
+        solver = pat.solver(opts, vals.dtype, vals.shape[0])
         x3 = SolveFn.apply(vals, b3, solver, box)
         x = unflatten(x3).to(_out_dtype(self.dtype, b if isinstance(b, torch.Tensor) else x3))
         if return_info:
@@ -265,8 +275,9 @@ class SparseTensor:
             y3 = _connected(x3.new_zeros(x3.shape[:2] + (self.shape[-2],)), self.values, x3)
             return unflatten(y3).to(_out_dtype(self.dtype, x if isinstance(x, torch.Tensor)
                                                else y3))
-        vals = self._csr_values()
-        cmat = self.pattern.matrix(vals.dtype, vals.shape[0])
+        pat = self.pattern
+        vals = self._csr_values(pat)
+        cmat = pat.matrix(vals.dtype, vals.shape[0])
         y3 = MatvecFn.apply(vals, x3, cmat)
         return unflatten(y3).to(_out_dtype(self.dtype, x if isinstance(x, torch.Tensor) else y3))
 
@@ -293,8 +304,9 @@ class SparseTensor:
         if self.shape[-2] != self.shape[-1]:
             raise ValueError("logdet needs a square matrix (shape %s)" % (self.shape,))
         opts = options_string(method, None, None, None, None, **options)
-        vals = self._csr_values()
-        return vals, self.pattern.solver(opts, vals.dtype, vals.shape[0])
+        pat = self.pattern
+        vals = self._csr_values(pat)
+        return vals, pat.solver(opts, vals.dtype, vals.shape[0])
 
     def slogdet(self, method="lu", **options):
         """(sign, log|det A|) per matrix of the batch, from a sparse
@@ -326,7 +338,7 @@ class SparseTensor:
             return z.detach(), z
         vals, solver = self._logdet_solver(method, options)
         opts = solver.opts
-        pattern = self.pattern
+        pattern = solver.matrix.pattern
 
         def item_solver():
             return pattern.solver(opts, vals.dtype, 1)
@@ -408,11 +420,12 @@ class SparseTensor:
             box["v0"] = v0  # alive while the options are
         bs = self.batch_shape
         B = _prod(bs)
-        if B == 0 or self.pattern.nnz == 0:
+        pat = self.pattern if B > 0 else None
+        if B == 0 or pat.nnz == 0:
             evals, evecs3 = self._eigsh_trivial(k, n, B, box)
         else:
-            vals = self._csr_values().to(torch.float64).contiguous()
-            cmat = self.pattern.matrix(torch.float64, vals.shape[0])
+            vals = self._csr_values(pat).to(torch.float64).contiguous()
+            cmat = pat.matrix(torch.float64, vals.shape[0])
             evals, evecs3 = _functions.EigshFn.apply(vals, cmat, copts, api, box)
         kk = evals.shape[-1]
         lam = evals.reshape(bs + (kk,)).to(self.dtype)
@@ -524,10 +537,11 @@ class SparseTensorList:
                 raise ValueError("right-hand side %d has shape %s; expected (%d,)"
                                  % (i, tuple(b.shape), n))
             _check_cpu(b, "right-hand side %d" % i)
-            v = A._csr_values()
-            s = A.pattern.solver(opts, v.dtype, 1)
+            pat = A.pattern
+            v = A._csr_values(pat)
+            s = pat.solver(opts, v.dtype, 1)
             if id(s) in seen:  # two items share a pattern: a private solver for this one
-                s = _core.Solver(A.pattern, opts, v.dtype, 1)
+                s = _core.Solver(pat, opts, v.dtype, 1)
             seen.add(id(s))
             solvers.append(s)
             vals.append(v)
