@@ -31,9 +31,9 @@ def _out_dtype(vdtype, other):
 
 def _connected(out, *inputs):
     """out (a constant result of a degenerate case: a 0-size batch, a matrix
-    without entries) joined to the autograd graph of inputs that have no
-    elements or only contribute zeros, so backward gives them zero gradients
-    of their own shapes instead of failing."""
+    without entries) joined to the autograd graph of inputs, which must have
+    no elements (their sum is exactly 0), so backward gives them empty
+    gradients of their own shapes instead of failing."""
     for t in inputs:
         if isinstance(t, torch.Tensor) and t.requires_grad and torch.is_grad_enabled():
             out = out + (t.sum() * 0).to(out.dtype)
