@@ -152,6 +152,54 @@ static void test_borrow_values(void)
     sla_matrix_destroy(&A);
 }
 
+/* A borrowed matrix without stored entries (the zero matrix): the caller may
+ * have no values array at all (an empty tensor's data pointer is NULL;
+ * issue 21 defect 10). Products are zero, the solvers report singular. */
+static void test_borrow_empty(void)
+{
+    sla_int rp[] = {0, 0, 0, 0};
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, 3, 3, rp, NULL, SLA_F64, 2, NULL, SLA_BORROW, &A));
+    if (!A) return;
+    CHECK(sla_matrix_nnz(A) == 0 && sla_matrix_nbatch(A) == 2);
+    CHECK(sla_matrix_values(A, 0) != NULL && sla_matrix_values(A, 1) != NULL);
+    double x[] = {1, 2, 3, 4, 5, 6}, y[6] = {9, 9, 9, 9, 9, 9};
+    CHECK_OK(ctx, sla_matvec(ctx, A, 1, 1, x, 3, y, 3));
+    CHECK(y[0] == 0 && y[1] == 0 && y[2] == 0);
+    CHECK_OK(ctx, sla_matvec_batch(ctx, A, x, y));
+    for (int i = 0; i < 6; i++) CHECK(y[i] == 0);
+    double gy[] = {1, 1, 1}, gx[3] = {9, 9, 9};
+    CHECK_OK(ctx, sla_matvec_vjp(ctx, A, 0, 1, x, 3, gy, 3, gx, 3, NULL));
+    CHECK(gx[0] == 0 && gx[1] == 0 && gx[2] == 0);
+    CHECK_OK(ctx, sla_matrix_check_values(ctx, A, -1));
+    CHECK_OK(ctx, sla_matrix_borrow_values(ctx, A, NULL)); /* still nothing to read */
+    CHECK_OK(ctx, sla_matrix_set_values(ctx, A, 1, NULL));
+    CHECK_ERR(ctx, sla_matrix_set_values(ctx, A, 2, NULL), SLA_ERR_INDEX, "batch index");
+    sla_solver_options o;
+    sla_solver_options_default(&o);
+    o.method = SLA_METHOD_LU;
+    sla_solver *S = NULL;
+    CHECK_ERR(ctx, sla_solver_create(ctx, A, &o, &S), SLA_ERR_SINGULAR, "singular");
+    CHECK(S == NULL);
+    sla_matrix_destroy(&A);
+    /* 0 x 0, and a rectangular empty matrix */
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, 0, 0, rp, NULL, SLA_F32, 1, NULL, SLA_BORROW, &A));
+    CHECK(A && sla_matrix_nnz(A) == 0);
+    sla_matrix_destroy(&A);
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, 2, 5, rp, NULL, SLA_F64, 1, NULL, SLA_BORROW, &A));
+    if (A) {
+        double y2[2] = {9, 9};
+        CHECK_OK(ctx, sla_matvec(ctx, A, 0, 1, x, 5, y2, 2));
+        CHECK(y2[0] == 0 && y2[1] == 0);
+        sla_matrix_destroy(&A);
+    }
+    /* with stored entries a values array is still required */
+    sla_int rp1[] = {0, 1, 1}, ci1[] = {0};
+    CHECK_ERR(ctx, sla_matrix_from_csr(ctx, 2, 2, rp1, ci1, SLA_F64, 1, NULL, SLA_BORROW, &A),
+              SLA_ERR_ARGUMENT, "needs a values array");
+    CHECK(A == NULL);
+}
+
 /* Dense references for A x, A^T x, multi-rhs, transposition, properties. */
 static void test_products(void)
 {
@@ -266,6 +314,7 @@ int main(void)
     test_csr_errors();
     test_borrow_and_set();
     test_borrow_values();
+    test_borrow_empty();
     test_products();
     test_properties();
     sla_ctx_destroy(&ctx);

@@ -51,7 +51,9 @@ sla_status sla_matrix_from_coo(sla_ctx *ctx, sla_int nrows, sla_int ncols,
 /* Build from CSR arrays (rowptr[nrows+1], colind[nnz], vals[nbatch][nnz]).
  * Validated: rowptr[0] == 0, non-decreasing, colind in range and strictly
  * increasing in each row, values finite. vals == NULL means all ones
- * (SLA_COPY only). */
+ * (SLA_COPY), or, for SLA_BORROW, is allowed only when there are no stored
+ * entries (rowptr[nrows] == 0: the zero matrix, whose caller may have no
+ * values array at all, e.g. an empty tensor's NULL data pointer). */
 sla_status sla_matrix_from_csr(sla_ctx *ctx, sla_int nrows, sla_int ncols,
                                const sla_int *rowptr, const sla_int *colind,
                                sla_dtype dtype, sla_int nbatch,
@@ -90,7 +92,8 @@ void sla_matrix_get_rowind(const sla_matrix *A, sla_int *rowind);
 const void *sla_matrix_values(const sla_matrix *A, sla_int ib);
 
 /* Overwrite value array ib with nnz values of the matrix's dtype
- * (validated finite). For a borrowed matrix the caller's array is written. */
+ * (validated finite). For a borrowed matrix the caller's array is written.
+ * With nnz == 0 nothing is copied and vals may be NULL. */
 sla_status sla_matrix_set_values(sla_ctx *ctx, sla_matrix *A, sla_int ib,
                                  const void *vals);
 
@@ -99,7 +102,8 @@ sla_status sla_matrix_set_values(sla_ctx *ctx, sla_matrix *A, sla_int ib,
  * old array is no longer read. For training loops and bindings whose values
  * arrive in a new buffer each step (a PyTorch tensor): no copy is made, and
  * solvers created on A keep their analysis; call sla_solver_refresh before
- * their next solve. A matrix that owns its values: SLA_ERR_ARGUMENT. */
+ * their next solve. A matrix that owns its values: SLA_ERR_ARGUMENT. vals
+ * may be NULL only when the matrix has no stored entries. */
 sla_status sla_matrix_borrow_values(sla_ctx *ctx, sla_matrix *A,
                                     const void *vals);
 

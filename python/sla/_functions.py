@@ -245,22 +245,72 @@ class ListSolveFn(torch.autograd.Function):
         return (None, None, *gAs, *gbs)
 
 
+def c_slogdet(vals, solver, item_solver, grad_fn=None):
+    """(sign [B], log|det| [B], grad [B, nnz] or None, singular [B] bool) of
+    every value array of vals ([B, nnz], the pattern's CSR order).
+
+    The batch is factored once by `solver`. When that set-up (or a logdet)
+    reports SLA_ERR_SINGULAR, each value array is factored on its own with
+    item_solver() (the pattern's solver for batch size 1), so the singular
+    ones get (0, -inf) and the others their value: the same answer for a
+    matrix alone or in a batch, with or without a gradient. A singular item's
+    gradient row is NaN (it does not exist); LogdetFn.backward refuses it.
+    grad_fn: OPTIONAL['logdet_grad'] to compute the gradient too."""
+    B, nnz = vals.shape
+    sign = torch.empty(B, dtype=torch.float64)
+    lad = torch.empty(B, dtype=torch.float64)
+    grad = torch.empty((B, nnz), dtype=torch.float64) if grad_fn is not None else None
+    singular = torch.zeros(B, dtype=torch.bool)
+
+    def run(slv, v, ib0):
+        """Factor v ([b, nnz]) with slv and fill items ib0.. (lock taken here)."""
+        with slv.lock:
+            slv.prepare(v)
+            for j in range(v.shape[0]):
+                ib = ib0 + j
+                if grad_fn is not None:
+                    L.check(grad_fn(L.ctx(), slv.ptr, j, _ptr(sign, ib), _ptr(lad, ib),
+                                    _ptr(grad, ib * nnz), None), "logdet gradient")
+                else:
+                    s, d = ctypes.c_double(), ctypes.c_double()
+                    L.check(L.sla_solver_logdet(L.ctx(), slv.ptr, j, ctypes.byref(s),
+                                                ctypes.byref(d)), "logdet")
+                    sign[ib], lad[ib] = s.value, d.value
+
+    def mark_singular(ib):
+        sign[ib], lad[ib] = 0.0, -float("inf")
+        singular[ib] = True
+        if grad is not None:
+            grad[ib] = float("nan")
+
+    try:
+        run(solver, vals, 0)
+    except L.SlaSingularError:
+        if B == 1:
+            mark_singular(0)
+        else:
+            one = item_solver()
+            for ib in range(B):
+                try:
+                    run(one, vals[ib:ib + 1], ib)
+                except L.SlaSingularError:
+                    mark_singular(ib)
+    return sign, lad, grad, singular
+
+
 class LogdetFn(torch.autograd.Function):
     """log|det A(values)| per value array, with the gradient from the C
-    function OPTIONAL['logdet_grad'] (selected inversion)."""
+    function OPTIONAL['logdet_grad'] (selected inversion). Values as
+    c_slogdet: a singular matrix gives (0, -inf) in the forward pass; its
+    gradient does not exist, and backward raises SlaSingularError when the
+    loss depends on it (a zero incoming gradient, e.g. masked by
+    torch.where, contributes nothing)."""
 
     @staticmethod
-    def forward(ctx, values, solver, grad_fn):
-        B, nnz = values.shape
-        sign = torch.empty(B, dtype=torch.float64)
-        lad = torch.empty(B, dtype=torch.float64)
-        grad = torch.empty((B, nnz), dtype=torch.float64)
-        with solver.lock:
-            solver.prepare(values)
-            for ib in range(B):
-                L.check(grad_fn(L.ctx(), solver.ptr, ib, _ptr(sign, ib), _ptr(lad, ib),
-                                _ptr(grad, ib * nnz), None), "logdet gradient")
+    def forward(ctx, values, solver, item_solver, grad_fn):
+        sign, lad, grad, singular = c_slogdet(values, solver, item_solver, grad_fn)
         ctx.save_for_backward(grad)
+        ctx.singular = singular
         ctx.vdtype = values.dtype
         ctx.mark_non_differentiable(sign)
         return sign, lad
@@ -269,7 +319,18 @@ class LogdetFn(torch.autograd.Function):
     @once_differentiable
     def backward(ctx, gsign, glad):
         (grad,) = ctx.saved_tensors
-        return (glad.to(torch.float64)[:, None] * grad).to(ctx.vdtype), None, None
+        glad = glad.to(torch.float64)
+        sing = ctx.singular
+        if grad.shape[1] > 0 and bool(sing.any()):
+            bad = sing & (glad != 0)
+            if bool(bad.any()):
+                ib = int(bad.nonzero()[0, 0])
+                raise L.SlaSingularError(
+                    -8, "matrix %d of the batch is singular (log|det A| = -inf): the gradient "
+                    "of log|det A|, (A^-1)^T, does not exist there" % ib, "slogdet backward")
+            glad = torch.where(sing, torch.zeros_like(glad), glad)
+            grad = torch.where(sing[:, None], torch.zeros_like(grad), grad)
+        return (glad[:, None] * grad).to(ctx.vdtype), None, None, None
 
 
 class Diffusion2dFn(torch.autograd.Function):

@@ -263,12 +263,13 @@ class Problem:
         out = _view(vals, p.nnz)
         if self.mode == "callable":
             J = self._call_jacobian_fn(self._u(u), self.params(self._theta(theta)))
-            if J.pattern is not p and not (
-                    J.pattern.nnz == p.nnz and torch.equal(J.pattern.rowptr, p.rowptr)
-                    and torch.equal(J.pattern.colind, p.colind)):
+            Jp = J.pattern  # checked against J's indices once (O(nnz))
+            if Jp is not p and not (
+                    Jp.nnz == p.nnz and torch.equal(Jp.rowptr, p.rowptr)
+                    and torch.equal(Jp.colind, p.colind)):
                 raise ValueError("jacobian(u, *params) returned a SparseTensor with another "
                                  "pattern than its first result (the pattern must stay fixed)")
-            out.copy_(J.detach()._csr_values().reshape(p.nnz).to(torch.float64))
+            out.copy_(J.detach()._csr_values(Jp).reshape(p.nnz).to(torch.float64))
             return
         # autograd: one reverse pass per row colour
         uu = self._u(u, requires_grad=True)

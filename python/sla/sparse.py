@@ -8,7 +8,7 @@ import torch
 
 from . import _lib as L
 from . import _core
-from ._core import options_string
+from ._core import SolveInfo, options_string
 from . import _functions
 from ._functions import Diffusion2dFn, ListSolveFn, LogdetFn, MatvecFn, SolveFn
 
@@ -27,6 +27,17 @@ def _out_dtype(vdtype, other):
     if other.dtype.is_floating_point:
         return torch.promote_types(vdtype, other.dtype)
     return vdtype
+
+
+def _connected(out, *inputs):
+    """out (a constant result of a degenerate case: a 0-size batch, a matrix
+    without entries) joined to the autograd graph of inputs, which must have
+    no elements (their sum is exactly 0), so backward gives them empty
+    gradients of their own shapes instead of failing."""
+    for t in inputs:
+        if isinstance(t, torch.Tensor) and t.requires_grad and torch.is_grad_enabled():
+            out = out + (t.sum() * 0).to(out.dtype)
+    return out
 
 
 def _check_cpu(t, name):
@@ -85,6 +96,13 @@ class SparseTensor:
     float32 with shape [*batch, nnz]; ``shape`` is (M, N) or (*batch, M, N).
     Gradients flow to ``values`` (and to right-hand sides) through solve,
     matvec and the other operations, computed by the C library's VJPs.
+
+    row and col are kept by reference and read as they are at each
+    operation: the C analysis of the pattern is cached, but every use
+    checks it against the current indices (O(nnz), see sla._core), so
+    indices rewritten in place (even through a numpy view) are followed.
+    A matrix without stored entries is the zero matrix; a 0-size batch
+    gives empty results (see the README's "Degenerate sizes").
     """
 
     def __init__(self, values, row, col, shape):
@@ -119,9 +137,15 @@ class SparseTensor:
 
     @property
     def pattern(self):
-        if self._pattern is None:
-            self._pattern = _core.get_pattern(self.row, self.col, self.shape[-2], self.shape[-1])
-        return self._pattern
+        """The C analysis of (row, col): cached (see sla._core), and checked
+        against the current contents of row and col on every use (O(nnz)),
+        so indices rewritten in place, even without a version bump (through
+        a numpy view), are never served a stale pattern."""
+        p = self._pattern
+        if p is None or not p.matches(self.row, self.col, self.shape[-2], self.shape[-1]):
+            p = self._pattern = _core.get_pattern(self.row, self.col, self.shape[-2],
+                                                  self.shape[-1])
+        return p
 
     @property
     def batch_shape(self):
@@ -172,11 +196,13 @@ class SparseTensor:
             raise IndexError("index the batch dimensions only")
         return self.with_values(v)
 
-    def _csr_values(self):
-        """[B, nnz_csr] values in the C pattern's order (differentiable)."""
+    def _csr_values(self, pattern=None):
+        """[B, nnz_csr] values in the C pattern's order (differentiable).
+        pattern: self.pattern, when the caller already holds it (each
+        self.pattern checks the indices again, O(nnz))."""
         B = _prod(self.batch_shape)
         v2 = self.values.reshape(B, self.nnz)
-        return self.pattern.csr_values(v2).contiguous()
+        return (pattern or self.pattern).csr_values(v2).contiguous()
 
     # ---- linear algebra -----------------------------------------------
 
@@ -214,7 +240,17 @@ class SparseTensor:
         if x0 is not None:
             options["use_x0"] = True
         opts = options_string(method, preconditioner, rtol, atol, maxiter, **options)
-        vals = self._csr_values()
+        if _prod(self.batch_shape) == 0:  # a 0-size batch: nothing to solve
+            b3, unflatten = _canonical_rhs(b, self.batch_shape, self.shape[-1])
+            x = unflatten(_connected(torch.zeros_like(b3), self.values, b3))
+            x = x.to(_out_dtype(self.dtype, b if isinstance(b, torch.Tensor) else x))
+            return (x, SolveInfo(items=[])) if return_info else x
+        pat = self.pattern
+        if self.shape[-1] > 0 and pat.nnz == 0:
+            raise L.SlaSingularError(
+                -8, "the %d x %d matrix has no stored entries (it is zero), so it is "
+                "singular" % (self.shape[-2], self.shape[-1]), "solve")
+        vals = self._csr_values(pat)
         b3, unflatten = _canonical_rhs(b, self.batch_shape, self.shape[-1])
         if x0 is not None:
             x03, _ = _canonical_rhs(torch.as_tensor(x0).detach(), self.batch_shape,
@@ -225,7 +261,7 @@ class SparseTensor:
             box = {"quiet": return_info, "x0": x03}
         else:
             box = {"quiet": return_info}
-        solver = self.pattern.solver(opts, vals.dtype, vals.shape[0])
+        solver = pat.solver(opts, vals.dtype, vals.shape[0])
         x3 = SolveFn.apply(vals, b3, solver, box)
         x = unflatten(x3).to(_out_dtype(self.dtype, b if isinstance(b, torch.Tensor) else x3))
         if return_info:
@@ -234,9 +270,14 @@ class SparseTensor:
 
     def matvec(self, x):
         """A @ x: x of shape [*batch, N] or [*batch, N, k] (or shared)."""
-        vals = self._csr_values()
         x3, unflatten = _canonical_rhs(x, self.batch_shape, self.shape[-1], "x")
-        cmat = self.pattern.matrix(vals.dtype, vals.shape[0])
+        if _prod(self.batch_shape) == 0:  # a 0-size batch: empty products
+            y3 = _connected(x3.new_zeros(x3.shape[:2] + (self.shape[-2],)), self.values, x3)
+            return unflatten(y3).to(_out_dtype(self.dtype, x if isinstance(x, torch.Tensor)
+                                               else y3))
+        pat = self.pattern
+        vals = self._csr_values(pat)
+        cmat = pat.matrix(vals.dtype, vals.shape[0])
         y3 = MatvecFn.apply(vals, x3, cmat)
         return unflatten(y3).to(_out_dtype(self.dtype, x if isinstance(x, torch.Tensor) else y3))
 
@@ -263,42 +304,51 @@ class SparseTensor:
         if self.shape[-2] != self.shape[-1]:
             raise ValueError("logdet needs a square matrix (shape %s)" % (self.shape,))
         opts = options_string(method, None, None, None, None, **options)
-        vals = self._csr_values()
-        return vals, self.pattern.solver(opts, vals.dtype, vals.shape[0])
+        pat = self.pattern
+        vals = self._csr_values(pat)
+        return vals, pat.solver(opts, vals.dtype, vals.shape[0])
 
     def slogdet(self, method="lu", **options):
         """(sign, log|det A|) per matrix of the batch, from a sparse
         factorization (method lu, cholesky or ldlt; never det itself, so no
-        overflow). A singular matrix gives (0, -inf). The factorization is
-        the cached solver's: solve(b, method=...) with the same method reuses it.
+        overflow). The factorization is the cached solver's: solve(b,
+        method=...) with the same method reuses it.
+
+        A singular matrix (a zero pivot, or no stored entries) gives
+        (0, -inf), as numpy.linalg.slogdet and torch.linalg.slogdet do: alone
+        or in a batch (where the others keep their values), with or without
+        gradients. A 0 x 0 matrix gives (1, 0); a 0-size batch empty
+        tensors. (method="cholesky" on a singular positive semidefinite
+        matrix raises SlaNotSPDError, as for any matrix that is not
+        positive definite.)
 
         Gradient: d log|det A| / dA_k = (A^-1)[col_k, row_k], from the C
-        library's selected inversion (sla_solver_logdet_grad). A libsla
-        without it raises NotImplementedError when values require grad;
-        compute the value under torch.no_grad() or on A.detach()."""
-        vals, solver = self._logdet_solver(method, options)
+        library's selected inversion (sla_solver_logdet_grad). At a singular
+        matrix it does not exist: backward raises SlaSingularError when the
+        loss depends on that matrix's log|det| (a matrix without stored
+        entries has an empty gradient, which is returned). A libsla
+        without sla_solver_logdet_grad raises NotImplementedError when
+        values require grad; compute the value under torch.no_grad() or on
+        A.detach()."""
+        if self.shape[-2] != self.shape[-1]:
+            raise ValueError("logdet needs a square matrix (shape %s)" % (self.shape,))
         bs = self.batch_shape
+        if _prod(bs) == 0:
+            z = _connected(torch.zeros(bs, dtype=self.dtype), self.values)
+            return z.detach(), z
+        vals, solver = self._logdet_solver(method, options)
+        opts = solver.opts
+        pattern = solver.matrix.pattern
+
+        def item_solver():
+            return pattern.solver(opts, vals.dtype, 1)
+
         if torch.is_grad_enabled() and vals.requires_grad:
             f = L.require("logdet_grad", "the gradient of SparseTensor.logdet/slogdet/det",
                           "for the value alone call it under torch.no_grad() or on A.detach()")
-            sign, lad = LogdetFn.apply(vals, solver, f)
+            sign, lad = LogdetFn.apply(vals, solver, item_solver, f)
         else:
-            B = vals.shape[0]
-            sign = torch.empty(B, dtype=torch.float64)
-            lad = torch.empty(B, dtype=torch.float64)
-            with solver.lock:
-                try:
-                    solver.prepare(vals.detach())
-                except L.SlaSingularError:
-                    if B == 1:
-                        return (torch.zeros(bs, dtype=self.dtype),
-                                torch.full(bs, -math.inf, dtype=self.dtype))
-                    raise
-                s, d = ctypes.c_double(), ctypes.c_double()
-                for ib in range(B):
-                    L.check(L.sla_solver_logdet(L.ctx(), solver.ptr, ib, ctypes.byref(s),
-                                                ctypes.byref(d)), "logdet")
-                    sign[ib], lad[ib] = s.value, d.value
+            sign, lad, _, _ = _functions.c_slogdet(vals.detach(), solver, item_solver)
         return sign.reshape(bs).to(self.dtype), lad.reshape(bs).to(self.dtype)
 
     def logdet(self, method="lu", **options):
@@ -368,10 +418,15 @@ class SparseTensor:
                 raise ValueError("eigsh: v0 must have %d entries (got %d)" % (n, v0.numel()))
             copts.v0 = v0.data_ptr()
             box["v0"] = v0  # alive while the options are
-        vals = self._csr_values().to(torch.float64).contiguous()
-        cmat = self.pattern.matrix(torch.float64, vals.shape[0])
-        evals, evecs3 = _functions.EigshFn.apply(vals, cmat, copts, api, box)
         bs = self.batch_shape
+        B = _prod(bs)
+        pat = self.pattern if B > 0 else None
+        if B == 0 or pat.nnz == 0:
+            evals, evecs3 = self._eigsh_trivial(k, n, B, box)
+        else:
+            vals = self._csr_values(pat).to(torch.float64).contiguous()
+            cmat = pat.matrix(torch.float64, vals.shape[0])
+            evals, evecs3 = _functions.EigshFn.apply(vals, cmat, copts, api, box)
         kk = evals.shape[-1]
         lam = evals.reshape(bs + (kk,)).to(self.dtype)
         out = (lam, evecs3.transpose(1, 2).reshape(bs + (n, kk)).to(self.dtype)) \
@@ -379,6 +434,25 @@ class SparseTensor:
         if return_info:
             return (out + (box["info"],)) if return_eigenvectors else (out, box["info"])
         return out
+
+    def _eigsh_trivial(self, k, n, B, box):
+        """eigsh without ARPACK: a 0-size batch (empty results) or a matrix
+        without stored entries (the zero matrix: eigenvalues 0, eigenvectors
+        the first k unit vectors, an orthonormal basis like any other; the
+        gradient to the empty values is empty). k is checked as C does."""
+        k = int(k)
+        if not 1 <= k < n:
+            raise L.SlaValueError(-1, "k = %d must be in [1, n) with n = %d (use a dense "
+                                  "eigensolver for all eigenpairs)" % (k, n), "eigsh")
+        evals = _connected(torch.zeros((B, k), dtype=torch.float64), self.values)
+        evecs = torch.eye(n, dtype=torch.float64)[:k].expand(B, k, n).contiguous()
+        evecs = _connected(evecs, self.values)
+        box["info"] = [_functions.EigshInfo(
+            method="zero matrix", converged=True, nconv=k, iterations=0, nops=0,
+            max_residual=0.0, factor_seconds=0.0, seconds=0.0,
+            note="no stored entries: the zero matrix's eigenpairs, no ARPACK")
+            for _ in range(B)]
+        return evals, evecs
 
     # ---- conversions --------------------------------------------------
 
@@ -463,10 +537,11 @@ class SparseTensorList:
                 raise ValueError("right-hand side %d has shape %s; expected (%d,)"
                                  % (i, tuple(b.shape), n))
             _check_cpu(b, "right-hand side %d" % i)
-            v = A._csr_values()
-            s = A.pattern.solver(opts, v.dtype, 1)
+            pat = A.pattern
+            v = A._csr_values(pat)
+            s = pat.solver(opts, v.dtype, 1)
             if id(s) in seen:  # two items share a pattern: a private solver for this one
-                s = _core.Solver(A.pattern, opts, v.dtype, 1)
+                s = _core.Solver(pat, opts, v.dtype, 1)
             seen.add(id(s))
             solvers.append(s)
             vals.append(v)

@@ -163,6 +163,12 @@ nomem:
                       (long long)nnz_in);
 }
 
+/* What a borrowed matrix without stored entries points at when the caller
+ * has no values array (a zero-length tensor's data pointer is NULL): never
+ * read (nnz = 0) and never written, but not NULL, so value-array offsets
+ * (ib * nnz = 0) are taken on a real object. */
+static double empty_values[1];
+
 sla_status sla_matrix_from_csr(sla_ctx *ctx, sla_int nrows, sla_int ncols, const sla_int *rowptr,
                                const sla_int *colind, sla_dtype dtype, sla_int nbatch,
                                const void *vals, sla_ownership own, sla_matrix **out)
@@ -184,8 +190,10 @@ sla_status sla_matrix_from_csr(sla_ctx *ctx, sla_int nrows, sla_int ncols, const
     if (st) return st;
     if (nnz > 0 && !colind)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_from_csr: colind is NULL");
-    if (own == SLA_BORROW && !vals)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "a borrowed matrix needs a values array");
+    if (own == SLA_BORROW && !vals && nnz > 0)
+        return sla__error(ctx, SLA_ERR_ARGUMENT,
+                          "a borrowed matrix with %lld stored entries needs a values array",
+                          (long long)nnz);
     /* All row pointers first: colind may only be read below rowptr[nrows]
      * (a row pointer past it, with a decrease later, once read out of
      * bounds; found by fuzz/fuzz_csr.c) */
@@ -231,7 +239,8 @@ sla_status sla_matrix_from_csr(sla_ctx *ctx, sla_int nrows, sla_int ncols, const
     }
     sla_matrix *A = sla__matrix_wrap(&a, nrows, ncols, nnz, nbatch, dtype,
                                      own == SLA_COPY ? rp : (sla_int *)rowptr, ci,
-                                     own == SLA_COPY ? values : (void *)vals);
+                                     own == SLA_COPY ? values
+                                     : vals ? (void *)vals : empty_values);
     if (!A) goto nomem;
     A->own_rowptr = A->own_values = (own == SLA_COPY);
     *out = A;
@@ -341,10 +350,12 @@ const void *sla_matrix_values(const sla_matrix *A, sla_int ib)
 
 sla_status sla_matrix_set_values(sla_ctx *ctx, sla_matrix *A, sla_int ib, const void *vals)
 {
-    if (!A || !vals) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_set_values: NULL argument");
+    if (!A || (!vals && A->nnz > 0))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_set_values: NULL argument");
     if (ib < 0 || ib >= A->nbatch)
         return sla__error(ctx, SLA_ERR_INDEX, "batch index %lld out of range [0, %lld)",
                           (long long)ib, (long long)A->nbatch);
+    if (A->nnz == 0) return sla__ok(ctx, SLA_OK); /* nothing stored, nothing to copy */
     sla_status st = check_finite(ctx, A->dtype, vals, A->nnz, A->nnz ? A->nnz : 1);
     if (st) return st;
     size_t es = sla__dtype_size(A->dtype);
@@ -354,14 +365,19 @@ sla_status sla_matrix_set_values(sla_ctx *ctx, sla_matrix *A, sla_int ib, const 
 
 sla_status sla_matrix_borrow_values(sla_ctx *ctx, sla_matrix *A, const void *vals)
 {
-    if (!A || !vals) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_borrow_values: NULL argument");
+    if (!A) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_borrow_values: A is NULL");
+    if (!vals && A->nnz > 0)
+        return sla__error(ctx, SLA_ERR_ARGUMENT,
+                          "sla_matrix_borrow_values: vals is NULL (the matrix has %lld stored "
+                          "entries)", (long long)A->nnz);
     if (A->own_values)
         return sla__error(ctx, SLA_ERR_ARGUMENT,
                           "sla_matrix_borrow_values: the matrix owns its values (create it with "
                           "SLA_BORROW)");
     sla_status st = check_finite(ctx, A->dtype, vals, A->nnz * A->nbatch, A->nnz ? A->nnz : 1);
     if (st) return st;
-    A->values = (void *)vals; /* borrowed: read, and written only by set_values */
+    A->values = vals ? (void *)vals : empty_values; /* borrowed: read, and written
+                                                              * only by set_values */
     return sla__ok(ctx, SLA_OK);
 }
 
