@@ -26,6 +26,12 @@ run demo inverse --steps 0;      expect 2 "--steps 0"
 run demo inverse --n abc;        expect 2 "--n abc"
 run demo inverse --method foo;   expect 2 "--method foo"; stderr_has 'method' "--method foo"
 run demo inverse --steps;        expect 2 "--steps without a value"
+# issue 21 defect 8: a newline in --png would inject gnuplot commands
+(cd "$tmp" && "$SLA" demo inverse --steps 2 --n 4 --png "a.png
+!touch PWNED") >"$OUT" 2>"$ERR"; rc=$?; LAST_CMD="demo inverse --png \$'a.png\\n!touch PWNED'"
+expect 2 "--png with a newline"; stderr_has 'control character' "--png with a newline"
+[ -e "$tmp/PWNED" ] && fail "--png with a newline ran a shell command" || ok
+run demo inverse --steps 2 --n 4 --png "$tmp/nodir/k.png"; expect 2 "--png in a missing folder"
 
 # ---- a short optimisation: the loss falls, JSON is the last line ----------
 run demo inverse --n 32 --steps 30 --json --png "$tmp/k.png"
