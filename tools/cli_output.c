@@ -8,6 +8,7 @@
 #include "cli_util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -302,6 +303,58 @@ int cli_outputs_write(sla_ctx *ctx, cli_output *o, int n)
             }
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+int cli_output_install_copy(cli_output *o, const char *src)
+{
+    if (o->in_place) { /* a device or FIFO: copy into it */
+        FILE *in = fopen(src, "rb"), *out = in ? fopen(o->path, "wb") : NULL;
+        int bad = !in || !out;
+        char buf[65536];
+        size_t got;
+        while (!bad && (got = fread(buf, 1, sizeof buf, in)) > 0)
+            bad = fwrite(buf, 1, got, out) != got;
+        if (in) bad |= ferror(in) != 0, fclose(in);
+        if (out) bad |= fclose(out) != 0;
+        if (bad) err("%s: cannot write %s: %s", o->opt, o->path, strerror(errno));
+        return bad ? EXIT_BAD : 0;
+    }
+    char *stage = stage_name(o->target);
+    if (!stage) return oom();
+    int rc = 0, e = 0;
+    FILE *in = fopen(src, "rb");
+    int fd = in ? open(stage, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666) : -1;
+    if (!in || fd < 0) {
+        e = errno;
+        rc = EXIT_BAD;
+    }
+    char buf[65536];
+    size_t got;
+    while (!rc && (got = fread(buf, 1, sizeof buf, in)) > 0) {
+        for (size_t off = 0; off < got && !rc;) {
+            ssize_t w = write(fd, buf + off, got - off);
+            if (w < 0 && errno == EINTR) continue;
+            if (w < 0) {
+                e = errno;
+                rc = EXIT_BAD;
+            } else {
+                off += (size_t)w;
+            }
+        }
+    }
+    if (!rc && ferror(in)) e = EIO, rc = EXIT_BAD;
+    struct stat st;
+    if (!rc && o->exists && stat(o->target, &st) == 0) (void)fchmod(fd, st.st_mode & 07777);
+    if (!rc && fsync(fd) != 0) e = errno, rc = EXIT_BAD;
+    if (fd >= 0 && close(fd) != 0 && !rc) e = errno, rc = EXIT_BAD;
+    if (in) fclose(in);
+    if (!rc && rename(stage, o->target) != 0) e = errno, rc = EXIT_BAD;
+    if (rc) {
+        if (fd >= 0) unlink(stage);
+        err("%s: cannot write %s: %s", o->opt, o->path, strerror(e));
+    }
+    free(stage);
     return rc;
 }
 

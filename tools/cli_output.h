@@ -61,6 +61,11 @@ int cli_outputs_nonfinite(const cli_output *o, int n, char *msg, size_t len);
  * code with a message. */
 int cli_outputs_write(sla_ctx *ctx, cli_output *o, int n);
 
+/* Put a copy of the finished file src at output o (checked by
+ * cli_outputs_check) atomically: copy next to the target, fsync, rename.
+ * 0, or EXIT_BAD with a message (o->path untouched). */
+int cli_output_install_copy(cli_output *o, const char *src);
+
 /* Free what cli_outputs_check allocated (and remove stray stage files). */
 void cli_outputs_free(cli_output *o, int n);
 
