@@ -333,6 +333,13 @@ run solve "$P" --out "$tmp/xlink.mtx"; expect 0 "--out through a link"
 [ "$(mm_size "$tmp/real_x.mtx")" = "100 1" ] && ok || fail "--out through a link: target not written"
 [ "$(stat -c %a "$tmp/real_x.mtx")" = 640 ] && ok || fail "--out: mode $(stat -c %a "$tmp/real_x.mtx"), expected 640"
 ls -a "$tmp" | grep -q 'sla-' && fail "a temporary file was left: $(ls -a "$tmp" | grep sla-)" || ok
+# two processes writing one file: the result is one of the two, whole
+for round in 1 2; do
+    "$SLA" gen poisson2d 300 -o "$tmp/same.mtx" -q & pid=$!
+    "$SLA" gen aniso2d 280 -o "$tmp/same.mtx" -q; wait "$pid"
+    run info "$tmp/same.mtx" --json; expect 0 "two writers, round $round"
+    case $(jget nnz) in 448800|390880) ok ;; *) fail "two writers: nnz '$(jget nnz)'" ;; esac
+done
 # a read-only existing file is not replaced
 echo PRECIOUS >"$tmp/ro.mtx"; chmod 444 "$tmp/ro.mtx"
 if [ ! -w "$tmp/ro.mtx" ]; then

@@ -463,7 +463,17 @@ static const char solve_help[] =
     "                     predicted under S seconds, whatever Krylov would cost\n"
     "                     (accuracy first; default 0.05; 0: the cost model alone)\n"
     "\n"
-    "Exit status: 0 converged, 2 bad input, 3 not converged.\n";
+    "Output files (--out, --grad-b, --grad-A) are checked before any work (no\n"
+    "control characters, a writable folder, not an input, not each other) and\n"
+    "written only when every result is in hand, all or none: each goes to a\n"
+    "temporary file next to it, fsync'ed, then renamed over the target, so a\n"
+    "failed run leaves existing files as they were. Results with Inf/NaN (a\n"
+    "diverged iterate) are not written: the JSON says \"files_written\":false\n"
+    "and why, exit 3. A direct method reports precond \"none\".\n"
+    "\n"
+    "Exit status: 0 converged, 1 internal failure, 2 bad input or an output that\n"
+    "cannot be written (nothing is written), 3 not converged or non-finite\n"
+    "results (the report is still printed).\n";
 
 static void print_info_json(FILE *f, const sla_solve_info *w)
 {
@@ -904,7 +914,8 @@ static const char gen_help[] =
     "                     bordered by dense last rows and columns (--dense D,\n"
     "                     default 8), row diagonally dominant, --seed S\n"
     "\n"
-    "  -o, --out A.mtx    output file (required)\n"
+    "  -o, --out A.mtx    output file (required; checked before the matrix is made,\n"
+    "                     replaced atomically: temporary file, fsync, rename)\n"
     "  -q, --quiet        do not print a summary\n";
 
 static int cmd_gen(int argc, char **argv)
@@ -1623,7 +1634,9 @@ static const char eigsh_help[] =
     "  --tol T            ARPACK's relative accuracy (default 0 = machine epsilon)\n"
     "  --ncv M            Lanczos basis size (default max(2k+1, 20))\n"
     "  --maxiter K        ARPACK restarts (default max(1000, 10 n))\n"
-    "  --out V.mtx        write the eigenvectors (n x k Matrix Market array)\n"
+    "  --out V.mtx        write the eigenvectors (n x k Matrix Market array;\n"
+    "                     checked first, replaced atomically; not written when\n"
+    "                     they hold NaN/Inf: \"files_written\":false, exit 3)\n"
     "  --threads T        number of threads (0 = OpenMP default)\n"
     "  --json             print one JSON object with the report\n"
     "\n"
@@ -1809,7 +1822,9 @@ static const char logdet_help[] =
     "  --json             print one JSON object with the report\n"
     "\n"
     "A singular matrix gives sign 0 and log|det| = -inf (JSON null); its gradient\n"
-    "does not exist (exit 2 with --grad-A).\n";
+    "does not exist (exit 2 with --grad-A). --grad-A is checked before any work\n"
+    "and replaced atomically (temporary file, fsync, rename); a gradient with\n"
+    "NaN/Inf is not written (\"files_written\":false, exit 3).\n";
 
 /* The logdet gradient g on A's pattern to outs[0]: written (all checks
  * passed), or, when it holds Inf/NaN, not written with a note. Returns 0 or
@@ -2018,7 +2033,9 @@ static const char main_help[] =
     "  sla <command> --help   options of a command\n"
     "  sla --version          library version\n"
     "\n"
-    "Exit status: 0 success, 2 bad input, 3 not converged, 1 other failure.\n";
+    "Exit status: 0 success, 2 bad input, 3 not converged, 1 other failure.\n"
+    "Output files are checked before any work and written only on success,\n"
+    "all or none, each replaced atomically; see README, \"Output files\".\n";
 
 int main(int argc, char **argv)
 {
