@@ -358,6 +358,62 @@ int cli_output_install_copy(cli_output *o, const char *src)
     return rc;
 }
 
+/* Length of the valid UTF-8 sequence at p (1-4), or 0 when the bytes there
+ * are not one (a stray continuation byte, an overlong form, a surrogate,
+ * past U+10FFFF, or cut short). */
+static int utf8_len(const unsigned char *p)
+{
+    unsigned c = p[0];
+    int len;
+    unsigned cp, min;
+    if (c < 0x80) return 1;
+    if (c >= 0xc2 && c <= 0xdf) { len = 2; cp = c & 0x1f; min = 0x80; }
+    else if (c >= 0xe0 && c <= 0xef) { len = 3; cp = c & 0x0f; min = 0x800; }
+    else if (c >= 0xf0 && c <= 0xf4) { len = 4; cp = c & 0x07; min = 0x10000; }
+    else return 0;
+    for (int k = 1; k < len; k++) {
+        if ((p[k] & 0xc0) != 0x80) return 0; /* also stops at the terminating NUL */
+        cp = (cp << 6) | (p[k] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+    return len;
+}
+
+/* s as a JSON string. Valid UTF-8 is copied; each byte that is not part of
+ * a valid UTF-8 sequence (a file name in another encoding) becomes \ufffd,
+ * the replacement character, so the output is always valid JSON. */
+void cli_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int len = utf8_len(p);
+        if (len == 0) {
+            fputs("\\ufffd", f);
+            p++;
+            continue;
+        }
+        if (len > 1) {
+            fwrite(p, 1, (size_t)len, f);
+            p += len;
+            continue;
+        }
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (*p < 0x20 || *p == 0x7f)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
+        }
+        p++;
+    }
+    fputc('"', f);
+}
+
 void cli_outputs_free(cli_output *o, int n)
 {
     for (int i = 0; i < n; i++) {

@@ -23,6 +23,7 @@
 #include <sla.h>
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 typedef enum { CLI_OUT_DENSE, CLI_OUT_PATTERN, CLI_OUT_MATRIX } cli_out_kind;
@@ -65,6 +66,12 @@ int cli_outputs_write(sla_ctx *ctx, cli_output *o, int n);
  * cli_outputs_check) atomically: copy next to the target, fsync, rename.
  * 0, or EXIT_BAD with a message (o->path untouched). */
 int cli_output_install_copy(cli_output *o, const char *src);
+
+/* s as a JSON string. Valid UTF-8 is copied; each byte that is not part of
+ * a valid UTF-8 sequence (a file name in another encoding) is written as
+ * \ufffd, the replacement character, and control characters as \u00XX,
+ * so the output is always valid JSON. */
+void cli_json_string(FILE *f, const char *s);
 
 /* Free what cli_outputs_check allocated (and remove stray stage files). */
 void cli_outputs_free(cli_output *o, int n);
