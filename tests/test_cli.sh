@@ -333,6 +333,40 @@ run solve "$P" --out "$tmp/xlink.mtx"; expect 0 "--out through a link"
 [ "$(mm_size "$tmp/real_x.mtx")" = "100 1" ] && ok || fail "--out through a link: target not written"
 [ "$(stat -c %a "$tmp/real_x.mtx")" = 640 ] && ok || fail "--out: mode $(stat -c %a "$tmp/real_x.mtx"), expected 640"
 ls -a "$tmp" | grep -q 'sla-' && fail "a temporary file was left: $(ls -a "$tmp" | grep sla-)" || ok
+# a write that fails part way (file size limit, EFBIG, standing in for a full
+# disk) leaves the old file and no temporary file
+echo PRECIOUS >"$tmp/keep_big.mtx"
+LAST_CMD="(ulimit -f 8; sla gen poisson2d 100 -o keep_big.mtx)"
+( trap '' XFSZ; ulimit -f 8; "$SLA" gen poisson2d 100 -o "$tmp/keep_big.mtx" ) >"$OUT" 2>"$ERR"; rc=$?
+expect 2 "gen past the file size limit"; stderr_has 'keep_big\.mtx.*(too large|File too large)' "gen past the file size limit"
+still_precious "$tmp/keep_big.mtx" "gen past the file size limit"
+ls -a "$tmp" | grep -q 'sla-' && fail "EFBIG: a temporary file was left: $(ls -a "$tmp" | grep sla-)" || ok
+LAST_CMD="(ulimit -f 8; sla solve --out keep_x2 --adjoint --grad-A keep_gA)"
+echo PRECIOUS >"$tmp/keep_x2.mtx"; echo PRECIOUS >"$tmp/keep_gA.mtx"
+( trap '' XFSZ; ulimit -f 8; "$SLA" solve "$P" --out "$tmp/keep_x2.mtx" --adjoint "$tmp/w100.mtx" \
+    --grad-A "$tmp/keep_gA.mtx" ) >"$OUT" 2>"$ERR"; rc=$?
+expect 2 "solve --grad-A past the file size limit"
+still_precious "$tmp/keep_x2.mtx" "--grad-A past the file size limit (all or none)"
+still_precious "$tmp/keep_gA.mtx" "--grad-A past the file size limit"
+# SIGINT while a big file is written: the old file or the new one, whole
+"$SLA" gen poisson2d 200 -o "$tmp/sig.mtx" -q
+for delay in 0.05 0.2; do
+    "$SLA" gen poisson2d 400 -o "$tmp/sig.mtx" -q & pid=$!
+    sleep "$delay"; kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+    run info "$tmp/sig.mtx" --json; expect 0 "SIGINT after ${delay}s: the file reads"
+    case $(jget nnz) in 198400|798400) ok ;; *) fail "SIGINT after ${delay}s: nnz '$(jget nnz)'" ;; esac
+    ls -a "$tmp" | grep -q 'sla-' && fail "SIGINT: a temporary file was left" || ok
+done
+# JSON names: any byte sequence gives valid UTF-8 JSON (strict decoder)
+if command -v python3 >/dev/null; then
+    for nm in $'\xc0\x80' $'\xed\xa0\x80' $'\xf5\x80' $'a\xe2\x82' $'\xf0\x9f\x98\x80' $'\xe2\x82\xac\x80'; do
+        cp "$P" "$tmp/n$nm.mtx"
+        run info "$tmp/n$nm.mtx" --json; expect 0 "info odd name"
+        if python3 -c 'import json, sys; json.loads(open(sys.argv[1], "rb").read().decode("utf-8", "strict"))' "$OUT"
+        then ok; else fail "info odd name: not valid UTF-8 JSON"; fi
+        rm -f "$tmp/n$nm.mtx"
+    done
+fi
 # two processes writing one file: the result is one of the two, whole
 for round in 1 2; do
     "$SLA" gen poisson2d 300 -o "$tmp/same.mtx" -q & pid=$!

@@ -249,6 +249,34 @@ static char *stage_name(const char *target)
     return s;
 }
 
+/* SIGINT, SIGTERM and SIGHUP while the files are written and renamed are
+ * noted and re-raised afterwards. A handler rather than sigprocmask: the
+ * mask is per thread, and OpenMP's threads would still take the signal. */
+static volatile sig_atomic_t pending_signal;
+static const int deferred[3] = {SIGINT, SIGTERM, SIGHUP};
+
+static void note_signal(int sig) { pending_signal = sig; }
+
+static void defer_signals(struct sigaction *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = note_signal;
+    sigfillset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    pending_signal = 0;
+    for (int k = 0; k < 3; k++) {
+        sigaction(deferred[k], NULL, &old[k]);
+        if (old[k].sa_handler != SIG_IGN) sigaction(deferred[k], &sa, NULL);
+    }
+}
+
+static void deliver_signals(const struct sigaction *old)
+{
+    for (int k = 0; k < 3; k++) sigaction(deferred[k], &old[k], NULL);
+    if (pending_signal) raise(pending_signal);
+}
+
 int cli_outputs_write(sla_ctx *ctx, cli_output *o, int n)
 {
     /* devices and FIFOs first: they cannot be staged */
@@ -257,12 +285,8 @@ int cli_outputs_write(sla_ctx *ctx, cli_output *o, int n)
         sla_status st = write_to(ctx, &o[i], o[i].path);
         if (st < 0) return write_fail(ctx, st, &o[i], o[i].path);
     }
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGHUP);
-    sigprocmask(SIG_BLOCK, &block, &old);
+    struct sigaction old[3];
+    defer_signals(old);
     int rc = 0;
     for (int i = 0; i < n && !rc; i++) {
         if (!o[i].path || o[i].in_place) continue;
@@ -302,7 +326,7 @@ int cli_outputs_write(sla_ctx *ctx, cli_output *o, int n)
                 o[i].stage = NULL;
             }
     }
-    sigprocmask(SIG_SETMASK, &old, NULL);
+    deliver_signals(old);
     return rc;
 }
 
