@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <float.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -743,7 +744,7 @@ typedef struct mm_writer {
  * or -1 with errno set; *tmp_out is malloc'ed (free it). */
 static int make_temp(const char *target, char **tmp_out)
 {
-    static unsigned long counter; /* racy increments only make names collide, and O_EXCL retries */
+    static atomic_ulong counter; /* threads writing at once get different names */
     const char *slash = strrchr(target, '/');
     size_t dlen = slash ? (size_t)(slash - target) + 1 : 0;
     size_t cap = dlen + 40;
@@ -758,7 +759,7 @@ static int make_temp(const char *target, char **tmp_out)
     clock_gettime(CLOCK_REALTIME, &ts);
     uint64_t x = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20);
     for (int attempt = 0; attempt < 100; attempt++) {
-        x += 0x9e3779b97f4a7c15ULL + (uint64_t)++counter;
+        x += 0x9e3779b97f4a7c15ULL + (uint64_t)atomic_fetch_add(&counter, 1);
         uint64_t z = x; /* splitmix64 */
         z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
         z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
