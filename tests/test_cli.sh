@@ -283,6 +283,142 @@ jeq reason diverged_time "--max-seconds"
 run solve "$A" --max-seconds -1; expect 2 "--max-seconds -1"
 run solve "$DATA/bcsstk01.mtx" --method lu --json; expect 0 "lu rcond"; stdout_has '"rcond":' "lu rcond"
 
+# ---- output files: validated first, all written or none, atomic (issue 21) --
+# Defect 4: a failing output path must not destroy the outputs before it.
+P=$tmp/p10.mtx
+run gen poisson2d 10 -o "$P"; expect 0 "gen poisson2d 10"
+write_array "$tmp/w100.mtx" 100 1 1
+echo PRECIOUS >"$tmp/keep_x.mtx"; echo PRECIOUS >"$tmp/keep_gb.mtx"
+run solve "$P" --out "$tmp/keep_x.mtx" --adjoint "$tmp/w100.mtx" --grad-b "$tmp/keep_gb.mtx" \
+    --grad-A "$tmp/nodir/gA.mtx"
+expect 2 "--grad-A in a missing folder"; stderr_has 'nodir' "--grad-A in a missing folder"
+still_precious() { # FILE DESCRIPTION
+    if [ "$(cat "$1" 2>/dev/null)" = PRECIOUS ]; then ok; else fail "$2: $1 was changed"; fi
+}
+still_precious "$tmp/keep_x.mtx" "failed --grad-A"; still_precious "$tmp/keep_gb.mtx" "failed --grad-A"
+if [ -s "$OUT" ]; then fail "failed --grad-A: something on stdout"; else ok; fi
+# the paths are checked before any work: a directory, a missing folder
+run solve "$P" --out "$tmp";                 expect 2 "--out is a directory"
+run gen poisson2d 4 -o "$tmp/nodir/A.mtx";   expect 2 "gen -o in a missing folder"
+run eigsh "$P" -k 2 --out "$tmp/nodir/V.mtx"; expect 2 "eigsh --out in a missing folder"
+run logdet "$P" --grad-A "$tmp/nodir/g.mtx"; expect 2 "logdet --grad-A in a missing folder"
+# Defect 5 / section 11: the same file twice, or an input as an output
+cp "$P" "$tmp/in.mtx"; cp "$tmp/in.mtx" "$tmp/in.orig"
+run solve "$tmp/in.mtx" --out "$tmp/in.mtx"; expect 2 "--out = the matrix"
+stderr_has 'same file' "--out = the matrix"
+cmp -s "$tmp/in.mtx" "$tmp/in.orig" && ok || fail "--out = the matrix: input changed"
+run solve "$P" --out "$tmp/w100.mtx" --adjoint "$tmp/w100.mtx"; expect 2 "--out = the adjoint seed"
+run solve "$P" --adjoint "$tmp/w100.mtx" --out "$tmp/xx.mtx" --grad-b "$tmp/./xx.mtx"
+expect 2 "--out = --grad-b (a new file)"; stderr_has 'same file' "--out = --grad-b"
+[ -e "$tmp/xx.mtx" ] && fail "--out = --grad-b: a file was written" || ok
+ln -s in.mtx "$tmp/link.mtx"
+run eigsh "$tmp/in.mtx" -k 2 --out "$tmp/link.mtx"; expect 2 "eigsh --out = the matrix through a link"
+cmp -s "$tmp/in.mtx" "$tmp/in.orig" && ok || fail "eigsh --out through a link: input changed"
+run logdet "$tmp/in.mtx" --grad-A "$tmp/in.mtx"; expect 2 "logdet --grad-A = the matrix"
+# ENOSPC: /dev/full fails cleanly, and the other outputs keep their contents
+if [ -w /dev/full ]; then
+    run solve "$P" --out /dev/full; expect 2 "--out /dev/full"; stderr_has 'space' "--out /dev/full"
+    run solve "$P" --adjoint "$tmp/w100.mtx" --out "$tmp/keep_x.mtx" --grad-b /dev/full
+    expect 2 "--grad-b /dev/full"; still_precious "$tmp/keep_x.mtx" "--grad-b /dev/full"
+    ln -s /dev/full "$tmp/full.mtx"
+    run gen poisson2d 30 -o "$tmp/full.mtx"; expect 2 "gen -o a link to /dev/full"
+    [ -L "$tmp/full.mtx" ] && ok || fail "gen -o a link to /dev/full: the link was replaced"
+    run eigsh "$P" -k 2 --out /dev/full; expect 2 "eigsh --out /dev/full"
+fi
+# atomic replacement: a link to a regular file stays a link, its target is
+# replaced, no temporary file is left, the mode of the old file is kept
+echo PRECIOUS >"$tmp/real_x.mtx"; chmod 640 "$tmp/real_x.mtx"; ln -s real_x.mtx "$tmp/xlink.mtx"
+run solve "$P" --out "$tmp/xlink.mtx"; expect 0 "--out through a link"
+[ -L "$tmp/xlink.mtx" ] && ok || fail "--out through a link: the link was replaced"
+[ "$(mm_size "$tmp/real_x.mtx")" = "100 1" ] && ok || fail "--out through a link: target not written"
+[ "$(stat -c %a "$tmp/real_x.mtx")" = 640 ] && ok || fail "--out: mode $(stat -c %a "$tmp/real_x.mtx"), expected 640"
+ls -a "$tmp" | grep -q 'sla-' && fail "a temporary file was left: $(ls -a "$tmp" | grep sla-)" || ok
+# a write that fails part way (file size limit, EFBIG, standing in for a full
+# disk) leaves the old file and no temporary file
+echo PRECIOUS >"$tmp/keep_big.mtx"
+LAST_CMD="(ulimit -f 8; sla gen poisson2d 100 -o keep_big.mtx)"
+( trap '' XFSZ; ulimit -f 8; "$SLA" gen poisson2d 100 -o "$tmp/keep_big.mtx" ) >"$OUT" 2>"$ERR"; rc=$?
+expect 2 "gen past the file size limit"; stderr_has 'keep_big\.mtx.*(too large|File too large)' "gen past the file size limit"
+still_precious "$tmp/keep_big.mtx" "gen past the file size limit"
+ls -a "$tmp" | grep -q 'sla-' && fail "EFBIG: a temporary file was left: $(ls -a "$tmp" | grep sla-)" || ok
+LAST_CMD="(ulimit -f 8; sla solve --out keep_x2 --adjoint --grad-A keep_gA)"
+echo PRECIOUS >"$tmp/keep_x2.mtx"; echo PRECIOUS >"$tmp/keep_gA.mtx"
+( trap '' XFSZ; ulimit -f 8; "$SLA" solve "$P" --out "$tmp/keep_x2.mtx" --adjoint "$tmp/w100.mtx" \
+    --grad-A "$tmp/keep_gA.mtx" ) >"$OUT" 2>"$ERR"; rc=$?
+expect 2 "solve --grad-A past the file size limit"
+still_precious "$tmp/keep_x2.mtx" "--grad-A past the file size limit (all or none)"
+still_precious "$tmp/keep_gA.mtx" "--grad-A past the file size limit"
+# SIGINT while a big file is written: the old file or the new one, whole
+"$SLA" gen poisson2d 200 -o "$tmp/sig.mtx" -q
+for delay in 0.05 0.2; do
+    "$SLA" gen poisson2d 400 -o "$tmp/sig.mtx" -q & pid=$!
+    sleep "$delay"; kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+    run info "$tmp/sig.mtx" --json; expect 0 "SIGINT after ${delay}s: the file reads"
+    case $(jget nnz) in 198400|798400) ok ;; *) fail "SIGINT after ${delay}s: nnz '$(jget nnz)'" ;; esac
+    ls -a "$tmp" | grep -q 'sla-' && fail "SIGINT: a temporary file was left" || ok
+done
+# JSON names: any byte sequence gives valid UTF-8 JSON (strict decoder)
+if command -v python3 >/dev/null; then
+    for nm in $'\xc0\x80' $'\xed\xa0\x80' $'\xf5\x80' $'a\xe2\x82' $'\xf0\x9f\x98\x80' $'\xe2\x82\xac\x80'; do
+        cp "$P" "$tmp/n$nm.mtx"
+        run info "$tmp/n$nm.mtx" --json; expect 0 "info odd name"
+        if python3 -c 'import json, sys; json.loads(open(sys.argv[1], "rb").read().decode("utf-8", "strict"))' "$OUT"
+        then ok; else fail "info odd name: not valid UTF-8 JSON"; fi
+        rm -f "$tmp/n$nm.mtx"
+    done
+fi
+# two processes writing one file: the result is one of the two, whole
+for round in 1 2; do
+    "$SLA" gen poisson2d 300 -o "$tmp/same.mtx" -q & pid=$!
+    "$SLA" gen aniso2d 280 -o "$tmp/same.mtx" -q; wait "$pid"
+    run info "$tmp/same.mtx" --json; expect 0 "two writers, round $round"
+    case $(jget nnz) in 448800|390880) ok ;; *) fail "two writers: nnz '$(jget nnz)'" ;; esac
+done
+# a read-only existing file is not replaced
+echo PRECIOUS >"$tmp/ro.mtx"; chmod 444 "$tmp/ro.mtx"
+if [ ! -w "$tmp/ro.mtx" ]; then
+    run solve "$P" --out "$tmp/ro.mtx"; expect 2 "--out a read-only file"; still_precious "$tmp/ro.mtx" "--out read-only"
+fi
+# Defect 8 (sibling): no control characters in any output name
+run solve "$P" --out "$tmp/a"$'\n'"b.mtx"; expect 2 "--out with a newline"; stderr_has 'control character' "--out with a newline"
+run gen poisson2d 4 -o "$tmp/a"$'\t'"b.mtx"; expect 2 "gen -o with a tab"
+run eigsh "$P" -k 2 --out "$tmp/a"$'\r'"b.mtx"; expect 2 "eigsh --out with a CR"
+run logdet "$P" --grad-A "$tmp/a"$'\033'"b.mtx"; expect 2 "logdet --grad-A with an escape"
+ls "$tmp" | grep -q '^a' && fail "a control-character file was written" || ok
+# Defect 7: a non-finite iterate with --out keeps exit 3 and the JSON report;
+# no file is written (an existing one is left as it was) and the JSON says so
+printf '%s\n' '%%MatrixMarket matrix coordinate real general' '2 2 2' '1 1 4e-320' '2 2 4e-320' >"$tmp/subn.mtx"
+write_array "$tmp/b11.mtx" 2 1 1
+run solve "$tmp/subn.mtx" --rhs "$tmp/b11.mtx" --method cg --json --out "$tmp/keep_x.mtx"
+expect 3 "non-finite x with --out"; one_json_object "non-finite x with --out"
+jeq files_written false "non-finite x with --out"; stdout_has '"files_note":"[^"]*not finite' "non-finite x with --out"
+still_precious "$tmp/keep_x.mtx" "non-finite x with --out"
+run solve "$tmp/subn.mtx" --rhs "$tmp/b11.mtx" --method cg --json --adjoint "$tmp/b11.mtx" --grad-b "$tmp/gbn.mtx"
+expect 3 "non-finite x with --adjoint"; one_json_object "non-finite x with --adjoint"
+stderr_has 'not finite' "non-finite x with --adjoint"
+[ -e "$tmp/gbn.mtx" ] && fail "non-finite x with --adjoint: --grad-b written" || ok
+run solve "$P" --out "$tmp/x_ok.mtx" --json; expect 0 "--out --json"; jeq files_written true "--out --json"
+# Section 11: a direct solve reports no preconditioner
+run solve "$P" --method lu --precond jacobi --json; expect 0 "lu --precond jacobi"; jeq precond none "lu --precond jacobi"
+# Section 11: non-UTF-8 file names give valid JSON (each invalid byte as \ufffd)
+cp "$P" "$tmp/"$'\xff'"x.mtx"
+run info "$tmp/"$'\xff'"x.mtx" --json; expect 0 "info non-UTF-8 name"
+stdout_has '\\ufffdx\.mtx' "info non-UTF-8 name"
+if LC_ALL=C grep -q $'\xff' "$OUT"; then fail "info non-UTF-8 name: raw byte in the JSON"; else ok; fi
+cp "$P" "$tmp/é.mtx"
+run info "$tmp/é.mtx" --json; expect 0 "info UTF-8 name"; stdout_has 'é\.mtx' "info UTF-8 name (kept as is)"
+# Defect 9: a 60-byte file declaring 2^31-1 rows must not take tens of GB.
+# Release build only (ASan ignores ulimit -v): the refusal names the memory.
+printf '%s\n' '%%MatrixMarket matrix coordinate real general' '2147483647 2147483647 1' '1 1 1' >"$tmp/big.mtx"
+if [ "${SLA_TEST_SANITIZE:-0}" != 1 ]; then
+    LAST_CMD="(ulimit -v 4000000; sla info big.mtx)"
+    ( ulimit -v 4000000; "$SLA" info "$tmp/big.mtx" ) >"$OUT" 2>"$ERR"; rc=$?
+    expect 2 "2^31-1 rows under ulimit -v"; stderr_has 'needs [0-9.]+ GB.*available' "2^31-1 rows under ulimit -v"
+    LAST_CMD="(ulimit -v 4000000; sla solve big.mtx)"
+    ( ulimit -v 4000000; "$SLA" solve "$tmp/big.mtx" ) >"$OUT" 2>"$ERR"; rc=$?
+    expect 2 "solve 2^31-1 rows under ulimit -v"
+fi
+
 # ---- demo ----------------------------------------------------------------
 run demo --n 24;   expect 0 "demo --n 24"; stdout_has 'result: OK' "demo"
 stdout_has 'dL/db' "demo"; stdout_has 'dL/dA' "demo"

@@ -78,6 +78,16 @@ if [ "$have_arpack" = 1 ]; then
     # non-convergence is exit 3, reported
     run eigsh "$A" -k 4 --which LM --ncv 6 --maxiter 2 --json; expect 3 "eigsh not converged"
     jeq converged false "eigsh not converged"; stderr_has 'converged' "eigsh not converged"
+    # issue 21 defect 7: a NaN iterate with --out keeps exit 3 + JSON, writes nothing
+    run gen poisson2d 60 -o "$tmp/p60.mtx"; expect 0 "gen poisson2d 60"
+    echo PRECIOUS >"$tmp/V.mtx"
+    run eigsh "$tmp/p60.mtx" -k 5 --which SA --maxiter 1 --ncv 6 --json
+    if [ "$rc" -eq 3 ] && grep -q nan <(jarr eigenvalues; jarr residuals; true) || [ "$rc" -eq 3 ]; then
+        run eigsh "$tmp/p60.mtx" -k 5 --which SA --maxiter 1 --ncv 6 --json --out "$tmp/V.mtx"
+        expect 3 "eigsh not converged with --out"; one_json_object "eigsh not converged with --out"
+        if [ "$(cat "$tmp/V.mtx")" = PRECIOUS ]; then jeq files_written false "eigsh non-finite --out"
+        else jeq files_written true "eigsh --out (finite vectors)"; fi
+    fi
     # errors
     run eigsh "$A" -k 3 --which XX;   expect 2 "eigsh bad which"; stderr_has 'did you mean' "eigsh bad which"
     run eigsh "$A" -k 0;              expect 2 "eigsh k = 0"

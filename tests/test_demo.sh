@@ -26,6 +26,28 @@ run demo inverse --steps 0;      expect 2 "--steps 0"
 run demo inverse --n abc;        expect 2 "--n abc"
 run demo inverse --method foo;   expect 2 "--method foo"; stderr_has 'method' "--method foo"
 run demo inverse --steps;        expect 2 "--steps without a value"
+# issue 21 defect 8: a newline in --png would inject gnuplot commands
+(cd "$tmp" && "$SLA" demo inverse --steps 2 --n 4 --png "a.png
+!touch PWNED") >"$OUT" 2>"$ERR"; rc=$?; LAST_CMD="demo inverse --png \$'a.png\\n!touch PWNED'"
+expect 2 "--png with a newline"; stderr_has 'control character' "--png with a newline"
+[ -e "$tmp/PWNED" ] && fail "--png with a newline ran a shell command" || ok
+run demo inverse --steps 2 --n 4 --png "$tmp/nodir/k.png"; expect 2 "--png in a missing folder"
+# the image is made by gnuplot in a temporary folder and then put in place:
+# a stand-in gnuplot (writes FAKEPNG to the script's output) checks that the
+# user's name never reaches the script and that the file lands atomically
+mkdir -p "$tmp/fakebin"
+cat >"$tmp/fakebin/gnuplot" <<'GP'
+#!/bin/sh
+out=$(sed -n "s/^set output '\(.*\)'$/\1/p" "$1")
+grep -q "q'uote" "$1" && exit 5
+printf 'FAKEPNG\n' >"$out"
+GP
+chmod +x "$tmp/fakebin/gnuplot"
+echo PRECIOUS >"$tmp/q'uote.png"
+PATH="$tmp/fakebin:$PATH" run demo inverse --steps 2 --n 4 --png "$tmp/q'uote.png"
+expect 0 "--png through a stand-in gnuplot"; stdout_has "png: .*q'uote\.png" "--png through a stand-in gnuplot"
+if [ "$(cat "$tmp/q'uote.png")" = FAKEPNG ]; then ok; else fail "--png: the image was not put in place"; fi
+ls -a "$tmp" | grep -q 'sla-' && fail "--png left a temporary file" || ok
 
 # ---- a short optimisation: the loss falls, JSON is the last line ----------
 run demo inverse --n 32 --steps 30 --json --png "$tmp/k.png"

@@ -70,6 +70,18 @@ grep -q "missing.mtx" "$tmp/e.err" || fail "missing file: no message ($(cat "$tm
 $MPIEXEC --oversubscribe -n 2 "$SLA" solve "$tmp/P.mtx" --method cholesky > /dev/null 2> "$tmp/e.err"
 rc=$?
 [ $rc = 2 ] || fail "cholesky: exit $rc"
+# issue 21: a bad --grad-A is refused before any work, on every rank, and
+# the files before it keep their contents; --out = the matrix is refused
+echo PRECIOUS > "$tmp/keep.mtx"
+$MPIEXEC --oversubscribe -n 2 "$SLA" solve "$tmp/P.mtx" --out "$tmp/keep.mtx" --adjoint "$tmp/wP.mtx" \
+    --grad-A "$tmp/nodir/gA.mtx" > /dev/null 2> "$tmp/e.err"
+rc=$?
+[ $rc = 2 ] || fail "--grad-A in a missing folder: exit $rc"
+[ "$(cat "$tmp/keep.mtx")" = PRECIOUS ] || fail "--grad-A in a missing folder: --out file changed"
+$MPIEXEC --oversubscribe -n 2 "$SLA" solve "$tmp/P.mtx" --out "$tmp/P.mtx" > /dev/null 2> "$tmp/e.err"
+rc=$?
+[ $rc = 2 ] || fail "--out = the matrix: exit $rc"
+grep -q "same file" "$tmp/e.err" || fail "--out = the matrix: no message ($(cat "$tmp/e.err"))"
 
 echo "test_dist_cli: $fails failures"
 [ $fails = 0 ]

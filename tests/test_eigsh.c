@@ -557,6 +557,11 @@ int main(void)
         b.which = SLA_EIG_LA;
         double l[6], res[6];
         sla_eigsh_info info[2];
+        /* k = 0 arrives with empty (NULL) arrays from a binding: say so (issue 21) */
+        sla_eigsh_options k0 = b;
+        k0.k = 0;
+        CHECK_ST(ctx, sla_eigsh_batch(ctx, B, &k0, NULL, NULL, NULL, NULL), SLA_ERR_ARGUMENT);
+        CHECK(strstr(sla_ctx_message(ctx), "k must be >= 1") != NULL);
         CHECK_OK(ctx, sla_eigsh_batch(ctx, B, &b, l, NULL, res, info));
         for (int i = 0; i < 3; i++) CHECK_CLOSE(l[3 + i], 2 * l[i], 1e-12);
         CHECK(info[1].converged);

@@ -307,10 +307,46 @@ static void test_properties(void)
     sla_matrix_destroy(&A);
 }
 
+/* Few entries for the dimensions: sorted, not counted (no O(n) counters,
+ * issue 21); the result must equal the counting sort's, duplicates summed in
+ * entry order, and the COO -> CSR map too. (The refusal of a row pointer
+ * that cannot fit in memory is tested by test_cli.sh under ulimit -v.) */
+static void test_coo_sparse_dims(void)
+{
+    enum { NE = 60 };
+    sla_int r[NE], c[NE], map1[NE], map2[NE];
+    double v[NE];
+    unsigned long long seed = 7;
+    for (int k = 0; k < NE; k++) {
+        r[k] = (sla_int)(tu_rand(&seed) * 8.0 + 8.0) % 8; /* many duplicates */
+        c[k] = (sla_int)(tu_rand(&seed) * 8.0 + 8.0) % 8;
+        v[k] = tu_rand(&seed);
+    }
+    sla_matrix *S = NULL, *D = NULL;
+    CHECK_OK(ctx, sla_matrix_from_coo(ctx, 8, 8, NE, r, c, SLA_F64, 1, v, map1, &D)); /* counted */
+    CHECK_OK(ctx, sla_matrix_from_coo(ctx, 100000, 90000, NE, r, c, SLA_F64, 1, v, map2, &S)); /* sorted */
+    if (S && D) {
+        sla_int nnz = sla_matrix_nnz(D);
+        CHECK(sla_matrix_nnz(S) == nnz);
+        const sla_int *rs = sla_matrix_rowptr(S), *rd = sla_matrix_rowptr(D);
+        for (int i = 0; i <= 8; i++) CHECK(rs[i] == rd[i]);
+        CHECK(rs[100000] == nnz);
+        sla_int cs[NE], cd[NE];
+        sla_matrix_get_colind(S, cs);
+        sla_matrix_get_colind(D, cd);
+        const double *vs = sla_matrix_values(S, 0), *vd = sla_matrix_values(D, 0);
+        for (sla_int k = 0; k < nnz; k++) CHECK(cs[k] == cd[k] && vs[k] == vd[k]); /* bitwise */
+        for (int k = 0; k < NE; k++) CHECK(map1[k] == map2[k]);
+    }
+    sla_matrix_destroy(&S);
+    sla_matrix_destroy(&D);
+}
+
 int main(void)
 {
     sla_ctx_create(&ctx);
     test_coo();
+    test_coo_sparse_dims();
     test_csr_errors();
     test_borrow_and_set();
     test_borrow_values();

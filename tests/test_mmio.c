@@ -6,6 +6,9 @@
 
 #include "test_util.h"
 
+#include <dirent.h>
+#include <math.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- counting allocator (test_util.h); it never fails here -------------- */
@@ -520,6 +523,58 @@ static void test_io_errors(sla_ctx *ctx)
     sla_matrix_destroy(&A);
 }
 
+/* ---- atomic replacement (issue 21) --------------------------------------- */
+
+static int count_temp_files(void)
+{
+    DIR *d = opendir(tmpdir);
+    int c = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (strstr(e->d_name, ".sla-write-")) c++;
+    if (d) closedir(d);
+    return c;
+}
+
+static void test_atomic(sla_ctx *ctx)
+{
+    sla_matrix *A = NULL, *B = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 1, 5, &A));
+    const char *keep = tmp_path("keep.mtx"), *link = tmp_path("link.mtx");
+    FILE *f = fopen(keep, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("PRECIOUS\n", f);
+    fclose(f);
+    CHECK(chmod(keep, 0640) == 0);
+    CHECK(symlink("keep.mtx", link) == 0);
+    /* a reader that opened the old file keeps reading it whole: the file is
+     * replaced (rename), never truncated and rewritten in place */
+    FILE *old = fopen(keep, "r");
+    struct stat st0, st1;
+    CHECK(stat(keep, &st0) == 0);
+    CHECK_OK(ctx, sla_mm_write(ctx, link, A, 0));
+    char line[32] = "";
+    CHECK(old && fgets(line, sizeof line, old) && !strcmp(line, "PRECIOUS\n"));
+    if (old) fclose(old);
+    CHECK(stat(keep, &st1) == 0);
+    CHECK(st1.st_ino != st0.st_ino);
+    CHECK((st1.st_mode & 07777) == 0640); /* the mode is kept */
+    CHECK(lstat(link, &st1) == 0 && S_ISLNK(st1.st_mode)); /* the link stays a link */
+    CHECK_OK(ctx, sla_mm_read(ctx, keep, SLA_F64, &B));
+    CHECK(B && sla_matrix_nnz(B) == sla_matrix_nnz(A));
+    sla_matrix_destroy(&B);
+    CHECK(count_temp_files() == 0);
+    /* a failed write (a refused value) leaves the file and no temporary */
+    double bad[2] = {1.0, NAN};
+    CHECK(stat(keep, &st0) == 0);
+    CHECK_ERR(ctx, sla_mm_write_dense(ctx, keep, 2, 1, bad), SLA_ERR_VALUE, "not finite");
+    CHECK(stat(keep, &st1) == 0 && st1.st_ino == st0.st_ino);
+    CHECK(count_temp_files() == 0);
+    remove(link);
+    sla_matrix_destroy(&A);
+}
+
 int main(void)
 {
     const char *base = getenv("TMPDIR");
@@ -541,12 +596,13 @@ int main(void)
     test_files(ctx);
     test_dense(ctx);
     test_io_errors(ctx);
+    test_atomic(ctx);
     if (live.live != 0) fprintf(stderr, "%ld blocks not freed\n", live.live);
     CHECK(live.live == 0);
 
     sla_ctx_destroy(&ctx);
-    const char *names[] = {"rt.mtx", "bad.mtx", "bcsstk01.mtx", "dense.mtx", "x.mtx"};
-    for (int k = 0; k < 5; k++) remove(tmp_path(names[k]));
+    const char *names[] = {"rt.mtx", "bad.mtx", "bcsstk01.mtx", "dense.mtx", "x.mtx", "keep.mtx", "link.mtx"};
+    for (int k = 0; k < 7; k++) remove(tmp_path(names[k]));
     rmdir(tmpdir);
     return tu_finish("test_mmio");
 }

@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 
+#include "cli_output.h"
 #include "cli_util.h"
 #include "demo_inverse.h"
 
@@ -67,7 +68,9 @@ const char sla_demo_inverse_help[] =
     "  --every K       print a progress line every K steps (default steps/15)\n"
     "  --png PATH      image of kappa*, kappa and the error (default\n"
     "                  sla_demo_inverse.png; needs gnuplot, skipped with a note\n"
-    "                  otherwise; --png '' skips it)\n"
+    "                  otherwise; --png '' skips it). The name is checked\n"
+    "                  first (no control characters, a writable folder); the\n"
+    "                  image is made in a temporary folder and renamed into place\n"
     "  --noise S       add Gaussian noise of standard deviation S * rms(u*) to the\n"
     "                  observations (default 0: noise-free)\n"
     "  --seed S        seed of the noise and of --check-grad's perturbation and\n"
@@ -445,23 +448,16 @@ static void write_field(FILE *f, const inv_problem *P, const double *a, const do
     fputs("\n\n", f);
 }
 
-/* A gnuplot single-quoted string: ' doubles. */
-static void gp_string(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'') fputc('\'', f);
-        fputc(*s, f);
-    }
-    fputc('\'', f);
-}
-
-/* Write kappa*, kappa and kappa - kappa* as a PNG through gnuplot (data
- * file and script in a temporary directory, removed afterwards). Returns
- * 0 on success, 1 when skipped or failed (a note is printed). */
-static int write_png(const inv_problem *P, const double *kappa, const char *png, double relerr,
+/* Write kappa*, kappa and kappa - kappa* as a PNG through gnuplot. The
+ * data file, the script and the image are made in a fresh temporary
+ * directory (removed afterwards) whose name alone appears in the script: the
+ * user's file name never reaches gnuplot (it could carry commands). The
+ * finished image is then copied next to the target and renamed over it.
+ * Returns 0 on success, 1 when skipped or failed (a note is printed). */
+static int write_png(const inv_problem *P, const double *kappa, cli_output *po, double relerr,
                      FILE *out)
 {
+    const char *png = po->path;
     if (!have_gnuplot()) {
         fprintf(out, "  png: skipped (gnuplot not found on PATH; 'make run' installs "
                      "gnuplot-nox)\n");
@@ -473,9 +469,10 @@ static int write_png(const inv_problem *P, const double *kappa, const char *png,
                 strerror(errno));
         return 1;
     }
-    char dat[64], gp[64], cmd[128];
+    char dat[64], gp[64], img[64], cmd[128];
     snprintf(dat, sizeof dat, "%s/kappa.dat", dir);
     snprintf(gp, sizeof gp, "%s/plot.gp", dir);
+    snprintf(img, sizeof img, "%s/kappa.png", dir);
     int rc = 1;
     FILE *f = fopen(dat, "w");
     if (f) {
@@ -495,10 +492,9 @@ static int write_png(const inv_problem *P, const double *kappa, const char *png,
                 "} else {\n"
                 "  set terminal png size 1650,500\n"
                 "}\n"
-                "set output ");
-        gp_string(g, png);
+                "set output '%s'\n", img); /* mkdtemp's name: no quote, no newline */
         fprintf(g,
-                "\nset multiplot layout 1,3 title 'sla demo inverse: N = %lld, relative L2 "
+                "set multiplot layout 1,3 title 'sla demo inverse: N = %lld, relative L2 "
                 "error of kappa %.3f %%'\n"
                 "set size ratio -1\nset xrange [0:1]\nset yrange [0:1]\n"
                 "set xlabel 'x'\nset ylabel 'y'\nset tics out\nset rmargin 9\n"
@@ -522,7 +518,11 @@ static int write_png(const inv_problem *P, const double *kappa, const char *png,
             snprintf(cmd, sizeof cmd, "gnuplot %s >/dev/null 2>&1", gp);
             fflush(NULL);
             int s = system(cmd);
-            if (s == 0 && access(png, R_OK) == 0) {
+            if (s == 0 && access(img, R_OK) == 0) {
+                if (cli_output_install_copy(po, img) != 0) {
+                    fprintf(out, "  png: not written (see the message above)\n");
+                    goto cleanup;
+                }
                 char *abs = realpath(png, NULL);
                 fprintf(out, "  png: %s (true kappa, recovered kappa, error)\n", abs ? abs : png);
                 free(abs);
@@ -533,6 +533,8 @@ static int write_png(const inv_problem *P, const double *kappa, const char *png,
         }
     }
     if (rc && !g) fprintf(out, "  png: skipped (cannot write temporary files in %s)\n", dir);
+cleanup:
+    remove(img);
     remove(dat);
     remove(gp);
     rmdir(dir);
@@ -615,6 +617,13 @@ static int parse_opts(int argc, char **argv, int start, inv_opts *o, int *help)
     return 0;
 }
 
+static int has_png_option(int argc, char **argv, int start)
+{
+    for (int i = start; i < argc; i++)
+        if (!strcmp(argv[i], "--png") || !strncmp(argv[i], "--png=", 6)) return 1;
+    return 0;
+}
+
 int sla_demo_inverse(int argc, char **argv, int start)
 {
     inv_opts o = {.steps = 2000,
@@ -642,16 +651,30 @@ int sla_demo_inverse(int argc, char **argv, int start)
         return EXIT_OK;
     }
     if (o.alpha_end > o.alpha) o.alpha_end = o.alpha;
+    /* The image's name is checked before any work: no control characters
+     * (refused), an existing folder we may write, not a directory. An
+     * explicit --png that fails the checks is an error; the default name
+     * is skipped with a note. */
+    const int png_given = has_png_option(argc, argv, start);
+    cli_output po = {.opt = "--png", .path = o.png && o.png[0] ? o.png : NULL, .what = "image"};
+    if (po.path && cli_outputs_check(&po, 1, NULL, 0)) {
+        cli_outputs_free(&po, 1);
+        if (png_given) return EXIT_BAD;
+        printf("  png: skipped (%s cannot be written here)\n", o.png);
+        po.path = NULL;
+    }
 
     sla_ctx *ctx = NULL;
     if (sla_ctx_create(&ctx) != SLA_OK) {
         err("out of memory");
+        cli_outputs_free(&po, 1);
         return EXIT_INTERNAL;
     }
     sla_ctx_set_threads(ctx, (int)o.threads);
     if (strpbrk(o.method, ",=")) {
         err("demo inverse: --method: expected one method name, got '%s'", o.method);
         sla_ctx_destroy(&ctx);
+        cli_outputs_free(&po, 1);
         return EXIT_BAD;
     }
     sla_solver_options sopts;
@@ -662,6 +685,7 @@ int sla_demo_inverse(int argc, char **argv, int start)
     if (st < 0) {
         rc = lib_fail(ctx, st, "--method");
         sla_ctx_destroy(&ctx);
+        cli_outputs_free(&po, 1);
         return EXIT_BAD;
     }
     sopts.precond = SLA_PRECOND_NONE;
@@ -782,7 +806,7 @@ int sla_demo_inverse(int argc, char **argv, int start)
     printf("  relative L2 error of kappa: %.4f %% over all %lld cells (%.4f %% without the "
            "boundary ring of cells)\n",
            100 * e_all, (long long)nc, 100 * e_in);
-    if (o.png && o.png[0]) write_png(&P, kappa, o.png, e_all, stdout);
+    if (po.path) write_png(&P, kappa, &po, e_all, stdout);
     if (o.json) {
         printf("{\"steps\":%lld,\"loss\":%.6e,\"loss_first\":%.6e,\"misfit\":%.6e,"
                "\"rel_l2_error\":%.6e,\"seconds\":%.3f}\n",
@@ -799,5 +823,6 @@ done:
     inv_free(&P);
     sla_ctx_destroy(&ctx);
     blas_threads_restore(blas_old);
+    cli_outputs_free(&po, 1);
     return rc;
 }

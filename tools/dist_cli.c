@@ -8,6 +8,7 @@
 #include <sla.h>
 #include <sla/dist.h>
 
+#include "cli_output.h"
 #include "dist_cli.h"
 
 #include <math.h>
@@ -118,16 +119,7 @@ static int share(int rc)
     return rc;
 }
 
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20) printf("\\u%04x", *s);
-        else putchar(*s);
-    }
-    putchar('"');
-}
+static void json_str(const char *s) { cli_json_string(stdout, s); }
 
 static void info_json(const sla_solve_info *w)
 {
@@ -163,8 +155,22 @@ int sla_cli_dist_solve(int argc, char **argv)
     double *b = NULL, *w = NULL, *x = NULL, *gb = NULL, *gv = NULL;
     sla_int n = 0, nnz = 0;
     char note[200] = "";
+    cli_output outs[3] = {{.opt = "--out", .what = "x", .kind = CLI_OUT_DENSE},
+                          {.opt = "--grad-b", .what = "dL/db", .kind = CLI_OUT_DENSE},
+                          {.opt = "--grad-A", .what = "dL/dA", .kind = CLI_OUT_PATTERN}};
+    int files_written = 0;
+    char files_note[256] = "";
     int rc = parse(rank, argc, argv, &d);
     if (rc) goto done;
+    /* output files: checked by rank 0 before any work, written at the end */
+    if (rank == 0) {
+        outs[0].path = d.out;
+        outs[1].path = d.gb;
+        outs[2].path = d.ga;
+        const char *inputs[3] = {d.apath, d.rhs, d.adj};
+        rc = cli_outputs_check(outs, 3, inputs, 3);
+    }
+    if ((rc = share(rc))) goto done;
     if (sla_ctx_create(&ctx) != SLA_OK) {
         rc = X_INTERNAL;
         goto done;
@@ -257,10 +263,6 @@ int sla_cli_dist_solve(int argc, char **argv)
     int ok = fw.converged;
     if (rank == 0) xg = calloc((size_t)n, sizeof *xg);
     sla_dist_gather_vector(ctx, D, 0, x, xg);
-    if (rank == 0 && d.out && sla_mm_write_dense(ctx, d.out, n, 1, xg)) {
-        fprintf(stderr, "sla: %s\n", sla_ctx_message(ctx));
-        rc = X_BAD;
-    }
     double t_adj = 0.0;
     if (!rc && d.adj) {
         w = calloc((size_t)nl, sizeof *w);
@@ -282,13 +284,23 @@ int sla_cli_dist_solve(int argc, char **argv)
         }
         sla_dist_gather_vector(ctx, D, 0, gb, gbg);
         sla_dist_gather_values(ctx, D, 0, gv, gAg); /* A's own CSR order */
-        if (rank == 0 && d.gb && sla_mm_write_dense(ctx, d.gb, n, 1, gbg)) {
-            fprintf(stderr, "sla: %s\n", sla_ctx_message(ctx));
-            rc = X_BAD;
-        }
-        if (rank == 0 && d.ga && sla_mm_write_pattern_values(ctx, d.ga, A, gAg)) {
-            fprintf(stderr, "sla: %s\n", sla_ctx_message(ctx));
-            rc = X_BAD;
+    }
+    /* every result is in hand: rank 0 writes the files, all or none;
+     * non-finite results are reported, not written (exit 3) */
+    const int want_files = d.out || d.gb || d.ga;
+    if (rank == 0 && !rc && want_files) {
+        outs[0].nrows = outs[1].nrows = n;
+        outs[0].ncols = outs[1].ncols = 1;
+        outs[0].data = xg;
+        outs[1].data = gbg;
+        outs[2].A = A;
+        outs[2].data = gAg;
+        char why[200];
+        if (cli_outputs_nonfinite(outs, 3, why, sizeof why) >= 0) {
+            snprintf(files_note, sizeof files_note, "no file written: %s", why);
+            ok = 0;
+        } else if ((rc = cli_outputs_write(ctx, outs, 3)) == 0) {
+            files_written = 1;
         }
     }
     if (rank == 0 && !rc) {
@@ -309,6 +321,13 @@ int sla_cli_dist_solve(int argc, char **argv)
                 info_json(&aw);
                 printf(",\"seconds\":%.6g}", t_adj);
             }
+            if (want_files) {
+                printf(",\"files_written\":%s", files_written ? "true" : "false");
+                if (!files_written) {
+                    printf(",\"files_note\":");
+                    json_str(files_note);
+                }
+            }
             printf("}\n");
         } else {
             printf("%s: n = %lld, nnz = %lld, %d ranks (%s partition)\n  method %s, precond %s\n", d.apath,
@@ -321,7 +340,9 @@ int sla_cli_dist_solve(int argc, char **argv)
                        aw.residual, sla_reason_name(aw.reason));
         }
         fflush(stdout);
-        if (!ok) fprintf(stderr, "sla: %s did not converge\n", fw.converged ? "adjoint solve" : "solve");
+        if (!fw.converged || (d.adj && !aw.converged))
+            fprintf(stderr, "sla: %s did not converge\n", fw.converged ? "adjoint solve" : "solve");
+        if (want_files && !files_written) fprintf(stderr, "sla: %s\n", files_note);
     }
     if (!rc && !ok) rc = X_NOCONV;
     rc = share(rc);
@@ -340,6 +361,7 @@ done:
     free(gb);
     free(gv);
     sla_ctx_destroy(&ctx);
+    cli_outputs_free(outs, 3);
     if (own_mpi) MPI_Finalize();
     return rc;
 }

@@ -14,6 +14,7 @@
 
 #include <sla.h>
 
+#include "cli_output.h"
 #include "cli_util.h"
 #include "demo_inverse.h"
 #ifdef SLA_CLI_DIST
@@ -95,25 +96,8 @@ static const char *nearest(const char *word, const char *const *names, int count
     return best;
 }
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        default:
-            if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p);
-            else
-                fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
+/* s as a JSON string, always valid UTF-8 (cli_output.c). */
+static void json_string(FILE *f, const char *s) { cli_json_string(f, s); }
 
 /* A number as JSON (null when not finite). */
 static void json_number(FILE *f, const char *fmt, double v)
@@ -426,7 +410,17 @@ static const char solve_help[] =
     "                     predicted under S seconds, whatever Krylov would cost\n"
     "                     (accuracy first; default 0.05; 0: the cost model alone)\n"
     "\n"
-    "Exit status: 0 converged, 2 bad input, 3 not converged.\n";
+    "Output files (--out, --grad-b, --grad-A) are checked before any work (no\n"
+    "control characters, a writable folder, not an input, not each other) and\n"
+    "written only when every result is in hand, all or none: each goes to a\n"
+    "temporary file next to it, fsync'ed, then renamed over the target, so a\n"
+    "failed run leaves existing files as they were. Results with Inf/NaN (a\n"
+    "diverged iterate) are not written: the JSON says \"files_written\":false\n"
+    "and why, exit 3. A direct method reports precond \"none\".\n"
+    "\n"
+    "Exit status: 0 converged, 1 internal failure, 2 bad input or an output that\n"
+    "cannot be written (nothing is written), 3 not converged or non-finite\n"
+    "results (the report is still printed).\n";
 
 static void print_info_json(FILE *f, const sla_solve_info *w)
 {
@@ -569,6 +563,20 @@ static int cmd_solve(int argc, char **argv)
         err("solve: %s needs --adjoint w.mtx", gb_path ? "--grad-b" : "--grad-A");
         return EXIT_BAD;
     }
+    /* Output files: checked before any work, written only at the end. */
+    cli_output outs[3] = {
+        {.opt = "--out", .path = out_path, .what = "x", .kind = CLI_OUT_DENSE},
+        {.opt = "--grad-b", .path = gb_path, .what = "dL/db", .kind = CLI_OUT_DENSE},
+        {.opt = "--grad-A", .path = ga_path, .what = "dL/dA", .kind = CLI_OUT_PATTERN},
+    };
+    const char *inputs[3] = {apath, rhs_path, adj_path};
+    if ((rc = cli_outputs_check(outs, 3, inputs, 3))) {
+        cli_outputs_free(outs, 3);
+        return rc;
+    }
+    const int want_files = out_path || gb_path || ga_path;
+    int files_written = 0;
+    char files_note[256] = "";
 
     sla_ctx *ctx = NULL;
     sla_matrix *A = NULL;
@@ -685,18 +693,18 @@ static int cmd_solve(int argc, char **argv)
     sla_solve_info fw = worst_info(info, nrhs);
     int ok = fw.converged;
 
-    if (out_path) {
-        st = sla_mm_write_dense(ctx, out_path, n, nrhs, x);
-        if (st < 0) {
-            rc = lib_fail(ctx, st, out_path);
-            goto done;
-        }
+    /* A non-finite x (a diverged iterate) has no adjoint: skip it, report. */
+    char adj_skipped[200] = "";
+    if (adj_path) {
+        cli_output xo = {.path = "x", .what = "x", .kind = CLI_OUT_DENSE, .nrows = n,
+                         .ncols = nrhs, .data = x};
+        if (cli_outputs_nonfinite(&xo, 1, adj_skipped, sizeof adj_skipped) >= 0) ok = 0;
     }
 
     sla_solve_info aw;
     memset(&aw, 0, sizeof aw);
     double t_adj = 0.0;
-    if (adj_path) {
+    if (adj_path && !adj_skipped[0]) {
         gb = xcalloc((size_t)n * (size_t)nrhs, sizeof *gb);
         gA = xcalloc((size_t)nnz, sizeof *gA);
         ainfo = xcalloc((size_t)nrhs, sizeof *ainfo);
@@ -714,30 +722,40 @@ static int cmd_solve(int argc, char **argv)
         }
         aw = worst_info(ainfo, nrhs);
         if (!aw.converged) ok = 0;
-        if (gb_path) {
-            st = sla_mm_write_dense(ctx, gb_path, n, nrhs, gb);
-            if (st < 0) {
-                rc = lib_fail(ctx, st, gb_path);
-                goto done;
-            }
-        }
-        if (ga_path) {
-            st = sla_mm_write_pattern_values(ctx, ga_path, A, gA);
-            if (st < 0) {
-                rc = lib_fail(ctx, st, ga_path);
-                goto done;
-            }
+    }
+
+    /* Every result is in hand: write the files, all or none. Non-finite
+     * results are reported, not written (Matrix Market holds finite values),
+     * and existing files are left as they were. */
+    if (want_files) {
+        outs[0].nrows = outs[1].nrows = n;
+        outs[0].ncols = outs[1].ncols = nrhs;
+        outs[0].data = x;
+        outs[1].data = gb;
+        outs[2].A = A;
+        outs[2].data = gA;
+        if (adj_skipped[0]) {
+            snprintf(files_note, sizeof files_note, "no file written: %s (the adjoint was skipped)",
+                     adj_skipped);
+        } else if (cli_outputs_nonfinite(outs, 3, adj_skipped, sizeof adj_skipped) >= 0) {
+            snprintf(files_note, sizeof files_note, "no file written: %s", adj_skipped);
+            ok = 0;
+        } else {
+            if ((rc = cli_outputs_write(ctx, outs, 3))) goto done;
+            files_written = 1;
         }
     }
 
     double setup = sla_solver_setup_seconds(S);
+    /* a direct backend ignores --precond: report none, not the option */
+    const int direct = fw.backend[0] && strcmp(fw.backend, "krylov") != 0;
     if (json) {
         printf("{\"n\":%lld,\"nnz\":%lld,\"backend\":", (long long)n, (long long)nnz);
         json_string(stdout, fw.backend[0] ? fw.backend : "krylov");
         printf(",\"method\":");
         json_string(stdout, fw.method);
         printf(",\"precond\":");
-        json_string(stdout, fw.precond);
+        json_string(stdout, direct ? "none" : fw.precond); /* a direct solve uses none */
         if (fw.ordering[0]) {
             printf(",\"ordering\":");
             json_string(stdout, fw.ordering);
@@ -753,12 +771,21 @@ static int cmd_solve(int argc, char **argv)
         json_number(stdout, "%.6g", setup);
         printf(",\"solve_seconds\":");
         json_number(stdout, "%.6g", fw.solve_seconds);
-        if (adj_path) {
+        if (adj_path && !ainfo) { /* skipped: x is not finite */
+            printf(",\"adjoint\":null");
+        } else if (adj_path) {
             printf(",\"adjoint\":{");
             print_info_json(stdout, &aw);
             printf(",\"seconds\":");
             json_number(stdout, "%.6g", t_adj);
             printf("}");
+        }
+        if (want_files) {
+            printf(",\"files_written\":%s", files_written ? "true" : "false");
+            if (!files_written) {
+                printf(",\"files_note\":");
+                json_string(stdout, files_note);
+            }
         }
         printf("}\n");
     } else {
@@ -766,29 +793,35 @@ static int cmd_solve(int argc, char **argv)
         reason_string(fw.reason, reason, sizeof reason);
         printf("%s: n = %lld, nnz = %lld", apath, (long long)n, (long long)nnz);
         if (nrhs > 1) printf(", %lld right-hand sides (worst shown)", (long long)nrhs);
-        printf("\n  method %s, precond %s, backend %s\n", fw.method, fw.precond,
-               fw.backend[0] ? fw.backend : "krylov");
+        printf("\n  method %s, precond %s, backend %s\n", fw.method,
+               direct ? "none" : fw.precond, fw.backend[0] ? fw.backend : "krylov");
         printf("  iterations %lld, residual %.3e, %s\n", (long long)fw.iterations, fw.residual,
                reason);
         printf("  setup %.3f s, solve %.3f s\n", setup, fw.solve_seconds);
         if (fw.note[0]) printf("  note: %s\n", fw.note);
-        if (adj_path) {
+        if (adj_path && !ainfo) {
+            printf("adjoint skipped: %s\n", adj_skipped);
+        } else if (adj_path) {
             reason_string(aw.reason, reason, sizeof reason);
             printf("adjoint (L = w . x): iterations %lld, residual %.3e, %s, %.3f s\n",
                    (long long)aw.iterations, aw.residual, reason, t_adj);
         }
-        if (out_path) printf("  wrote x to %s\n", out_path);
-        if (gb_path) printf("  wrote dL/db to %s\n", gb_path);
-        if (ga_path) printf("  wrote dL/dA to %s\n", ga_path);
+        if (files_written && out_path) printf("  wrote x to %s\n", out_path);
+        if (files_written && gb_path) printf("  wrote dL/db to %s\n", gb_path);
+        if (files_written && ga_path) printf("  wrote dL/dA to %s\n", ga_path);
+        if (want_files && !files_written) printf("  %s\n", files_note);
     }
     fflush(stdout);
     if (!ok) {
         char reason[48];
         const sla_solve_info *bad = fw.converged ? &aw : &fw;
         reason_string(bad->reason, reason, sizeof reason);
-        err("%s did not converge: %s after %lld iterations (residual %.3e)",
-            fw.converged ? "adjoint solve" : "solve", reason, (long long)bad->iterations,
-            bad->residual);
+        if (!fw.converged || (ainfo && !aw.converged))
+            err("%s did not converge: %s after %lld iterations (residual %.3e)",
+                fw.converged ? "adjoint solve" : "solve", reason, (long long)bad->iterations,
+                bad->residual);
+        if (adj_path && !ainfo) err("adjoint solve skipped: %s", adj_skipped);
+        if (want_files && !files_written) err("%s", files_note);
     }
     rc = ok ? EXIT_OK : EXIT_NOCONV;
 
@@ -803,6 +836,7 @@ done:
     free(info);
     free(ainfo);
     sla_ctx_destroy(&ctx);
+    cli_outputs_free(outs, 3);
     return rc;
 }
 
@@ -827,7 +861,8 @@ static const char gen_help[] =
     "                     bordered by dense last rows and columns (--dense D,\n"
     "                     default 8), row diagonally dominant, --seed S\n"
     "\n"
-    "  -o, --out A.mtx    output file (required)\n"
+    "  -o, --out A.mtx    output file (required; checked before the matrix is made,\n"
+    "                     replaced atomically: temporary file, fsync, rename)\n"
     "  -q, --quiet        do not print a summary\n";
 
 static int cmd_gen(int argc, char **argv)
@@ -910,7 +945,12 @@ static int cmd_gen(int argc, char **argv)
     sla_matrix *A = NULL;
     double *kappa = NULL;
     sla_status st = SLA_OK;
-    if ((rc = new_ctx(0, &ctx))) return rc;
+    /* the output file is checked before any work */
+    cli_output outs[1] = {{.opt = "--out", .path = out, .what = "the matrix", .kind = CLI_OUT_MATRIX}};
+    if ((rc = cli_outputs_check(outs, 1, NULL, 0)) || (rc = new_ctx(0, &ctx))) {
+        cli_outputs_free(outs, 1);
+        return rc;
+    }
     double t = now_seconds();
     switch (kind) {
     case 0: case 1: case 2:
@@ -950,11 +990,8 @@ static int cmd_gen(int argc, char **argv)
         rc = lib_fail(ctx, st, pos[0]);
         goto done;
     }
-    st = sla_mm_write(ctx, out, A, 0);
-    if (st < 0) {
-        rc = lib_fail(ctx, st, out);
-        goto done;
-    }
+    outs[0].A = A;
+    if ((rc = cli_outputs_write(ctx, outs, 1))) goto done;
     t = now_seconds() - t;
     if (!optseen(defs, nd, "--quiet"))
         printf("wrote %s: %s N = %lld, n = %lld, nnz = %lld (%.3f s)\n", out, kinds[kind], N,
@@ -964,6 +1001,7 @@ done:
     free(kappa);
     sla_matrix_destroy(&A);
     sla_ctx_destroy(&ctx);
+    cli_outputs_free(outs, 1);
     return rc;
 }
 
@@ -1543,7 +1581,9 @@ static const char eigsh_help[] =
     "  --tol T            ARPACK's relative accuracy (default 0 = machine epsilon)\n"
     "  --ncv M            Lanczos basis size (default max(2k+1, 20))\n"
     "  --maxiter K        ARPACK restarts (default max(1000, 10 n))\n"
-    "  --out V.mtx        write the eigenvectors (n x k Matrix Market array)\n"
+    "  --out V.mtx        write the eigenvectors (n x k Matrix Market array;\n"
+    "                     checked first, replaced atomically; not written when\n"
+    "                     they hold NaN/Inf: \"files_written\":false, exit 3)\n"
     "  --threads T        number of threads (0 = OpenMP default)\n"
     "  --json             print one JSON object with the report\n"
     "\n"
@@ -1600,6 +1640,14 @@ static int cmd_eigsh(int argc, char **argv)
     if (opt_threads(defs, nd, &threads)) return EXIT_BAD;
     const int json = optseen(defs, nd, "--json");
     const char *out_path = optval(defs, nd, "--out");
+    /* the output file is checked before any work and written at the end */
+    cli_output outs[1] = {{.opt = "--out", .path = out_path, .what = "eigenvector", .kind = CLI_OUT_DENSE}};
+    if ((rc = cli_outputs_check(outs, 1, (const char *const *)pos, 1))) {
+        cli_outputs_free(outs, 1);
+        return rc;
+    }
+    int files_written = 0;
+    char files_note[256] = "";
 
     sla_ctx *ctx = NULL;
     sla_matrix *A = NULL;
@@ -1622,11 +1670,18 @@ static int cmd_eigsh(int argc, char **argv)
         rc = lib_fail(ctx, st, pos[0]);
         goto done;
     }
-    if (out_path) {
-        sla_status sw = sla_mm_write_dense(ctx, out_path, n, o.k, V);
-        if (sw < 0) {
-            rc = lib_fail(ctx, sw, out_path);
-            goto done;
+    int nonfinite = 0;
+    if (out_path) { /* non-finite vectors (not converged) are reported, not written */
+        outs[0].nrows = n;
+        outs[0].ncols = o.k;
+        outs[0].data = V;
+        char why[200];
+        if (cli_outputs_nonfinite(outs, 1, why, sizeof why) >= 0) {
+            snprintf(files_note, sizeof files_note, "no file written: %s", why);
+            nonfinite = 1;
+        } else {
+            if ((rc = cli_outputs_write(ctx, outs, 1))) goto done;
+            files_written = 1;
         }
     }
     if (json) {
@@ -1656,6 +1711,13 @@ static int cmd_eigsh(int argc, char **argv)
         json_number(stdout, "%.6g", info.factor_seconds);
         printf(",\"seconds\":");
         json_number(stdout, "%.6g", secs);
+        if (out_path) {
+            printf(",\"files_written\":%s", files_written ? "true" : "false");
+            if (!files_written) {
+                printf(",\"files_note\":");
+                json_string(stdout, files_note);
+            }
+        }
         printf("}\n");
     } else {
         printf("%s: n = %lld, %lld eigenpairs (%s%s), %s\n", pos[0], (long long)n, (long long)o.k,
@@ -1664,14 +1726,18 @@ static int cmd_eigsh(int argc, char **argv)
         printf("  %lld restarts, %lld operator applications, %.3f s (factorization %.3f s)\n",
                (long long)info.iterations, (long long)info.nops, secs, info.factor_seconds);
         if (info.note[0]) printf("  note: %s\n", info.note);
-        if (out_path) printf("  wrote the eigenvectors to %s\n", out_path);
+        if (files_written) printf("  wrote the eigenvectors to %s\n", out_path);
+        if (out_path && !files_written) printf("  %s\n", files_note);
     }
     fflush(stdout);
+    rc = EXIT_OK;
     if (st == SLA_NOT_CONVERGED) {
         err("%s", sla_ctx_message(ctx));
         rc = EXIT_NOCONV;
-    } else {
-        rc = EXIT_OK;
+    }
+    if (nonfinite) {
+        err("%s", files_note);
+        rc = EXIT_NOCONV;
     }
 done:
     free(l);
@@ -1679,6 +1745,7 @@ done:
     free(res);
     sla_matrix_destroy(&A);
     sla_ctx_destroy(&ctx);
+    cli_outputs_free(outs, 1);
     return rc;
 }
 
@@ -1702,7 +1769,38 @@ static const char logdet_help[] =
     "  --json             print one JSON object with the report\n"
     "\n"
     "A singular matrix gives sign 0 and log|det| = -inf (JSON null); its gradient\n"
-    "does not exist (exit 2 with --grad-A).\n";
+    "does not exist (exit 2 with --grad-A). --grad-A is checked before any work\n"
+    "and replaced atomically (temporary file, fsync, rename); a gradient with\n"
+    "NaN/Inf is not written (\"files_written\":false, exit 3).\n";
+
+/* The logdet gradient g on A's pattern to outs[0]: written (all checks
+ * passed), or, when it holds Inf/NaN, not written with a note. Returns 0 or
+ * the exit code of a failed write. */
+static int write_gradient(sla_ctx *ctx, cli_output *outs, const sla_matrix *A, const double *g,
+                          int *written, char *note, size_t len, int *nonfinite)
+{
+    outs[0].A = A;
+    outs[0].data = g;
+    char why[200];
+    if (cli_outputs_nonfinite(outs, 1, why, sizeof why) >= 0) {
+        snprintf(note, len, "no file written: %s", why);
+        *nonfinite = 1;
+        return 0;
+    }
+    int rc = cli_outputs_write(ctx, outs, 1);
+    if (!rc) *written = 1;
+    return rc;
+}
+
+static void print_files_json(const char *path, int written, const char *note)
+{
+    if (!path) return;
+    printf(",\"files_written\":%s", written ? "true" : "false");
+    if (!written) {
+        printf(",\"files_note\":");
+        json_string(stdout, note);
+    }
+}
 
 static int cmd_logdet(int argc, char **argv)
 {
@@ -1745,6 +1843,14 @@ static int cmd_logdet(int argc, char **argv)
     if (opt_threads(defs, nd, &threads)) return EXIT_BAD;
     const char *gpath = optval(defs, nd, "--grad-A");
     const int json = optseen(defs, nd, "--json");
+    /* the output file is checked before any work and written at the end */
+    cli_output outs[1] = {{.opt = "--grad-A", .path = gpath, .what = "the gradient", .kind = CLI_OUT_PATTERN}};
+    if ((rc = cli_outputs_check(outs, 1, (const char *const *)pos, 1))) {
+        cli_outputs_free(outs, 1);
+        return rc;
+    }
+    int files_written = 0, nonfinite = 0;
+    char files_note[256] = "";
 
     sla_ctx *ctx = NULL;
     sla_matrix *A = NULL;
@@ -1767,13 +1873,9 @@ static int cmd_logdet(int argc, char **argv)
             rc = lib_fail(ctx, st, pos[0]);
             goto done;
         }
-        if (gpath) {
-            sla_status sw = sla_mm_write_pattern_values(ctx, gpath, A, g);
-            if (sw < 0) {
-                rc = lib_fail(ctx, sw, gpath);
-                goto done;
-            }
-        }
+        if (gpath && (rc = write_gradient(ctx, outs, A, g, &files_written, files_note,
+                                          sizeof files_note, &nonfinite)))
+            goto done;
         if (json) {
             printf("{\"n\":%lld,\"nnz\":%lld,\"sign\":1,\"logabsdet\":", (long long)sla_matrix_nrows(A),
                    (long long)sla_matrix_nnz(A));
@@ -1783,16 +1885,19 @@ static int cmd_logdet(int argc, char **argv)
             printf(",\"method\":\"slq\",\"grad_method\":\"%s\",\"probes\":%lld,\"lanczos_steps\":%lld,"
                    "\"seconds\":", gpath ? "hutchinson" : "", (long long)si.probes, (long long)si.lanczos_steps);
             json_number(stdout, "%.6g", secs);
+            print_files_json(gpath, files_written, files_note);
             printf("}\n");
         } else {
             printf("%s: n = %lld, log det = %.10g +- %.3g (slq, %lld probes x %lld Lanczos steps), %.3f s\n",
                    pos[0], (long long)sla_matrix_nrows(A), lad, se, (long long)si.probes,
                    (long long)si.lanczos_steps, secs);
-            if (gpath) printf("  wrote Hutchinson's gradient estimate to %s\n", gpath);
+            if (files_written) printf("  wrote Hutchinson's gradient estimate to %s\n", gpath);
+            if (nonfinite) printf("  %s\n", files_note);
         }
         fflush(stdout);
-        rc = st == SLA_NOT_CONVERGED ? EXIT_NOCONV : EXIT_OK;
+        rc = st == SLA_NOT_CONVERGED || nonfinite ? EXIT_NOCONV : EXIT_OK;
         if (st == SLA_NOT_CONVERGED) err("%s", sla_ctx_message(ctx));
+        if (nonfinite) err("%s", files_note);
         goto done;
     }
     sla_status st = sla_logdet(ctx, A, 0, m, &sign, &lad, g, &info);
@@ -1802,13 +1907,11 @@ static int cmd_logdet(int argc, char **argv)
         rc = lib_fail(ctx, st, pos[0]);
         goto done;
     }
-    if (gpath && !singular) {
-        sla_status sw = sla_mm_write_pattern_values(ctx, gpath, A, g);
-        if (sw < 0) {
-            rc = lib_fail(ctx, sw, gpath);
-            goto done;
-        }
-    }
+    if (gpath && !singular &&
+        (rc = write_gradient(ctx, outs, A, g, &files_written, files_note, sizeof files_note,
+                             &nonfinite)))
+        goto done;
+    if (gpath && singular) snprintf(files_note, sizeof files_note, "no file written: singular matrix");
     if (json) {
         printf("{\"n\":%lld,\"nnz\":%lld,\"sign\":%g,\"logabsdet\":", (long long)sla_matrix_nrows(A),
                (long long)sla_matrix_nnz(A), sign);
@@ -1825,20 +1928,25 @@ static int cmd_logdet(int argc, char **argv)
         json_number(stdout, "%.6g", info.grad_seconds);
         printf(",\"seconds\":");
         json_number(stdout, "%.6g", secs);
+        print_files_json(gpath, files_written, files_note);
         printf("}\n");
     } else {
         printf("%s: n = %lld, sign %+g, log|det| = %.17g (%s)\n", pos[0], (long long)sla_matrix_nrows(A), sign,
                lad, info.method[0] ? info.method : sla_logdet_method_name(m));
         printf("  factorization %.3f s", info.factor_seconds);
-        if (gpath && !singular) printf(", gradient (%s) %.3f s; wrote it to %s", info.grad_method,
-                                       info.grad_seconds, gpath);
+        if (files_written) printf(", gradient (%s) %.3f s; wrote it to %s", info.grad_method,
+                                  info.grad_seconds, gpath);
         printf("\n");
+        if (nonfinite) printf("  %s\n", files_note);
         if (info.note[0]) printf("  note: %s\n", info.note);
     }
     fflush(stdout);
     if (singular) {
         err("%s", sla_ctx_message(ctx));
         rc = gpath ? EXIT_BAD : EXIT_OK;
+    } else if (nonfinite) {
+        err("%s", files_note);
+        rc = EXIT_NOCONV;
     } else {
         rc = EXIT_OK;
     }
@@ -1846,6 +1954,7 @@ done:
     free(g);
     sla_matrix_destroy(&A);
     sla_ctx_destroy(&ctx);
+    cli_outputs_free(outs, 1);
     return rc;
 }
 
@@ -1871,7 +1980,9 @@ static const char main_help[] =
     "  sla <command> --help   options of a command\n"
     "  sla --version          library version\n"
     "\n"
-    "Exit status: 0 success, 2 bad input, 3 not converged, 1 other failure.\n";
+    "Exit status: 0 success, 2 bad input, 3 not converged, 1 other failure.\n"
+    "Output files are checked before any work and written only on success,\n"
+    "all or none, each replaced atomically; see README, \"Output files\".\n";
 
 int main(int argc, char **argv)
 {

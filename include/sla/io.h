@@ -31,6 +31,16 @@ sla_status sla_mm_read_stream(sla_ctx *ctx, FILE *f, const char *name,
 sla_status sla_mm_read_buffer(sla_ctx *ctx, const char *buf, size_t len,
                               sla_dtype dtype, sla_matrix **out);
 
+/* The writers below replace their file atomically: they write a temporary
+ * file in the same folder (".sla-write-XXXXXXXXXXXX.tmp"), flush and fsync
+ * it, and rename it over path; on any failure (SLA_ERR_IO with the errno
+ * text, e.g. ENOSPC; SLA_ERR_VALUE for a non-finite value, which Matrix
+ * Market cannot hold) the temporary file is removed and an existing file is
+ * left as it was. The file's permission bits are kept; a symbolic link is
+ * followed and stays a link; a file that may not be written is refused. An
+ * existing path that is not a regular file (/dev/null, /dev/full, a FIFO)
+ * is written in place. Nothing is printed. */
+
 /* Write value array ib as "coordinate real general", 1-based, in CSR order,
  * with 17 significant digits (round-trips float64 exactly). */
 sla_status sla_mm_write(sla_ctx *ctx, const char *path, const sla_matrix *A,

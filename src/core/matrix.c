@@ -1,5 +1,12 @@
 /* The matrix object: CSR pattern (32-bit columns) plus a batch of values. */
+#define _POSIX_C_SOURCE 200809L
+
 #include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <math.h>
 #include <string.h>
@@ -70,6 +77,68 @@ static sla_status check_finite(sla_ctx *ctx, sla_dtype dtype, const void *vals, 
     return SLA_OK;
 }
 
+/* Bytes this process can still allocate: MemAvailable (Linux), bounded by
+ * the address-space and data limits (ulimit -v, -d) less what is mapped
+ * already; INFINITY when nothing is known. */
+static double memory_available(void)
+{
+    double avail = INFINITY;
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f) {
+        char line[256];
+        double kb = 0.0;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1) break;
+        fclose(f);
+        if (kb > 0.0) avail = kb * 1024.0;
+    }
+    long psize = sysconf(_SC_PAGESIZE);
+    double vm = 0.0, data = 0.0; /* pages mapped now: total, data + stack */
+    f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%lf %*f %*f %*f %*f %lf", &vm, &data) != 2) vm = data = 0.0;
+        fclose(f);
+    }
+    const int which[2] = {RLIMIT_AS, RLIMIT_DATA};
+    const double used[2] = {vm, data};
+    for (int k = 0; k < 2; k++) {
+        struct rlimit rl;
+        if (getrlimit(which[k], &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+            double room = (double)rl.rlim_cur - used[k] * (double)(psize > 0 ? psize : 4096);
+            if (room < avail) avail = room > 0.0 ? room : 0.0;
+        }
+    }
+    return avail;
+}
+
+/* Refuse O(nrows) index arrays that the memory cannot hold, before they
+ * are allocated: a file may declare 2^31 - 1 rows with one entry. The
+ * budget is half of the memory available, as for the direct solvers'
+ * default memory_limit. Small structures are not checked (no system calls). */
+static sla_status check_index_memory(sla_ctx *ctx, sla_int nrows, sla_int ncols, sla_int nnz,
+                                     double bytes)
+{
+    if (bytes < 64e6) return SLA_OK;
+    double avail = memory_available();
+    if (bytes <= 0.5 * avail) return SLA_OK;
+    return sla__error(ctx, SLA_ERR_TOO_LARGE,
+                      "a %lld x %lld matrix (%lld entries) needs %.1f GB for its row index arrays, "
+                      "more than half of the %.1f GB available",
+                      (long long)nrows, (long long)ncols, (long long)nnz, 1e-9 * bytes, 1e-9 * avail);
+}
+
+typedef struct coo_key {
+    sla_int r, c, k;
+} coo_key;
+
+static int coo_key_cmp(const void *pa, const void *pb)
+{
+    const coo_key *a = pa, *b = pb;
+    if (a->r != b->r) return a->r < b->r ? -1 : 1;
+    if (a->c != b->c) return a->c < b->c ? -1 : 1;
+    return (a->k > b->k) - (a->k < b->k);
+}
+
 sla_status sla_matrix_from_coo(sla_ctx *ctx, sla_int nrows, sla_int ncols, sla_int nnz_in,
                                const sla_int *rows, const sla_int *cols, sla_dtype dtype,
                                sla_int nbatch, const void *vals, sla_int *coo_to_csr,
@@ -96,15 +165,32 @@ sla_status sla_matrix_from_coo(sla_ctx *ctx, sla_int nrows, sla_int ncols, sla_i
 
     sla_allocator a = sla__ctx_alloc(ctx);
     size_t es = sla__dtype_size(dtype);
-    sla_int *cnt = sla__calloc(&a, (size_t)(nrows > ncols ? nrows : ncols) + 1, sizeof *cnt);
+    /* Few entries for the dimensions (a header can declare 2^31 - 1 rows
+     * for one entry): sort the entries, O(nnz) memory, instead of counting
+     * sort's O(max(nrows, ncols)) counters. The row pointer stays O(nrows). */
+    const size_t dim = (size_t)(nrows > ncols ? nrows : ncols) + 1;
+    const bool by_sort = (size_t)nnz_in < dim / 4;
+    if ((st = check_index_memory(ctx, nrows, ncols, nnz_in,
+                                 8.0 * ((double)nrows + 1.0 + (by_sort ? 0.0 : (double)dim)))))
+        return st;
+    sla_int *cnt = by_sort ? NULL : sla__calloc(&a, dim, sizeof *cnt);
     sla_int *ord1 = sla__malloc(&a, (size_t)nnz_in, sizeof *ord1);
     sla_int *ord2 = sla__malloc(&a, (size_t)nnz_in, sizeof *ord2);
     sla_int *rowptr = sla__calloc(&a, (size_t)nrows + 1, sizeof *rowptr);
+    coo_key *keys = by_sort ? sla__malloc(&a, (size_t)nnz_in, sizeof *keys) : NULL;
     int32_t *colind = NULL;
     void *values = NULL;
     sla_matrix *A = NULL;
-    if (!cnt || !ord1 || !ord2 || !rowptr) goto nomem;
+    if ((!by_sort && !cnt) || (by_sort && !keys) || !ord1 || !ord2 || !rowptr) goto nomem;
 
+    if (by_sort) {
+        for (sla_int k = 0; k < nnz_in; k++) keys[k] = (coo_key){rows[k], cols[k], k};
+        qsort(keys, (size_t)nnz_in, sizeof *keys, coo_key_cmp); /* ties by k: stable */
+        for (sla_int t = 0; t < nnz_in; t++) ord2[t] = keys[t].k;
+        sla__free(&a, keys);
+        keys = NULL;
+        goto sorted;
+    }
     /* Stable counting sort by column, then by row: rows end up with
      * ascending columns, duplicates adjacent. */
     for (sla_int k = 0; k < nnz_in; k++) cnt[cols[k] + 1]++;
@@ -118,6 +204,7 @@ sla_status sla_matrix_from_coo(sla_ctx *ctx, sla_int nrows, sla_int ncols, sla_i
         ord2[cnt[rows[k]]++] = k;
     }
 
+sorted:;
     /* Count unique entries per row; ord1 becomes the COO -> CSR map. */
     sla_int nnz = 0;
     for (sla_int t = 0; t < nnz_in; t++) {
@@ -153,6 +240,7 @@ sla_status sla_matrix_from_coo(sla_ctx *ctx, sla_int nrows, sla_int ncols, sla_i
     return sla__ok(ctx, SLA_OK);
 
 nomem:
+    sla__free(&a, keys);
     sla__free(&a, cnt);
     sla__free(&a, ord1);
     sla__free(&a, ord2);

@@ -849,10 +849,12 @@ sla_status sla_eigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_ei
 sla_status sla_eigsh_batch(sla_ctx *ctx, const sla_matrix *A, const sla_eigsh_options *opts, double *evals,
                            double *evecs, double *residuals, sla_eigsh_info *info)
 {
-    if (!A || !evals) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_eigsh_batch: NULL argument");
     sla_eigsh_options o;
     if (opts) o = *opts;
     else sla_eigsh_options_default(&o);
+    /* k first: k = 0 comes with empty (NULL) arrays from the bindings */
+    if (o.k < 1) return sla__error(ctx, SLA_ERR_ARGUMENT, "eigsh: k = %lld; k must be >= 1", (long long)o.k);
+    if (!A || !evals) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_eigsh_batch: NULL argument");
     sla_status worst = SLA_OK;
     for (sla_int b = 0; b < A->nbatch; b++) {
         size_t ok = (size_t)b * (size_t)o.k;
