@@ -630,24 +630,44 @@ static sla_status auto_switch_to_direct(sla_ctx *ctx, sla_solver *S, const char 
 
 /* Structure of every value array: exact symmetry (A^T = A lets transposed
  * solves reuse A) and a positive diagonal. O(nnz). */
-static sla_status structure(sla_ctx *ctx, const sla_matrix *A, bool *sym, bool *pdiag)
+static sla_status structure(sla_ctx *ctx, const sla_matrix *A, bool *sym, bool *pdiag, double *symerr)
 {
     *sym = *pdiag = true;
+    double worst = 0.0;
     for (sla_int b = 0; b < A->nbatch; b++) {
         sla_matrix_props pr;
         sla_status st = sla_matrix_properties(ctx, A, b, 0.0, &pr);
         if (st) return st;
         *sym = *sym && pr.symmetric && pr.structurally_symmetric;
         *pdiag = *pdiag && pr.positive_diagonal;
+        if (!(pr.symmetry_error <= worst)) worst = pr.symmetry_error;
     }
+    if (symerr) *symerr = worst;
+    return SLA_OK;
+}
+
+/* Cholesky and LDL^T factor one triangle: an explicit request for them on
+ * a matrix that is not symmetric (to SLA_SYM_TOL relative to max |a|)
+ * would silently solve with a different matrix, so it is refused. */
+#define SLA_SYM_TOL 1e-12
+
+static sla_status check_symmetric_method(sla_ctx *ctx, sla_method m, double symerr)
+{
+    if ((m == SLA_METHOD_CHOLESKY || m == SLA_METHOD_LDLT) && !(symerr <= SLA_SYM_TOL))
+        return sla__error(ctx, SLA_ERR_ARGUMENT,
+                          "method %s needs a symmetric matrix, and this one is not symmetric "
+                          "(max |a_ij - a_ji| / max |a| = %.3g > %g); use method lu or a Krylov method",
+                          sla_method_name(m), symerr, SLA_SYM_TOL);
     return SLA_OK;
 }
 
 /* Structure checks, then the method's set-up. */
 static sla_status setup(sla_ctx *ctx, sla_solver *S)
 {
-    sla_status st = structure(ctx, S->A, &S->symmetric, &S->pos_diag);
+    double symerr;
+    sla_status st = structure(ctx, S->A, &S->symmetric, &S->pos_diag, &symerr);
     if (st) return st;
+    if ((st = check_symmetric_method(ctx, S->opts.method, symerr))) return st;
     S->method = S->opts.method;
     S->note[0] = '\0';
     if (S->method == SLA_METHOD_AUTO) return auto_setup(ctx, S);
@@ -880,7 +900,10 @@ sla_status sla_solver_refresh(sla_ctx *ctx, sla_solver *S)
     sla_status st = sla_matrix_check_values(ctx, S->A, -1);
     if (st) return st;
     bool sym, pdiag;
-    if ((st = structure(ctx, S->A, &sym, &pdiag))) return st;
+    double symerr;
+    if ((st = structure(ctx, S->A, &sym, &pdiag, &symerr))) return st;
+    if (S->opts.method != SLA_METHOD_AUTO && (st = check_symmetric_method(ctx, S->method, symerr)))
+        return st;
     bool changed = sym != S->symmetric || pdiag != S->pos_diag;
     char change[96] = "";
     if (changed)
