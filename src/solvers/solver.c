@@ -736,8 +736,13 @@ static sla_status equilibrate(sla_ctx *ctx, sla_solver *S)
             if (m > 0.0) gmin = fmin(gmin, m);
         }
     }
+    bool spread = gmax > SLA_EQ_SPREAD * gmin;
     bool need = S->opts.equilibrate == SLA_EQUILIBRATE_ON ||
-                (gmax > 0.0 && (gmax > SLA_EQ_BIG || gmin < SLA_EQ_SMALL || gmax > SLA_EQ_SPREAD * gmin));
+                (gmax > 0.0 && (gmax > SLA_EQ_BIG || gmin < SLA_EQ_SMALL || spread));
+    /* auto, for magnitude alone (row maxima within 2^200 of each other): one
+     * power of two for the whole matrix, which keeps the iteration exactly
+     * that of the unscaled matrix (only scaled) */
+    bool uniform = S->opts.equilibrate == SLA_EQUILIBRATE_AUTO && !spread;
     if (!need) {
         free_equilibration(S);
         return SLA_OK;
@@ -752,9 +757,16 @@ static sla_status equilibrate(sla_ctx *ctx, sla_solver *S)
     }
     for (sla_int b = 0; b < B; b++) {
         double *r = S->eq_r + b * n, *c = S->eq_c + b * n, *v = S->eq_vals + b * nnz;
-        for (sla_int i = 0; i < n; i++) r[i] = pow2_inverse(r[i], S->symmetric);
+        if (uniform) {
+            double u = pow2_inverse(gmax, S->symmetric);
+            for (sla_int i = 0; i < n; i++) r[i] = u;
+        } else {
+            for (sla_int i = 0; i < n; i++) r[i] = pow2_inverse(r[i], S->symmetric);
+        }
         if (S->symmetric) {
             memcpy(c, r, (size_t)n * sizeof *c);
+        } else if (uniform) {
+            for (sla_int j = 0; j < n; j++) c[j] = 1.0;
         } else {
             for (sla_int j = 0; j < n; j++) c[j] = 0.0;
             for (sla_int i = 0; i < n; i++)
