@@ -4,6 +4,7 @@
 #include "krylov.h"
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -700,6 +701,7 @@ static double pow2_inverse(double v, bool half)
     int e;
     frexp(v, &e);
     if (half) e = e >= 0 ? e / 2 : -((1 - e) / 2); /* floor(e / 2) */
+    if (e < -1020) e = -1020; /* 2^-e stays finite (a subnormal |v|) */
     return ldexp(1.0, -e);
 }
 
@@ -1158,13 +1160,23 @@ static sla_status solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, bool 
         sb = (transpose ? S->eq_c : S->eq_r) + ib * n;
         sx = (transpose ? S->eq_r : S->eq_c) + ib * n;
     }
+    /* exponents: the scales are powers of two, so b_i sb_i = 2^(eb_i + es_i) m_i
+     * exactly, and one ldexp per entry applies both without an
+     * intermediate overflow */
     int sexp = 0;
     {
-        double bmax = 0.0;
-        for (sla_int i = 0; i < n; i++) bmax = fmax(bmax, fabs(sb ? b[i] * sb[i] : b[i]));
-        int e = 0;
-        if (bmax > 0.0) frexp(bmax, &e);
-        if (e > 64 || e < -64 || sb) sexp = -e;
+        int emax = INT_MIN;
+        if (!sb) { /* the common case: one vectorized pass */
+            double bmax = sla__amax(n, b, nt);
+            if (bmax > 0.0) emax = ilogb(bmax);
+        } else {
+            for (sla_int i = 0; i < n; i++)
+                if (b[i] != 0.0) {
+                    int e = ilogb(b[i]) + ilogb(sb[i]);
+                    if (e > emax) emax = e;
+                }
+        }
+        if (emax != INT_MIN && (emax > 64 || emax < -64 || sb)) sexp = -emax;
     }
     bool scaled = sb || sexp != 0;
     double *bs = NULL, *ys = NULL;
@@ -1178,8 +1190,8 @@ static sla_status solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, bool 
     double umin = 1.0; /* smallest row scale: atol holds for the unscaled residual */
     if (scaled) {
         for (sla_int i = 0; i < n; i++) {
-            bs[i] = ldexp(sb ? b[i] * sb[i] : b[i], sexp);
-            if (use_x0) ys[i] = ldexp(sx ? x[i] / sx[i] : x[i], sexp);
+            bs[i] = ldexp(b[i], sexp + (sb ? ilogb(sb[i]) : 0));
+            if (use_x0) ys[i] = ldexp(x[i], sexp - (sx ? ilogb(sx[i]) : 0));
         }
         if (sb) {
             umin = INFINITY;
@@ -1207,13 +1219,13 @@ static sla_status solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, bool 
         info->iterations += its;
     }
     if (scaled && st >= 0) {
-        for (sla_int i = 0; i < n; i++) x[i] = ldexp(sx ? ys[i] * sx[i] : ys[i], -sexp);
+        for (sla_int i = 0; i < n; i++) x[i] = ldexp(ys[i], (sx ? ilogb(sx[i]) : 0) - sexp);
         bool uniform = true;
         for (sla_int i = 1; sb && i < n && uniform; i++) uniform = sb[i] == sb[0];
         if (uniform) { /* the same residual, in the caller's units */
-            double u = sb ? sb[0] : 1.0;
-            info->residual_abs = ldexp(info->residual_abs, -sexp) / u;
-            info->rhs_norm = ldexp(info->rhs_norm, -sexp) / u;
+            int eu = sb ? ilogb(sb[0]) : 0;
+            info->residual_abs = ldexp(info->residual_abs, -sexp - eu);
+            info->rhs_norm = ldexp(info->rhs_norm, -sexp - eu);
         } else { /* convergence was judged on the scaled residual: report the true one */
             sla__matop mo = {.A = A, .ib = ib, .transpose = tr};
             sla__op opo;
