@@ -720,24 +720,19 @@ static sla_status equilibrate(sla_ctx *ctx, sla_solver *S)
         free_equilibration(S);
         return SLA_OK;
     }
-    if (!S->eq_r) {
-        S->eq_r = sla__malloc(&S->alloc, (size_t)B * (size_t)n, 2 * sizeof(double));
-        if (!S->eq_r) return sla__error(ctx, SLA_ERR_NOMEM, "out of memory for the equilibration scales");
-        S->eq_c = S->eq_r + (size_t)B * (size_t)n;
-    }
     const sla_int *rp = A->rowptr;
     const int32_t *ci = A->colind;
-    double gmax = 0.0, gmin = INFINITY;
-    for (sla_int b = 0; b < B; b++) {
-        double *rmax = S->eq_r + b * n;
+    double gmax = 0.0, gmin = INFINITY; /* largest and smallest nonzero row maximum */
+    for (sla_int b = 0; b < B; b++)
         for (sla_int i = 0; i < n; i++) {
             double m = 0.0;
-            for (sla_int p = rp[i]; p < rp[i + 1]; p++) m = fmax(m, fabs(sla__val(A, b, p)));
-            rmax[i] = m;
-            gmax = fmax(gmax, m);
-            if (m > 0.0) gmin = fmin(gmin, m);
+            for (sla_int p = rp[i]; p < rp[i + 1]; p++) {
+                double a = fabs(sla__val(A, b, p));
+                if (a > m) m = a;
+            }
+            if (m > gmax) gmax = m;
+            if (m > 0.0 && m < gmin) gmin = m;
         }
-    }
     bool spread = gmax > SLA_EQ_SPREAD * gmin;
     bool need = S->opts.equilibrate == SLA_EQUILIBRATE_ON ||
                 (gmax > 0.0 && (gmax > SLA_EQ_BIG || gmin < SLA_EQ_SMALL || spread));
@@ -748,6 +743,11 @@ static sla_status equilibrate(sla_ctx *ctx, sla_solver *S)
     if (!need) {
         free_equilibration(S);
         return SLA_OK;
+    }
+    if (!S->eq_r) {
+        S->eq_r = sla__malloc(&S->alloc, (size_t)B * (size_t)n, 2 * sizeof(double));
+        if (!S->eq_r) return sla__error(ctx, SLA_ERR_NOMEM, "out of memory for the equilibration scales");
+        S->eq_c = S->eq_r + (size_t)B * (size_t)n;
     }
     if (!S->eq_vals) {
         S->eq_vals = sla__malloc(&S->alloc, (size_t)B * (size_t)nnz, sizeof(double));
@@ -763,7 +763,11 @@ static sla_status equilibrate(sla_ctx *ctx, sla_solver *S)
             double u = pow2_inverse(gmax, S->symmetric);
             for (sla_int i = 0; i < n; i++) r[i] = u;
         } else {
-            for (sla_int i = 0; i < n; i++) r[i] = pow2_inverse(r[i], S->symmetric);
+            for (sla_int i = 0; i < n; i++) {
+                double m = 0.0;
+                for (sla_int p = rp[i]; p < rp[i + 1]; p++) m = fmax(m, fabs(sla__val(A, b, p)));
+                r[i] = pow2_inverse(m, S->symmetric);
+            }
         }
         if (S->symmetric) {
             memcpy(c, r, (size_t)n * sizeof *c);
