@@ -86,7 +86,7 @@ TSAN_BUILD := build-tsan
 FUZZ_CC ?= clang-14
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 4
-FUZZ_TARGETS := mm coo csr options json
+FUZZ_TARGETS := mm coo csr options json scale
 .PHONY: fuzz fuzz-smoke fuzz-build check-tsan
 
 fuzz-build:

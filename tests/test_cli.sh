@@ -418,6 +418,36 @@ if [ "${SLA_TEST_SANITIZE:-0}" != 1 ]; then
     ( ulimit -v 4000000; "$SLA" solve "$tmp/big.mtx" ) >"$OUT" 2>"$ERR"; rc=$?
     expect 2 "solve 2^31-1 rows under ulimit -v"
 fi
+# ---- scale safety (issue 21) ---------------------------------------------
+printf '%s\n' '%%MatrixMarket matrix coordinate real general' '2 2 2' '1 1 2e-300' '2 2 3e-300' > "$tmp/tiny.mtx"
+printf '%s\n' '%%MatrixMarket matrix coordinate real general' '2 2 2' '1 1 2' '2 2 3' > "$tmp/d.mtx"
+printf '%s\n' '%%MatrixMarket matrix array real general' '2 1' 1e-170 1e-170 > "$tmp/bt.mtx"
+printf '%s\n' '%%MatrixMarket matrix array real general' '2 1' 1e160 1e160 > "$tmp/bh.mtx"
+awk 'BEGIN{n=50; print "%%MatrixMarket matrix coordinate real general"; print n, n, 3*n-2;
+  for(i=1;i<=n;i++){print i, i, "2e300"; if(i<n){print i, i+1, "-1e300"; print i+1, i, "-1e300"}}}' > "$tmp/L300.mtx"
+for m in cg minres gmres bicgstab lu auto; do
+    run solve "$tmp/tiny.mtx" --method "$m" --out "$tmp/x.mtx"; expect 0 "tiny matrix, $m"
+    if grep -v '^%' "$tmp/x.mtx" | sed 1d | awk '{d = $1 - 1; if (d < 0) d = -d; if (d > 1e-8) bad = 1; c++}
+        END {exit !(c == 2 && !bad)}'; then ok; else fail "tiny matrix, $m: x is not 1 1"; fi
+    for rhs in bt bh; do
+        run solve "$tmp/d.mtx" --rhs "$tmp/$rhs.mtx" --method "$m" --json --out "$tmp/x.mtx"; expect 0 "rhs $rhs, $m"
+        jeq converged true "rhs $rhs, $m"
+        s=1e-170; [ $rhs = bh ] && s=1e160
+        if grep -v '^%' "$tmp/x.mtx" | sed 1d | awk -v s=$s '{r = $1 / s * (NR == 1 ? 2 : 3) - 1; if (r < 0) r = -r;
+            if (r > 1e-8) bad = 1; c++} END {exit !(c == 2 && !bad)}'; then ok; else fail "rhs $rhs, $m: wrong x"; fi
+    done
+    run solve "$tmp/L300.mtx" --method "$m" --json; expect 0 "1e300 matrix, $m"; jeq converged true "1e300 matrix, $m"
+done
+run solve "$tmp/L300.mtx" --method gmres --equilibrate on --json; expect 0 "--equilibrate on"
+stdout_has 'equilibrated' "--equilibrate on"
+run solve "$tmp/L300.mtx" --equilibrate sometimes; expect 2 "--equilibrate bad value"
+run logdet "$tmp/L300.mtx" --method slq; expect 0 "slq at 1e300"
+run nlsolve bratu2d 16 --mu 1e308
+if grep -q 'entry -1' "$ERR"; then fail "nlsolve mu 1e308: entry -1"; else ok; fi
+printf '%s\n' '%%MatrixMarket matrix coordinate real general' '2 2 3' '1 1 4' '1 2 1' '2 2 3' > "$tmp/U.mtx"
+run solve "$tmp/U.mtx" --method cholesky; expect 2 "cholesky on unsymmetric"; stderr_has 'not symmetric' "cholesky on unsymmetric"
+printf '%s\n' '%%MatrixMarket matrix coordinate real symmetric' '2 2 3' '1 1 1' '2 1 2' '2 2 4' > "$tmp/sing.mtx"
+run logdet "$tmp/sing.mtx" --method slq; expect 2 "slq on singular"; stderr_has 'singular' "slq on singular"
 
 # ---- demo ----------------------------------------------------------------
 run demo --n 24;   expect 0 "demo --n 24"; stdout_has 'result: OK' "demo"

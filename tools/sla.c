@@ -387,6 +387,8 @@ static const char solve_help[] =
     "                     threshold ILU with a fill limit; amg: one hypre\n"
     "                     BoomerAMG V-cycle, if this build has hypre; saamg: sla's own\n"
     "                     smoothed-aggregation V-cycle, lean in memory)\n"
+    "  --equilibrate E    auto|on|off: Krylov methods scale rows and columns by\n"
+    "                     powers of two (default auto: only badly scaled matrices)\n"
     "  --ilu-shift on|off ic0/ilu0/ilut: shift zero or tiny pivots to 1e-1 ||row||\n"
     "                     (default on; the note counts them) or stop at the first\n"
     "  --ilut-droptol T   ilut: drop entries below T ||row|| (default 1e-4)\n"
@@ -450,6 +452,7 @@ static int cmd_solve(int argc, char **argv)
         {"--ilut-droptol", NULL, 1, NULL, 0},
         {"--ilut-fill", NULL, 1, NULL, 0},
         {"--ilut-pivot", NULL, 1, NULL, 0},
+        {"--equilibrate", NULL, 1, NULL, 0},
     };
     const int nd = (int)(sizeof defs / sizeof defs[0]);
     const char *pos[1];
@@ -536,6 +539,12 @@ static int cmd_solve(int argc, char **argv)
         int k = lookup_name("--ilu-shift", s, onoff, 2);
         if (k < 0) return EXIT_BAD;
         opts.ilu_shift = k;
+    }
+    if ((s = optval(defs, nd, "--equilibrate"))) {
+        static const char *const eqn[] = {"auto", "on", "off"}; /* SLA_EQUILIBRATE_* order */
+        int k = lookup_name("--equilibrate", s, eqn, 3);
+        if (k < 0) return EXIT_BAD;
+        opts.equilibrate = k;
     }
     if ((s = optval(defs, nd, "--ilut-droptol"))) {
         if (parse_double("--ilut-droptol", s, &opts.ilut_droptol)) return EXIT_BAD;

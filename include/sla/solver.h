@@ -168,7 +168,22 @@ typedef struct sla_solver_options {
                                  entry of U's row, that entry's column takes its place;
                                  in [0, 1], 0 = never; default 0.1 (SciPy spilu's
                                  diag_pivot_thresh) */
+    int equilibrate;          /* Krylov methods: row/column scaling by powers of two
+                                 (as LAPACK's dgeequb; D A D for symmetric A, which
+                                 keeps CG and MINRES applicable) before the solve and
+                                 the preconditioner, undone on x; transposed solves
+                                 and VJPs use the same scaling, and gradients are for
+                                 the unscaled A. SLA_EQUILIBRATE_AUTO (0, the default):
+                                 only for badly scaled matrices (entries beyond
+                                 2^+-300 or row maxima spread over more than 2^200);
+                                 _ON always; _OFF never. A right-hand side near
+                                 overflow or underflow is always scaled by a power of
+                                 two. Direct backends scale rows themselves (UMFPACK,
+                                 KLU) or need none (Cholesky) */
 } sla_solver_options;
+
+/* Values of sla_solver_options.equilibrate. */
+enum { SLA_EQUILIBRATE_AUTO = 0, SLA_EQUILIBRATE_ON = 1, SLA_EQUILIBRATE_OFF = 2 };
 
 void sla_solver_options_default(sla_solver_options *opts);
 
@@ -177,7 +192,7 @@ void sla_solver_options_default(sla_solver_options *opts);
  * use_x0, ordering, memory_limit, amg_threshold, amg_coarsen, amg_interp,
  * amg_pmax, amg_agg_levels, amg_relax, amg_cycle, amg_max_levels, amg_reuse,
  * auto_solves, max_seconds, amg_agg_interp, auto_direct_seconds, ilu_shift (on|off),
- * ilut_droptol, ilut_fill, ilut_pivot.
+ * ilut_droptol, ilut_fill, ilut_pivot, equilibrate (auto|on|off).
  * An unknown key or value is SLA_ERR_ARGUMENT, naming the nearest valid one. */
 sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str,
                                     sla_solver_options *opts);

@@ -218,7 +218,7 @@ class SparseTensor:
         rtol (relative to ||b||), atol, maxiter; further keys of the C
         options string as keywords (restart, omega, ordering, memory_limit,
         amg_threshold, ilu_shift="off", ilut_droptol, ilut_fill, ilut_pivot,
-        ...). Unknown names are refused by the C library,
+        equilibrate="auto"|"on"|"off", ...). Unknown names are refused by the C library,
         which names the nearest valid one.
 
         x0: initial guess of an iterative method (the shape of b's

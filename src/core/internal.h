@@ -121,7 +121,14 @@ void sla__spmv_t(const sla_matrix *A, sla_int ib, const double *x, double *y,
                  int nt, double *work);
 
 double sla__dot(sla_int n, const double *x, const double *y, int nt);
+/* ||x||_2 without overflow or underflow (plain dot when that is safe). */
 double sla__nrm2(sla_int n, const double *x, int nt);
+/* max |x_i| (NaN if any entry is NaN; 0 for n = 0). */
+double sla__amax(sla_int n, const double *x, int nt);
+/* sum (x_i / 2^e)^2, scaled exactly by a power of two. */
+double sla__sumsq_scaled(sla_int n, const double *x, int e, int nt);
+/* Whether a plain sum of squares ss can be trusted (normal, not tiny, finite). */
+bool sla__nrm2_fast_ok(double ss);
 void sla__copy(sla_int n, const double *x, double *y);
 void sla__zero(sla_int n, double *x);
 /* y += a x */

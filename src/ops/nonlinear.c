@@ -627,7 +627,8 @@ static sla_status newton(sla_ctx *ctx, sla_nlsolver *S, double *u, double *F, do
                 ok = isfinite(ft);
                 break;
             }
-            if (isfinite(ft) && ft * ft <= (1.0 - 2.0 * o->ls_alpha * s) * *fnorm * *fnorm) {
+            /* ||F_t||^2 <= (1 - 2 alpha s) ||F||^2, without squaring (no over- or underflow) */
+            if (isfinite(ft) && ft <= sqrt(fmax(0.0, 1.0 - 2.0 * o->ls_alpha * s)) * *fnorm) {
                 ok = true;
                 break;
             }
@@ -830,9 +831,15 @@ sla_status sla_nlsolver_solve(sla_ctx *ctx, sla_nlsolver *S, const double *theta
     sla_status st = eval_residual(ctx, S, S->u, F, &fnorm, info);
     if (!st && !isfinite(fnorm)) {
         k = first_nonfinite(n, F);
-        st = sla__error(ctx, SLA_ERR_VALUE,
-                        "the residual callback returned %g at entry %lld for the initial guess",
-                        F[k], (long long)k);
+        if (k >= 0)
+            st = sla__error(ctx, SLA_ERR_VALUE,
+                            "the residual callback returned %g at entry %lld for the initial guess",
+                            F[k], (long long)k);
+        else /* every entry finite, the norm beyond DBL_MAX */
+            st = sla__error(ctx, SLA_ERR_VALUE,
+                            "the residual at the initial guess has a 2-norm beyond the largest "
+                            "double (largest entry %g): rescale the problem",
+                            sla__amax(n, F, 1));
     }
     if (!st) {
         info->residual0 = fnorm;

@@ -2,6 +2,7 @@
  * estimate of its gradient (A^-1)[col_k, row_k] on the pattern. */
 #include "ops_internal.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,8 +42,13 @@ static void rademacher(sla_int n, uint64_t seed, sla_int p, double *z)
 /* z^T log(A) z by m steps of Lanczos from z (no reorthogonalization) and
  * the Gauss quadrature of T: ||z||^2 sum_k tau_k^2 log theta_k, tau_k the
  * first components of T's unit eigenvectors. work: 3 n; tw: 4 m + m^2. */
+/* The Lanczos process runs on 2^-e A (e: A's scale, exact), so that its
+ * vectors, the tridiagonal matrix and the quadrature stay far from
+ * overflow and underflow whatever the magnitude of A's entries; the caller
+ * adds n e log 2. *rmin, *rmax are Ritz values of 2^-e A. */
 static sla_status quad_form(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const double *z, sla_int m,
-                            double *work, double *tw, double *out, double *rmin, double *rmax, int nt)
+                            int e, double *work, double *tw, double *out, double *rmin, double *rmax,
+                            int nt)
 {
     const sla_int n = A->nrows;
     double *v = work, *vold = work + n, *w = work + 2 * n;
@@ -55,6 +61,8 @@ static sla_status quad_form(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const
     sla_int k = 0;
     for (; k < m; k++) {
         sla__spmv(A, ib, v, w, nt);            /* w = A v_k */
+        if (e)
+            for (sla_int i = 0; i < n; i++) w[i] = ldexp(w[i], -e); /* w = 2^-e A v_k */
         double a = sla__dot(n, v, w, nt);      /* alpha_k = v_k . A v_k */
         alpha[k] = a;
         for (sla_int i = 0; i < n; i++) w[i] -= a * v[i] + b * vold[i];
@@ -74,14 +82,24 @@ static sla_status quad_form(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const
     dstev_("V", &mk, alpha, beta, Z, &mk, ework, &info, 1);
     if (info != 0)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "slq: LAPACK dstev failed (info %d) on the Lanczos matrix", info);
-    double s = 0.0;
+    double s = 0.0, tmax = 0.0;
+    for (int j = 0; j < mk; j++) tmax = fmax(tmax, fabs(alpha[j]));
+    /* A Ritz value at rounding level (relative to the largest) approximates
+     * a zero eigenvalue: A is singular to working precision, log det = -inf */
+    double tiny = 4.0 * (double)(mk > 1 ? mk : 1) * DBL_EPSILON * tmax;
     for (int j = 0; j < mk; j++) {
         double theta = alpha[j], tau = Z[(size_t)j * mk];
         if (theta < *rmin) *rmin = theta;
         if (theta > *rmax) *rmax = theta;
+        if (fabs(theta) <= tiny && mk > 0)
+            return sla__error(ctx, SLA_ERR_SINGULAR,
+                              "slq: the matrix is singular to working precision (Ritz value %.3g, "
+                              "at rounding level of the largest %.3g): log det = -inf",
+                              ldexp(theta, e), ldexp(tmax, e));
         if (!(theta > 0.0))
             return sla__error(ctx, SLA_ERR_NOT_SPD,
-                              "slq: the matrix is not positive definite (Ritz value %.3g <= 0)", theta);
+                              "slq: the matrix is not positive definite (Ritz value %.3g <= 0)",
+                              ldexp(theta, e));
         s += tau * tau * log(theta);
     }
     *out = zn2 * s;
@@ -123,6 +141,13 @@ sla_status sla_logdet_slq(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const s
         return SLA_ERR_NOMEM;
     }
     double *work = z + n, *x = z + 4 * n;
+    /* A's scale: 2^e near its largest entry (exact rescaling, see quad_form) */
+    int escale = 0;
+    {
+        double amax = 0.0;
+        for (sla_int k = 0; k < V.nnz; k++) amax = fmax(amax, fabs(sla__val(&V, 0, k)));
+        if (amax > 0.0 && isfinite(amax)) frexp(amax, &escale);
+    }
     if (grad) {
         if ((st = sla_solver_create(ctx, &V, &o.solver, &S))) goto done;
         for (sla_int k = 0; k < V.nnz; k++) grad[k] = 0.0;
@@ -133,7 +158,7 @@ sla_status sla_logdet_slq(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const s
     for (sla_int p = 0; p < P; p++) {
         rademacher(n, o.seed, p, z);
         double q = 0.0;
-        if ((st = quad_form(ctx, &V, 0, z, m, work, tw, &q, &rmin, &rmax, nt))) goto done;
+        if ((st = quad_form(ctx, &V, 0, z, m, escale, work, tw, &q, &rmin, &rmax, nt))) goto done;
         sum += q;
         sum2 += q * q;
         if (grad) {
@@ -152,7 +177,9 @@ sla_status sla_logdet_slq(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const s
     double mean = sum / (double)P;
     double var = P > 1 ? fmax(0.0, (sum2 - (double)P * mean * mean) / (double)(P - 1)) : NAN;
     double se = sqrt(var / (double)P);
-    *logdet = mean;
+    *logdet = mean + (double)n * (double)escale * log(2.0); /* log det A = log det 2^-e A + n e log 2 */
+    rmin = ldexp(rmin, escale);
+    rmax = ldexp(rmax, escale);
     if (std_error) *std_error = se;
     if (info) {
         info->probes = P;

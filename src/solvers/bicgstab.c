@@ -19,7 +19,7 @@ sla_status sla__bicgstab(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const
     bool tr = o->pc_transpose;
     sla_status st = SLA_OK;
 
-    double bnorm = sqrt(sla__op_dot(A, b, b));
+    double bnorm = sla__op_nrm2(A, b);
     double tol = sla__ktol(o, bnorm);
     double rnorm;
     if (o->use_x0) {

@@ -84,7 +84,7 @@ sla_status sla__cg(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const doubl
     double *z = has_pc ? work + 3 * n : r; /* unpreconditioned: z aliases r */
 
     sla_status st = SLA_OK;
-    double bnorm = sqrt(sla__op_dot(A, b, b));
+    double bnorm = sla__op_nrm2(A, b);
     double tol = sla__ktol(o, bnorm);
     double rnorm;
     if (o->use_x0) {

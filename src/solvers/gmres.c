@@ -44,7 +44,7 @@ sla_status sla__gmres(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const do
     bool tr = o->pc_transpose;
     sla_status st = SLA_OK;
 
-    double bnorm = sqrt(sla__op_dot(A, b, b));
+    double bnorm = sla__op_nrm2(A, b);
     double tol = sla__ktol(o, bnorm);
     if (!o->use_x0) sla__zero(n, x);
     double rnorm = sla__true_residual(A, b, x, V); /* v_0 = r */
@@ -60,7 +60,7 @@ sla_status sla__gmres(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const do
             double *w = V + (size_t)(k + 1) * (size_t)n;
             if ((st = sla__pc_run(A, M, tr, V + (size_t)k * (size_t)n, mu))) goto pc_fail;
             A->apply(A->data, mu, w, nt); /* w = A M^-1 v_k */
-            double wnorm0 = sqrt(sla__op_dot(A, w, w));
+            double wnorm0 = sla__op_nrm2(A, w);
             for (int pass = 0; pass < 2; pass++) { /* MGS, repeated if needed */
                 for (int j = 0; j <= k; j++) {
                     const double *vj = V + (size_t)j * (size_t)n;
@@ -68,7 +68,7 @@ sla_status sla__gmres(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const do
                     H[(size_t)k * (size_t)(m + 1) + j] = (pass ? H[(size_t)k * (size_t)(m + 1) + j] : 0.0) + h;
                     sla__axpy(n, -h, vj, w, nt);
                 }
-                double wn = sqrt(sla__op_dot(A, w, w));
+                double wn = sla__op_nrm2(A, w);
                 H[(size_t)k * (size_t)(m + 1) + k + 1] = wn;
                 if (wn > 0.5 * wnorm0) break;
             }

@@ -35,6 +35,8 @@ void sla__matop_init(sla__op *op, sla__matop *m, int nt);
 /* Global sums through op->allreduce (no-op locally). */
 double sla__op_dot(const sla__op *op, const double *x, const double *y);
 void sla__op_sum(const sla__op *op, double *vals, int count);
+/* Global ||x||_2, safe from overflow and underflow (see sla__nrm2). */
+double sla__op_nrm2(const sla__op *op, const double *x);
 
 /* A preconditioner: z = M^-1 r, or z = M^-T r when transpose is set.
  * apply == NULL means the identity. destroy frees `fact`. */

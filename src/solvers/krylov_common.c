@@ -17,7 +17,8 @@ double sla__true_residual(const sla__op *A, const double *b, const double *x, do
         rr += ri * ri;
     }
     sla__op_sum(A, &rr, 1);
-    return sqrt(rr);
+    if (sla__nrm2_fast_ok(rr) || isnan(rr)) return sqrt(rr);
+    return sla__op_nrm2(A, r); /* underflowed or overflowed: scaled sum */
 }
 
 double sla__ktol(const sla__kopts *o, double bnorm) { return fmax(o->rtol * bnorm, o->atol); }

@@ -22,7 +22,7 @@ sla_status sla__minres(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const d
     bool tr = o->pc_transpose;
     sla_status st = SLA_OK;
 
-    double bnorm = sqrt(sla__op_dot(A, b, b));
+    double bnorm = sla__op_nrm2(A, b);
     double tol = sla__ktol(o, bnorm);
     if (!o->use_x0) sla__zero(n, x);
     double rnorm = sla__true_residual(A, b, x, r1);

@@ -1,6 +1,8 @@
 /* The matrix as a Krylov operator (A or A^T), and global reductions. */
 #include "krylov.h"
 
+#include <math.h>
+
 static void mat_apply(void *data, const double *x, double *y, int nt)
 {
     const sla__matop *m = data;
@@ -40,4 +42,22 @@ double sla__op_dot(const sla__op *op, const double *x, const double *y)
     double s = sla__dot(op->n, x, y, op->nt);
     sla__op_sum(op, &s, 1);
     return s;
+}
+
+/* Global ||x||_2 without overflow or underflow: the plain dot when it is
+ * safe, else the sum of squares scaled by 2^e, with 2^e from the sum of
+ * the processes' max |x_i| (between the global max and P times it: a
+ * scale within a factor P, good enough to keep the squares in range). */
+double sla__op_nrm2(const sla__op *op, const double *x)
+{
+    double ss = sla__op_dot(op, x, x);
+    if (sla__nrm2_fast_ok(ss) || isnan(ss)) return sqrt(ss);
+    double m = sla__amax(op->n, x, op->nt);
+    sla__op_sum(op, &m, 1);
+    if (m == 0.0 || !isfinite(m)) return m;
+    int e;
+    frexp(m, &e);
+    double s = sla__sumsq_scaled(op->n, x, e, op->nt);
+    sla__op_sum(op, &s, 1);
+    return ldexp(sqrt(s), e);
 }

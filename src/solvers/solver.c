@@ -4,6 +4,7 @@
 #include "krylov.h"
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,6 +33,14 @@ struct sla_solver {
     sla_method fallback_dm;
     bool auto_amg;         /* auto chose CG + saamg (opts.precond set by auto) */
     char note[256];
+    /* Krylov methods and their preconditioners see K: A itself, or eq_mat,
+     * A with rows and columns scaled by powers of two (opts.equilibrate):
+     * K = Dr A Dc, with eq_r = diag(Dr), eq_c = diag(Dc), nbatch * n each
+     * (eq_c == eq_r for symmetric A: K = D A D). */
+    const sla_matrix *K;
+    bool eq_on;
+    sla_matrix eq_mat;
+    double *eq_vals, *eq_r, *eq_c;
 };
 
 /* S's note, formatted; truncated to its size (notes are for people). */
@@ -622,29 +631,165 @@ static sla_status auto_switch_to_direct(sla_ctx *ctx, sla_solver *S, const char 
 
 /* Structure of every value array: exact symmetry (A^T = A lets transposed
  * solves reuse A) and a positive diagonal. O(nnz). */
-static sla_status structure(sla_ctx *ctx, const sla_matrix *A, bool *sym, bool *pdiag)
+static sla_status structure(sla_ctx *ctx, const sla_matrix *A, bool *sym, bool *pdiag, double *symerr)
 {
     *sym = *pdiag = true;
+    double worst = 0.0;
     for (sla_int b = 0; b < A->nbatch; b++) {
         sla_matrix_props pr;
         sla_status st = sla_matrix_properties(ctx, A, b, 0.0, &pr);
         if (st) return st;
         *sym = *sym && pr.symmetric && pr.structurally_symmetric;
         *pdiag = *pdiag && pr.positive_diagonal;
+        if (!(pr.symmetry_error <= worst)) worst = pr.symmetry_error;
     }
+    if (symerr) *symerr = worst;
+    return SLA_OK;
+}
+
+/* Cholesky and LDL^T factor one triangle: an explicit request for them on
+ * a matrix that is not symmetric (to SLA_SYM_TOL relative to max |a|)
+ * would silently solve with a different matrix, so it is refused. */
+#define SLA_SYM_TOL 1e-12
+
+static sla_status check_symmetric_method(sla_ctx *ctx, sla_method m, double symerr)
+{
+    if ((m == SLA_METHOD_CHOLESKY || m == SLA_METHOD_LDLT) && !(symerr <= SLA_SYM_TOL))
+        return sla__error(ctx, SLA_ERR_ARGUMENT,
+                          "method %s needs a symmetric matrix, and this one is not symmetric "
+                          "(max |a_ij - a_ji| / max |a| = %.3g > %g); use method lu or a Krylov method",
+                          sla_method_name(m), symerr, SLA_SYM_TOL);
     return SLA_OK;
 }
 
 /* Structure checks, then the method's set-up. */
 static sla_status setup(sla_ctx *ctx, sla_solver *S)
 {
-    sla_status st = structure(ctx, S->A, &S->symmetric, &S->pos_diag);
+    double symerr;
+    sla_status st = structure(ctx, S->A, &S->symmetric, &S->pos_diag, &symerr);
     if (st) return st;
+    if ((st = check_symmetric_method(ctx, S->opts.method, symerr))) return st;
     S->method = S->opts.method;
     S->note[0] = '\0';
     if (S->method == SLA_METHOD_AUTO) return auto_setup(ctx, S);
     if (is_direct(S->method)) return direct_setup(ctx, S, S->method);
     return setup_pcs(ctx, S);
+}
+
+/* ---- equilibration (opts.equilibrate) -------------------------------- */
+
+/* Entries or row maxima beyond these make method=auto's equilibration
+ * (SLA_EQUILIBRATE_AUTO) scale the matrix: Krylov vectors and their dot
+ * products then stay far from overflow and underflow. */
+#define SLA_EQ_BIG 0x1p300
+#define SLA_EQ_SMALL 0x1p-300
+#define SLA_EQ_SPREAD 0x1p200
+
+static void free_equilibration(sla_solver *S)
+{
+    sla__free(&S->alloc, S->eq_vals);
+    sla__free(&S->alloc, S->eq_r);
+    S->eq_vals = S->eq_r = S->eq_c = NULL;
+    S->eq_on = false;
+    S->K = S->A;
+}
+
+/* 2^-floor(log2 |v|) rounded to the exponent (1 for v == 0): v times it lies in [0.5, 1). */
+static double pow2_inverse(double v, bool half)
+{
+    if (!(v > 0.0) || !isfinite(v)) return 1.0;
+    int e;
+    frexp(v, &e);
+    if (half) e = e >= 0 ? e / 2 : -((1 - e) / 2); /* floor(e / 2) */
+    if (e < -1020) e = -1020; /* 2^-e stays finite (a subnormal |v|) */
+    return ldexp(1.0, -e);
+}
+
+/* Decide and build K for the current values of A: LAPACK dgeequb-style
+ * scaling by powers of two (exact: scaling a uniformly scaled matrix gives
+ * back the unscaled one bit for bit). Nonsymmetric: rows to maximum ~1,
+ * then columns. Symmetric: D A D with d_i = 2^-floor(e_i / 2), e_i the
+ * exponent of row i's largest entry, so CG and MINRES still apply. */
+static sla_status equilibrate(sla_ctx *ctx, sla_solver *S)
+{
+    const sla_matrix *A = S->A;
+    sla_int n = A->nrows, nnz = A->nnz, B = A->nbatch;
+    S->K = A;
+    S->eq_on = false;
+    if (S->opts.equilibrate == SLA_EQUILIBRATE_OFF || n == 0) {
+        free_equilibration(S);
+        return SLA_OK;
+    }
+    const sla_int *rp = A->rowptr;
+    const int32_t *ci = A->colind;
+    double gmax = 0.0, gmin = INFINITY; /* largest and smallest nonzero row maximum */
+    for (sla_int b = 0; b < B; b++)
+        for (sla_int i = 0; i < n; i++) {
+            double m = 0.0;
+            for (sla_int p = rp[i]; p < rp[i + 1]; p++) {
+                double a = fabs(sla__val(A, b, p));
+                if (a > m) m = a;
+            }
+            if (m > gmax) gmax = m;
+            if (m > 0.0 && m < gmin) gmin = m;
+        }
+    bool spread = gmax > SLA_EQ_SPREAD * gmin;
+    bool need = S->opts.equilibrate == SLA_EQUILIBRATE_ON ||
+                (gmax > 0.0 && (gmax > SLA_EQ_BIG || gmin < SLA_EQ_SMALL || spread));
+    /* auto, for magnitude alone (row maxima within 2^200 of each other): one
+     * power of two for the whole matrix, which keeps the iteration exactly
+     * that of the unscaled matrix (only scaled) */
+    bool uniform = S->opts.equilibrate == SLA_EQUILIBRATE_AUTO && !spread;
+    if (!need) {
+        free_equilibration(S);
+        return SLA_OK;
+    }
+    if (!S->eq_r) {
+        S->eq_r = sla__malloc(&S->alloc, (size_t)B * (size_t)n, 2 * sizeof(double));
+        if (!S->eq_r) return sla__error(ctx, SLA_ERR_NOMEM, "out of memory for the equilibration scales");
+        S->eq_c = S->eq_r + (size_t)B * (size_t)n;
+    }
+    if (!S->eq_vals) {
+        S->eq_vals = sla__malloc(&S->alloc, (size_t)B * (size_t)nnz, sizeof(double));
+        if (!S->eq_vals) {
+            free_equilibration(S);
+            return sla__error(ctx, SLA_ERR_NOMEM, "out of memory for the equilibrated matrix (%lld values)",
+                              (long long)(B * nnz));
+        }
+    }
+    for (sla_int b = 0; b < B; b++) {
+        double *r = S->eq_r + b * n, *c = S->eq_c + b * n, *v = S->eq_vals + b * nnz;
+        if (uniform) {
+            double u = pow2_inverse(gmax, S->symmetric);
+            for (sla_int i = 0; i < n; i++) r[i] = u;
+        } else {
+            for (sla_int i = 0; i < n; i++) {
+                double m = 0.0;
+                for (sla_int p = rp[i]; p < rp[i + 1]; p++) m = fmax(m, fabs(sla__val(A, b, p)));
+                r[i] = pow2_inverse(m, S->symmetric);
+            }
+        }
+        if (S->symmetric) {
+            memcpy(c, r, (size_t)n * sizeof *c);
+        } else if (uniform) {
+            for (sla_int j = 0; j < n; j++) c[j] = 1.0;
+        } else {
+            for (sla_int j = 0; j < n; j++) c[j] = 0.0;
+            for (sla_int i = 0; i < n; i++)
+                for (sla_int p = rp[i]; p < rp[i + 1]; p++)
+                    c[ci[p]] = fmax(c[ci[p]], fabs(sla__val(A, b, p)) * r[i]);
+            for (sla_int j = 0; j < n; j++) c[j] = pow2_inverse(c[j], false);
+        }
+        for (sla_int i = 0; i < n; i++)
+            for (sla_int p = rp[i]; p < rp[i + 1]; p++) v[p] = sla__val(A, b, p) * r[i] * c[ci[p]];
+    }
+    S->eq_mat = *A;
+    S->eq_mat.dtype = SLA_F64;
+    S->eq_mat.values = S->eq_vals;
+    S->eq_mat.own_rowptr = S->eq_mat.own_values = false;
+    S->K = &S->eq_mat;
+    S->eq_on = true;
+    return SLA_OK;
 }
 
 static void free_pcs(sla_solver *S)
@@ -653,15 +798,19 @@ static void free_pcs(sla_solver *S)
     for (sla_int b = 0; b < S->A->nbatch; b++) sla__pc_destroy(&S->pc[b]);
 }
 
+/* Krylov set-up for the current values: equilibration, then the
+ * preconditioners, built on the matrix the methods see (K). */
 static sla_status setup_pcs(sla_ctx *ctx, sla_solver *S)
 {
+    sla_status st0 = equilibrate(ctx, S);
+    if (st0) return st0;
     for (sla_int b = 0; b < S->A->nbatch; b++) {
         sla_status st;
         if (S->pc[b] && S->pc[b]->refresh) { /* reuse what the values do not change */
-            st = S->pc[b]->refresh(ctx, S->pc[b], S->A, b);
+            st = S->pc[b]->refresh(ctx, S->pc[b], S->K, b);
         } else {
             sla__pc_destroy(&S->pc[b]);
-            st = sla__pc_create(ctx, S->opts.precond, S->A, b, &S->opts, &S->pc[b]);
+            st = sla__pc_create(ctx, S->opts.precond, S->K, b, &S->opts, &S->pc[b]);
         }
         if (st) {
             if (S->A->nbatch > 1)
@@ -696,6 +845,9 @@ static sla_status check_options(sla_ctx *ctx, const sla_solver_options *o)
                           o->auto_direct_seconds);
     if (!(o->max_seconds >= 0.0))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "max_seconds must be >= 0 (got %g)", o->max_seconds);
+    if (o->equilibrate < SLA_EQUILIBRATE_AUTO || o->equilibrate > SLA_EQUILIBRATE_OFF)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown equilibrate setting %d (auto 0, on 1, off 2)",
+                          o->equilibrate);
     return SLA_OK;
 }
 
@@ -721,6 +873,7 @@ sla_status sla_solver_create(sla_ctx *ctx, const sla_matrix *A, const sla_solver
     if (!S) return sla__error(ctx, SLA_ERR_NOMEM, "out of memory for a solver");
     S->alloc = a;
     S->A = A;
+    S->K = A;
     S->opts = o;
     if (S->opts.maxiter == 0) S->opts.maxiter = A->nrows * 10 > 1000 ? A->nrows * 10 : 1000;
     S->pc = sla__calloc(&a, (size_t)A->nbatch, sizeof *S->pc);
@@ -765,7 +918,10 @@ sla_status sla_solver_refresh(sla_ctx *ctx, sla_solver *S)
     sla_status st = sla_matrix_check_values(ctx, S->A, -1);
     if (st) return st;
     bool sym, pdiag;
-    if ((st = structure(ctx, S->A, &sym, &pdiag))) return st;
+    double symerr;
+    if ((st = structure(ctx, S->A, &sym, &pdiag, &symerr))) return st;
+    if (S->opts.method != SLA_METHOD_AUTO && (st = check_symmetric_method(ctx, S->method, symerr)))
+        return st;
     bool changed = sym != S->symmetric || pdiag != S->pos_diag;
     char change[96] = "";
     if (changed)
@@ -809,6 +965,7 @@ void sla_solver_destroy(sla_solver **S)
     sla_allocator a = s->alloc;
     free_pcs(s);
     free_direct(s);
+    free_equilibration(s);
     sla__free(&a, s->num);
     sla__free(&a, s->pc);
     sla__free(&a, s);
@@ -995,20 +1152,66 @@ static sla_status solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, bool 
                           "precond saamg has no transposed cycle for a nonsymmetric matrix "
                           "(adjoint or transposed solves): use precond amg, ilu0 or jacobi");
     bool tr = transpose && !S->symmetric;
-    sla__matop m = {.A = A, .AT = NULL, .ib = ib, .transpose = tr, .work = NULL};
+    sla__matop m = {.A = S->K, .AT = NULL, .ib = ib, .transpose = tr, .work = NULL};
     sla_allocator al = sla__ctx_alloc(ctx);
-    if (tr && nt > 1) {
-        m.work = sla__malloc(&al, (size_t)nt * (size_t)n, sizeof(double));
-        if (!m.work) return sla__error(ctx, SLA_ERR_NOMEM, "out of memory for a transposed product");
+    /* Scale safety: the method solves K y = 2^s Dr b (K^T y = 2^s Dc b when
+     * transposed), x = 2^-s Dc y (2^-s Dr y), with 2^s bringing the largest
+     * entry of the scaled right-hand side near 1 when it is far from it, so
+     * that no Krylov vector or dot product overflows or underflows. Powers
+     * of two: exact. */
+    const double *sb = NULL, *sx = NULL; /* row and column scales, or NULL */
+    if (S->eq_on) {
+        sb = (transpose ? S->eq_c : S->eq_r) + ib * n;
+        sx = (transpose ? S->eq_r : S->eq_c) + ib * n;
     }
+    /* exponents: the scales are powers of two, so b_i sb_i = 2^(eb_i + es_i) m_i
+     * exactly, and one ldexp per entry applies both without an
+     * intermediate overflow */
+    int sexp = 0;
+    {
+        int emax = INT_MIN;
+        if (!sb) { /* the common case: one vectorized pass */
+            double bmax = sla__amax(n, b, nt);
+            if (bmax > 0.0) emax = ilogb(bmax);
+        } else {
+            for (sla_int i = 0; i < n; i++)
+                if (b[i] != 0.0) {
+                    int e = ilogb(b[i]) + ilogb(sb[i]);
+                    if (e > emax) emax = e;
+                }
+        }
+        if (emax != INT_MIN && (emax > 64 || emax < -64 || sb)) sexp = -emax;
+    }
+    bool scaled = sb || sexp != 0;
+    double *bs = NULL, *ys = NULL;
+    if (scaled || (tr && nt > 1)) {
+        size_t extra = tr && nt > 1 ? (size_t)nt * (size_t)n : 0;
+        bs = sla__malloc(&al, (size_t)(scaled ? 2 : 0) * (size_t)n + extra, sizeof(double));
+        if (!bs) return sla__error(ctx, SLA_ERR_NOMEM, "out of memory for a scaled or transposed solve");
+        if (scaled) ys = bs + n;
+        if (extra) m.work = bs + (scaled ? 2 * (size_t)n : 0);
+    }
+    double umin = 1.0; /* smallest row scale: atol holds for the unscaled residual */
+    if (scaled) {
+        for (sla_int i = 0; i < n; i++) {
+            bs[i] = ldexp(b[i], sexp + (sb ? ilogb(sb[i]) : 0));
+            if (use_x0) ys[i] = ldexp(x[i], sexp - (sx ? ilogb(sx[i]) : 0));
+        }
+        if (sb) {
+            umin = INFINITY;
+            for (sla_int i = 0; i < n; i++) umin = fmin(umin, sb[i]);
+        }
+    }
+    const double *bk = scaled ? bs : b;
+    double *xk = scaled ? ys : x;
     sla__op op;
     sla__matop_init(&op, &m, nt);
-    sla__kopts ko = {.rtol = S->opts.rtol, .atol = S->opts.atol,
+    sla__kopts ko = {.rtol = S->opts.rtol, .atol = scaled ? ldexp(S->opts.atol, sexp) * umin : S->opts.atol,
                      .maxiter = budget > 0 ? budget : S->opts.maxiter, .restart = S->opts.restart, .use_x0 = use_x0, .pc_transpose = transpose,
                      .monitor = S->opts.monitor, .monitor_user = S->opts.monitor_user,
                      .monitor_every = S->opts.monitor_every,
                      .deadline = S->opts.max_seconds > 0.0 ? t0 + S->opts.max_seconds : 0.0};
-    st = sla__krylov_method(S->method)(ctx, &op, S->pc[ib], b, x, &ko, info);
+    st = sla__krylov_method(S->method)(ctx, &op, S->pc[ib], bk, xk, &ko, info);
     if (st == SLA_NOT_CONVERGED && S->opts.method == SLA_METHOD_AUTO &&
         S->method == SLA_METHOD_CG && info->reason == SLA_DIVERGED_INDEFINITE) {
         sla_int its = info->iterations;
@@ -1016,10 +1219,33 @@ static sla_status solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, bool 
         snprintf(info->note, sizeof info->note,
                  "auto: cg met an indefinite direction after %lld iterations; fell back to minres",
                  (long long)its);
-        st = sla__minres(ctx, &op, S->pc[ib], b, x, &ko, info);
+        st = sla__minres(ctx, &op, S->pc[ib], bk, xk, &ko, info);
         info->iterations += its;
     }
-    sla__free(&al, m.work);
+    if (scaled && st >= 0) {
+        for (sla_int i = 0; i < n; i++) x[i] = ldexp(ys[i], (sx ? ilogb(sx[i]) : 0) - sexp);
+        bool uniform = true;
+        for (sla_int i = 1; sb && i < n && uniform; i++) uniform = sb[i] == sb[0];
+        if (uniform) { /* the same residual, in the caller's units */
+            int eu = sb ? ilogb(sb[0]) : 0;
+            info->residual_abs = ldexp(info->residual_abs, -sexp - eu);
+            info->rhs_norm = ldexp(info->rhs_norm, -sexp - eu);
+        } else { /* convergence was judged on the scaled residual: report the true one */
+            sla__matop mo = {.A = A, .ib = ib, .transpose = tr};
+            sla__op opo;
+            sla__matop_init(&opo, &mo, 1);
+            info->residual_abs = sla__true_residual(&opo, b, x, bs);
+            info->rhs_norm = sla__nrm2(n, b, nt);
+            info->residual = info->rhs_norm > 0.0 ? info->residual_abs / info->rhs_norm : info->residual_abs;
+        }
+        if (sb) {
+            size_t len = strlen(info->note);
+            snprintf(info->note + len, sizeof info->note - len, "%sequilibrated (%s scaling by powers of two%s)",
+                     len ? "; " : "", S->symmetric ? "symmetric" : "row and column",
+                     uniform ? "" : "; tolerance applied to the scaled residual");
+        }
+    }
+    sla__free(&al, bs);
     info->solve_seconds = sla__now() - t0;
     if (st == SLA_NOT_CONVERGED)
         sla__error(ctx, st, "%s did not converge: %s after %lld iterations, relative residual %.3e",
