@@ -393,6 +393,10 @@ class SparseTensor:
         if self.shape[-2] != self.shape[-1]:
             raise ValueError("eigsh needs a square matrix (shape %s)" % (self.shape,))
         n = self.shape[-1]
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= n:
+            # checked here, before any tensor of k columns is allocated (C
+            # names k = n itself: ARPACK needs k < n)
+            raise ValueError("eigsh: k must be an integer with 1 <= k < n = %d (got %r)" % (n, k))
         w = str(which).upper()
         if w not in _WHICH:
             raise ValueError("eigsh: which must be one of LA, SA, LM, SM (got %r)" % (which,))

@@ -295,5 +295,20 @@ class SlogdetConsistencyTests(unittest.TestCase):
             lambda v: sla.SparseTensor(v, self.row, self.col, (2, 2)).slogdet()[1], (v,)))
 
 
+class EigshArgumentTests(unittest.TestCase):
+    """Section 11: a bad k is refused with a clear message before anything
+    of k columns is allocated (k = -1 gave a torch "negative dimension"
+    error, k = 2**40 tried to allocate 8 TB)."""
+
+    def test_bad_k(self):
+        A = sla.SparseTensor.from_scipy(sp.diags([2.0, 3.0, 4.0, 5.0]).tocsr())
+        for k in (0, -1, 2 ** 40, 1.5, True):
+            with self.assertRaisesRegex(ValueError, "k must be"):
+                A.eigsh(k=k)
+        with self.assertRaisesRegex(sla.SlaValueError, "k = 4 must be in"):
+            A.eigsh(k=4)  # k = n: the C library's message
+        self.assertEqual(A.eigsh(k=2, which="LA", return_eigenvectors=False).shape[-1], 2)
+
+
 if __name__ == "__main__":
     unittest.main()
