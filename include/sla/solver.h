@@ -168,6 +168,13 @@ typedef struct sla_solver_options {
                                  entry of U's row, that entry's column takes its place;
                                  in [0, 1], 0 = never; default 0.1 (SciPy spilu's
                                  diag_pivot_thresh) */
+    int saamg_reuse;          /* precond=saamg at sla_solver_refresh (new values, same
+                                 pattern): 0 = interpolation (the default): keep the
+                                 aggregates and the prolongators, recompute the
+                                 Galerkin operators on their patterns, the diagonals
+                                 and the coarse factor; 1 = full: also re-smooth P
+                                 with the new values on its pattern (aggregates and
+                                 strength kept); 2 = none: rebuild everything */
 } sla_solver_options;
 
 void sla_solver_options_default(sla_solver_options *opts);
@@ -177,7 +184,7 @@ void sla_solver_options_default(sla_solver_options *opts);
  * use_x0, ordering, memory_limit, amg_threshold, amg_coarsen, amg_interp,
  * amg_pmax, amg_agg_levels, amg_relax, amg_cycle, amg_max_levels, amg_reuse,
  * auto_solves, max_seconds, amg_agg_interp, auto_direct_seconds, ilu_shift (on|off),
- * ilut_droptol, ilut_fill, ilut_pivot.
+ * ilut_droptol, ilut_fill, ilut_pivot, saamg_reuse (interpolation|full|none).
  * An unknown key or value is SLA_ERR_ARGUMENT, naming the nearest valid one. */
 sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str,
                                     sla_solver_options *opts);
