@@ -89,7 +89,7 @@
  * rebuilds when some a_ii of A moved by more than SAAMG_DRIFT from the
  * set-up's (a float copy, 4 B per row; the solve's note says so).
  * Measured (bench/SAAMG_RESULTS.md, "Reuse across refresh"): diffusion2d
- * 1e6, kappa changed by <= 1 %: refresh 0.25-0.35 s against 0.57-0.78 s
+ * 1e6, kappa changed by <= 1 %: refresh 0.22-0.29 s against 0.64-0.80 s
  * for a rebuild, the same 25 CG iterations; on 160^2 with kappa changed
  * by 50 %: 16 iterations against 15 rebuilt. A failed refresh leaves no
  * hierarchy (the identity, as a failed re-creation leaves no
