@@ -180,6 +180,13 @@ typedef struct sla_solver_options {
                                  overflow or underflow is always scaled by a power of
                                  two. Direct backends scale rows themselves (UMFPACK,
                                  KLU) or need none (Cholesky) */
+    int saamg_reuse;          /* precond=saamg at sla_solver_refresh (new values, same
+                                 pattern): 0 = interpolation (the default): keep the
+                                 aggregates and the prolongators, recompute the
+                                 Galerkin operators on their patterns, the diagonals
+                                 and the coarse factor; 1 = full: also re-smooth P
+                                 with the new values on its pattern (aggregates and
+                                 strength kept); 2 = none: rebuild everything */
 } sla_solver_options;
 
 /* Values of sla_solver_options.equilibrate. */
@@ -192,7 +199,8 @@ void sla_solver_options_default(sla_solver_options *opts);
  * use_x0, ordering, memory_limit, amg_threshold, amg_coarsen, amg_interp,
  * amg_pmax, amg_agg_levels, amg_relax, amg_cycle, amg_max_levels, amg_reuse,
  * auto_solves, max_seconds, amg_agg_interp, auto_direct_seconds, ilu_shift (on|off),
- * ilut_droptol, ilut_fill, ilut_pivot, equilibrate (auto|on|off).
+ * ilut_droptol, ilut_fill, ilut_pivot, equilibrate (auto|on|off),
+ * saamg_reuse (interpolation|full|none).
  * An unknown key or value is SLA_ERR_ARGUMENT, naming the nearest valid one. */
 sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str,
                                     sla_solver_options *opts);

@@ -83,8 +83,9 @@ sla_status sla__ilut_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double
 /* BoomerAMG (precond_amg.c); SLA_ERR_UNAVAILABLE when hypre is not in the build. */
 sla_status sla__amg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_amg_options *o,
                           sla__pc *pc);
-/* Smoothed-aggregation AMG (precond_saamg.c): always available. */
-sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *pc);
+/* Smoothed-aggregation AMG (precond_saamg.c): always available. reuse:
+ * what a refresh keeps (sla_solver_options.saamg_reuse). */
+sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, int reuse, sla__pc *pc);
 #ifdef SLA_HAVE_MPI
 #include <mpi.h>
 /* One BoomerAMG hierarchy over all ranks of comm (collective; the

@@ -52,7 +52,7 @@ static const char *const keys[] = {"method", "precond", "rtol", "atol", "maxiter
                                    "amg_agg_levels", "amg_relax", "amg_cycle", "amg_max_levels",
                                    "amg_reuse", "auto_solves", "max_seconds", "amg_agg_interp",
                                    "auto_direct_seconds", "ilu_shift", "ilut_droptol", "ilut_fill",
-                                   "ilut_pivot", "equilibrate"};
+                                   "ilut_pivot", "equilibrate", "saamg_reuse"};
 #define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 const char *sla_method_name(sla_method m)
@@ -258,6 +258,15 @@ static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char 
         int k = lookup(v, vl, (const char *const[]){"auto", "on", "off"}, 3);
         if (k < 0) return sla__error(ctx, SLA_ERR_ARGUMENT, "option equilibrate: auto, on or off");
         o->equilibrate = k; /* SLA_EQUILIBRATE_AUTO, _ON, _OFF in that order */
+        break;
+    }
+    case 28: {
+        static const char *const reuse_names[] = {"interpolation", "full", "none"};
+        int r = lookup(v, vl, reuse_names, 3);
+        if (r < 0)
+            return sla__error(ctx, SLA_ERR_ARGUMENT, "option saamg_reuse: interpolation, full or none "
+                              "(did you mean '%s'?)", nearest(v, vl, reuse_names, 3));
+        o->saamg_reuse = r;
         break;
     }
     }

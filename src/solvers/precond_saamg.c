@@ -70,12 +70,35 @@
  * plus the finer levels' residuals), so concurrent applies of one
  * preconditioner are safe and give the same results.
  *
- * Refresh (new values, same pattern) rebuilds the whole hierarchy
- * (pc->refresh is NULL). */
+ * Refresh (new values, same pattern: training loops), saamg_reuse:
+ *  - interpolation (the default): the aggregates and P (tentative and
+ *    smoothed) are kept; per level, 1/a_ii and the positivity check
+ *    (check_diag: a nonpositive diagonal on any level is still
+ *    SLA_ERR_NOT_SPD, so auto falls back), the Galerkin product A_c =
+ *    P^T A P numerically on the set-up's coarse pattern (galerkin_numeric:
+ *    one pass into a dense accumulator read and cleared through A_c's own
+ *    columns; same summation order, so equal values give a bitwise equal
+ *    hierarchy), the exact symmetrization and the dense coarse factor (its
+ *    storage kept). P^T is rebuilt as a transient, as at the set-up;
+ *  - full: also P re-smoothed with the new values, P = (I - omega D_F^-1
+ *    A_F) P0 on P's pattern, with the set-up's aggregates and strength
+ *    verdicts (kept: 4 B per row and 1 B per entry of each level that
+ *    has a P) and omega from the new values;
+ *  - none: the whole hierarchy rebuilt (the set-up again).
+ * The symmetry is checked again (a change rebuilds), and a drift guard
+ * rebuilds when some a_ii of A moved by more than SAAMG_DRIFT from the
+ * set-up's (a float copy, 4 B per row; the solve's note says so).
+ * Measured (bench/SAAMG_RESULTS.md, "Reuse across refresh"): diffusion2d
+ * 1e6, kappa changed by <= 1 %: refresh 0.22-0.29 s against 0.64-0.80 s
+ * for a rebuild, the same 25 CG iterations; on 160^2 with kappa changed
+ * by 50 %: 16 iterations against 15 rebuilt. A failed refresh leaves no
+ * hierarchy (the identity, as a failed re-creation leaves no
+ * preconditioner) and the next refresh rebuilds. */
 #include "krylov.h"
 
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #ifndef SAAMG_THETA
@@ -84,6 +107,13 @@
 #define SAAMG_COARSE 1000
 #define SAAMG_DENSE_MAX 4000
 #define SAAMG_MAX_LEV 24
+/* saamg_reuse = interpolation or full: a refresh rebuilds instead when
+ * some diagonal entry of A moved by more than this factor from its value
+ * at the set-up (the kept P no longer fits: a 100-fold jump of kappa on
+ * half the cells of diffusion2d 60^2 took 57 CG iterations to rtol 1e-11
+ * with the kept P, 20 after a rebuild; kappa changed by 50 %: 16 against
+ * 15). */
+#define SAAMG_DRIFT 4.0
 
 /* Values of P and of the coarse operators. */
 #ifndef SAAMG_REAL
@@ -106,14 +136,19 @@ typedef struct sa_level {
     sa_real *pval;
     double *x, *b;       /* coarse levels: iterate and right-hand side */
     double *r;           /* residual */
+    int32_t *agg;        /* saamg_reuse=full: the aggregates (n) and which */
+    uint8_t *strong;     /* entries of A_l were strong at set-up (nnz) */
 } sa_level;
 
 typedef struct saamg {
     int nlev;
+    int reuse;           /* at refresh: 0 interpolation, 1 full, 2 none */
+    bool stale;          /* a refresh failed: the next one rebuilds */
     bool symmetric;
     bool lock_ready;
     pthread_mutex_t lock; /* held by the apply using the levels' work vectors */
     sa_level lev[SAAMG_MAX_LEV];
+    float *d0;           /* saamg_reuse != none: a_ii of A at the set-up */
     double *dense;       /* coarsest: factor, column major, or NULL (smoothed only) */
     int *piv;            /* LU pivots, or NULL for Cholesky */
 } saamg;
@@ -320,11 +355,9 @@ static sla_status saamg_apply(const sla__pc *pc, bool transpose, const double *r
 
 /* ---- set-up ------------------------------------------------------------------ */
 
-static void saamg_destroy(sla__pc *pc)
+/* Free the hierarchy (g itself, its lock and options stay). */
+static void free_levels(const sla_allocator *a, saamg *g)
 {
-    saamg *g = pc->fact;
-    if (!g) return;
-    const sla_allocator *a = &pc->alloc;
     for (int l = 0; l < SAAMG_MAX_LEV; l++) {
         sa_level *L = &g->lev[l];
         sla__free(a, L->own_rp);
@@ -337,9 +370,25 @@ static void saamg_destroy(sla__pc *pc)
         sla__free(a, L->x);
         sla__free(a, L->b);
         sla__free(a, L->r);
+        sla__free(a, L->agg);
+        sla__free(a, L->strong);
+        memset(L, 0, sizeof *L);
     }
     sla__free(a, g->dense);
     sla__free(a, g->piv);
+    sla__free(a, g->d0);
+    g->d0 = NULL;
+    g->dense = NULL;
+    g->piv = NULL;
+    g->nlev = 0;
+}
+
+static void saamg_destroy(sla__pc *pc)
+{
+    saamg *g = pc->fact;
+    if (!g) return;
+    const sla_allocator *a = &pc->alloc;
+    free_levels(a, g);
     if (g->lock_ready) pthread_mutex_destroy(&g->lock);
     sla__free(a, g);
     pc->fact = NULL;
@@ -394,33 +443,33 @@ static inline bool strong_t(double th2, double aij, double di, double dj)
  * value everywhere) */
 #define DG(i) (1.0 / L->dinv[i])
 
+/* Whether entry k (row i, column j != i, value v) is a strong coupling:
+ * the test on the current values, or (mask, saamg_reuse=full at refresh)
+ * the set-up's verdict. */
+#define STRONG(mask, k, v, i, j) ((mask) ? (mask)[k] != 0 : strong_t(th2, v, DG(i), DG(j)))
+
 /* The filtered diagonal of row i (weak couplings lumped onto a_ii; a_ii if
  * that sum is 0) and, in *s, the sum of |a_ij| over the strong ones. */
-static double filtered_diag(const sa_level *L, sla_int i, double th2, double *s)
+static double filtered_diag(const sa_level *L, sla_int i, double th2, const uint8_t *mask, double *s)
 {
     double df = DG(i), sum = 0.0;
     for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
         sla_int j = L->ci[k];
         if (j == i) continue;
         double v = AVAL(L, k);
-        if (strong_t(th2, v, DG(i), DG(j))) sum += fabs(v);
+        if (STRONG(mask, k, v, i, j)) sum += fabs(v);
         else df += v;
     }
     *s = sum;
     return df == 0.0 ? DG(i) : df;
 }
 
-/* Diagonal, aggregation and the smoothed prolongator of level l; sets
- * *nagg (0: the level does not coarsen). agg: n scratch entries. */
-static sla_status build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int l,
-                          int32_t *agg, sla_int *nagg_out)
+/* 1 / a_ii of level l (allocated at set-up, overwritten at refresh). */
+static sla_status set_diag(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int l)
 {
-    sla_int n = L->n;
-    double th = SAAMG_THETA * ldexp(1.0, -l), th2 = th * th;
-    *nagg_out = 0;
-    L->dinv = sla__malloc(a, (size_t)n, sizeof *L->dinv);
+    if (!L->dinv) L->dinv = sla__malloc(a, (size_t)(L->n > 0 ? L->n : 1), sizeof *L->dinv);
     if (!L->dinv) return nomem(ctx, l);
-    for (sla_int i = 0; i < n; i++) {
+    for (sla_int i = 0; i < L->n; i++) {
         sla_int p = find_in_row(L, i, i);
         double d = p >= 0 ? AVAL(L, p) : 0.0;
         if (d == 0.0 || !isfinite(d))
@@ -429,6 +478,63 @@ static sla_status build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int
                               (long long)i, l);
         L->dinv[i] = 1.0 / d;
     }
+    return SLA_OK;
+}
+
+/* omega = 4 / (3 rho), rho the l1 (Gershgorin) bound of D_F^-1 A_F. */
+static double smoothing_weight(const sa_level *L, double th2, const uint8_t *mask)
+{
+    double rho = 0.0;
+    for (sla_int i = 0; i < L->n; i++) {
+        double s, df = filtered_diag(L, i, th2, mask, &s);
+        double q = (fabs(df) + s) / fabs(df);
+        if (q > rho) rho = q;
+    }
+    return 4.0 / (3.0 * rho);
+}
+
+/* The values of P = (I - omega D_F^-1 A_F) P0 on its pattern (set up by
+ * build_p: in each row the own aggregate first, then the strong
+ * neighbours' aggregates in the order of first appearance). lv: scratch,
+ * the longest row of P. */
+static void smooth_p(sa_level *L, const int32_t *agg, double th2, const uint8_t *mask, double omega,
+                     double *lv)
+{
+    for (sla_int i = 0; i < L->n; i++) {
+        sla_int p0 = L->prp[i], m = 0, len = L->prp[i + 1] - p0;
+        const int32_t *lc = L->pci + p0;
+        double s_unused, w = omega / filtered_diag(L, i, th2, mask, &s_unused);
+        for (sla_int q = 0; q < len; q++) lv[q] = 0.0;
+        if (agg[i] >= 0) { /* (I - w D_F^-1 A_F) P0 on the diagonal: 1 - w */
+            lv[0] = 1.0 - omega;
+            m = 1;
+        }
+        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
+            sla_int j = L->ci[k];
+            if (j == i || agg[j] < 0) continue;
+            double v = AVAL(L, k);
+            if (!STRONG(mask, k, v, i, j)) continue;
+            sla_int q = 0;
+            while (q < m && lc[q] != agg[j]) q++;
+            if (q == m) m++; /* lc[q] == agg[j]: the pattern was built this way */
+            lv[q] -= w * v;
+        }
+        for (sla_int q = 0; q < len; q++) L->pval[p0 + q] = (sa_real)lv[q];
+    }
+}
+
+/* Diagonal, aggregation and the smoothed prolongator of level l; sets
+ * *nagg (0: the level does not coarsen). agg: n scratch entries. keep
+ * (saamg_reuse=full): P's aggregates and the strength of A's entries are
+ * kept in L->agg, L->strong, to re-smooth P at refresh. */
+static sla_status build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int l,
+                          int32_t *agg, bool keep, sla_int *nagg_out)
+{
+    sla_int n = L->n;
+    double th = SAAMG_THETA * ldexp(1.0, -l), th2 = th * th;
+    *nagg_out = 0;
+    sla_status st = set_diag(ctx, a, L, l);
+    if (st) return st;
     /* aggregation: -1 free, -2 no strong neighbour, >= 0 aggregate */
     for (sla_int i = 0; i < n; i++) {
         agg[i] = -2;
@@ -484,14 +590,7 @@ static sla_status build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int
     }
     if (na == 0 || na > (sla_int)(0.85 * (double)n)) return SLA_OK; /* does not coarsen */
 
-    /* filtered diagonal and omega = 4 / (3 rho), rho the l1 bound of D_F^-1 A_F */
-    double rho = 0.0;
-    for (sla_int i = 0; i < n; i++) {
-        double s, df = filtered_diag(L, i, th2, &s);
-        double q = (fabs(df) + s) / fabs(df);
-        if (q > rho) rho = q;
-    }
-    double omega = 4.0 / (3.0 * rho);
+    double omega = smoothing_weight(L, th2, NULL);
 
     /* P = (I - omega D_F^-1 A_F) P0: count, then fill */
     L->prp = sla__malloc(a, (size_t)n + 1, sizeof *L->prp);
@@ -523,10 +622,24 @@ static sla_status build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int
     for (sla_int i = 0; i < n; i++) maxlen = L->rp[i + 1] - L->rp[i] + 1 > maxlen ? L->rp[i + 1] - L->rp[i] + 1 : maxlen;
     double *lv = sla__malloc(a, (size_t)maxlen, sizeof *lv);
     if (!lv) return nomem(ctx, l);
+    if (keep) {
+        L->agg = sla__malloc(a, (size_t)(n > 0 ? n : 1), sizeof *L->agg);
+        L->strong = sla__malloc(a, (size_t)(L->rp[n] > 0 ? L->rp[n] : 1), sizeof *L->strong);
+        if (!L->agg || !L->strong) {
+            sla__free(a, lv);
+            return nomem(ctx, l);
+        }
+        memcpy(L->agg, agg, (size_t)n * sizeof *agg);
+        for (sla_int i = 0; i < n; i++)
+            for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
+                sla_int j = L->ci[k];
+                L->strong[k] = j != i && strong_t(th2, AVAL(L, k), DG(i), DG(j));
+            }
+    }
     for (sla_int i = 0; i < n; i++) {
         sla_int p0 = L->prp[i], m = 0;
         int32_t *lc = L->pci + p0;
-        double s_unused, w = omega / filtered_diag(L, i, th2, &s_unused);
+        double s_unused, w = omega / filtered_diag(L, i, th2, NULL, &s_unused);
         if (agg[i] >= 0) { /* (I - w D_F^-1 A_F) P0 on the diagonal: 1 - w */
             lc[0] = agg[i];
             lv[0] = 1.0 - omega;
@@ -567,6 +680,36 @@ static void sort_cols(int32_t *c, sla_int m)
     }
 }
 
+/* P^T (nc rows) into trp (zeroed), tci, tv. */
+static void transpose_p(const sa_level *L, sla_int nc, sla_int *trp, int32_t *tci, sa_real *tv)
+{
+    sla_int n = L->n, pnnz = L->prp[n];
+    for (sla_int k = 0; k < pnnz; k++) trp[L->pci[k] + 1]++;
+    for (sla_int I = 0; I < nc; I++) trp[I + 1] += trp[I];
+    for (sla_int i = 0; i < n; i++)
+        for (sla_int k = L->prp[i]; k < L->prp[i + 1]; k++) {
+            sla_int q = trp[L->pci[k]]++;
+            tci[q] = (int32_t)i;
+            tv[q] = L->pval[k];
+        }
+    for (sla_int I = nc; I > 0; I--) trp[I] = trp[I - 1];
+    trp[0] = 0;
+}
+
+/* Exact symmetry: both mirrored entries of C get their rounded mean. */
+static void symmetrize(const sa_level *C, sa_real *vv)
+{
+    for (sla_int I = 0; I < C->n; I++)
+        for (sla_int k = C->rp[I]; k < C->rp[I + 1]; k++) {
+            sla_int J = C->ci[k];
+            if (J <= I) continue;
+            sla_int q = find_in_row(C, J, I);
+            if (q < 0) continue; /* cannot happen for a symmetric pattern */
+            sa_real m = (sa_real)(0.5 * ((double)vv[k] + (double)vv[q]));
+            vv[k] = vv[q] = m;
+        }
+}
+
 /* C = P^T A P for level l (P, A in L), into level l + 1 (nc rows). */
 static sla_status galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_level *L, int l,
                            sla_int nc, bool symmetric, int nt, sa_level *C)
@@ -582,17 +725,7 @@ static sla_status galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_level 
         st = nomem(ctx, l + 1);
         goto out;
     }
-    /* P^T */
-    for (sla_int k = 0; k < pnnz; k++) trp[L->pci[k] + 1]++;
-    for (sla_int I = 0; I < nc; I++) trp[I + 1] += trp[I];
-    for (sla_int i = 0; i < n; i++)
-        for (sla_int k = L->prp[i]; k < L->prp[i + 1]; k++) {
-            sla_int q = trp[L->pci[k]]++;
-            tci[q] = (int32_t)i;
-            tv[q] = L->pval[k];
-        }
-    for (sla_int I = nc; I > 0; I--) trp[I] = trp[I - 1];
-    trp[0] = 0;
+    transpose_p(L, nc, trp, tci, tv);
 
     C->n = nc;
     C->own_rp = sla__malloc(a, (size_t)nc + 1, sizeof *C->own_rp);
@@ -678,17 +811,7 @@ static sla_status galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_level 
     }
     C->rp = C->own_rp;
     C->ci = C->own_ci;
-    if (symmetric) { /* exact symmetry: the mean of the two mirrored entries */
-        for (sla_int I = 0; I < nc; I++)
-            for (sla_int k = C->rp[I]; k < C->rp[I + 1]; k++) {
-                sla_int J = C->ci[k];
-                if (J <= I) continue;
-                sla_int q = find_in_row(C, J, I);
-                if (q < 0) continue; /* cannot happen for a symmetric pattern */
-                sa_real m = (sa_real)(0.5 * ((double)vv[k] + (double)vv[q]));
-                vv[k] = vv[q] = m;
-            }
-    }
+    if (symmetric) symmetrize(C, vv);
     C->val = vv;
     C->f32 = sizeof(sa_real) == sizeof(float);
 out:
@@ -700,11 +823,68 @@ out:
     return st;
 }
 
+/* Refresh: the values of C = P^T A P on C's existing pattern (the
+ * symbolic product of the set-up), one numeric pass: per coarse row, the
+ * same traversal and summation order as the set-up (so equal values give
+ * bitwise equal operators) into a dense accumulator that C's own column
+ * list reads and clears; no marks, no counting pass, no sort. P^T is
+ * rebuilt here as a transient (20 B per fine unknown on 2D Poisson that
+ * the solve need not hold). */
+static sla_status galerkin_numeric(sla_ctx *ctx, const sla_allocator *a, const sa_level *L, int l,
+                                   bool symmetric, int nt, sa_level *C)
+{
+    sla_status st = SLA_OK;
+    sla_int nc = C->n, pnnz = L->prp[L->n];
+    sla_int *trp = sla__calloc(a, (size_t)nc + 1, sizeof *trp);
+    int32_t *tci = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *tci);
+    sa_real *tv = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *tv);
+    double *acc = sla__calloc(a, (size_t)nt * (size_t)(nc > 0 ? nc : 1), sizeof *acc);
+    if (!trp || !tci || !tv || !acc) {
+        st = nomem(ctx, l + 1);
+        goto out;
+    }
+    transpose_p(L, nc, trp, tci, tv);
+    sa_real *vv = C->own_val;
+#pragma omp parallel num_threads(nt) if (nt > 1 && nc >= 256)
+    {
+        int t = 0;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+#endif
+        double *ac = acc + (size_t)t * (size_t)nc;
+#pragma omp for schedule(dynamic, 64)
+        for (sla_int I = 0; I < nc; I++) {
+            for (sla_int p = trp[I]; p < trp[I + 1]; p++) {
+                sla_int i = tci[p];
+                double pi = (double)tv[p];
+                for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
+                    sla_int j = L->ci[k];
+                    double pa = pi * AVAL(L, k);
+                    for (sla_int q = L->prp[j]; q < L->prp[j + 1]; q++)
+                        ac[L->pci[q]] += pa * (double)L->pval[q];
+                }
+            }
+            for (sla_int k = C->rp[I]; k < C->rp[I + 1]; k++) {
+                vv[k] = (sa_real)ac[C->ci[k]];
+                ac[C->ci[k]] = 0.0;
+            }
+        }
+    }
+    if (symmetric) symmetrize(C, vv);
+out:
+    sla__free(a, trp);
+    sla__free(a, tci);
+    sla__free(a, tv);
+    sla__free(a, acc);
+    return st;
+}
+
 /* Dense factor of the coarsest level. */
 static sla_status factor_coarse(sla_ctx *ctx, const sla_allocator *a, saamg *g, const sa_level *L)
 {
     sla_int n = L->n;
-    double *F = sla__calloc(a, (size_t)n * (size_t)n, sizeof *F);
+    double *F = g->dense; /* kept across refreshes */
+    if (!F) F = sla__calloc(a, (size_t)n * (size_t)n, sizeof *F);
     if (!F) return nomem(ctx, g->nlev - 1);
     g->dense = F;
     bool chol = g->symmetric;
@@ -729,11 +909,15 @@ static sla_status factor_coarse(sla_ctx *ctx, const sla_allocator *a, saamg *g, 
                     F[i + j * n] = s / d;
                 }
             }
-            if (ok) return SLA_OK;
+            if (ok) {
+                sla__free(a, g->piv); /* an earlier LU's */
+                g->piv = NULL;
+                return SLA_OK;
+            }
             chol = false;
             continue;
         }
-        g->piv = sla__malloc(a, (size_t)n, sizeof *g->piv);
+        if (!g->piv) g->piv = sla__malloc(a, (size_t)n, sizeof *g->piv);
         if (!g->piv) return nomem(ctx, g->nlev - 1);
         double amax = 0.0;
         for (sla_int k = 0; k < n * n; k++) amax = fmax(amax, fabs(F[k]));
@@ -785,20 +969,9 @@ static sla_status check_diag(sla_ctx *ctx, const saamg *g, const sa_level *L, in
     return SLA_OK;
 }
 
-sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *pc)
+/* Level 0 is the caller's value array ib of A, read in place. */
+static void set_fine(saamg *g, const sla_matrix *A, sla_int ib)
 {
-    const sla_allocator *a = &pc->alloc;
-    if (A->nrows > INT32_MAX)
-        return sla__error(ctx, SLA_ERR_TOO_LARGE,
-                          "precond saamg: %lld rows exceed its 32-bit indices", (long long)A->nrows);
-    saamg *g = sla__calloc(a, 1, sizeof *g);
-    if (!g) return nomem(ctx, 0);
-    pc->fact = g;
-    pc->destroy = saamg_destroy;
-    if (pthread_mutex_init(&g->lock, NULL) != 0)
-        return sla__error(ctx, SLA_ERR_NOMEM, "precond saamg: cannot create a mutex");
-    g->lock_ready = true;
-    int nt = sla__threads(ctx);
     sa_level *L0 = &g->lev[0];
     L0->n = A->nrows;
     L0->nnz = A->nnz;
@@ -807,7 +980,16 @@ sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__
     L0->f32 = A->dtype == SLA_F32;
     L0->val = L0->f32 ? (const void *)((const float *)A->values + ib * A->nnz)
                       : (const void *)((const double *)A->values + ib * A->nnz);
-    g->symmetric = is_symmetric(L0, nt);
+}
+
+/* The whole hierarchy from the values of A_ib (g's levels empty). */
+static sla_status build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *pc)
+{
+    const sla_allocator *a = &pc->alloc;
+    saamg *g = pc->fact;
+    int nt = sla__threads(ctx);
+    set_fine(g, A, ib);
+    g->symmetric = is_symmetric(&g->lev[0], nt);
     g->nlev = 1;
     sla_status st = SLA_OK;
     int32_t *agg = NULL;
@@ -821,7 +1003,8 @@ sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__
         }
         if (L->n <= SAAMG_COARSE || l == SAAMG_MAX_LEV - 1) {
             /* the coarsest level still needs 1/a_ii when it is only smoothed */
-            if ((st = build_p(ctx, a, L, l, agg, &nagg)) || (st = check_diag(ctx, g, L, l))) goto out;
+            if ((st = build_p(ctx, a, L, l, agg, false, &nagg)) || (st = check_diag(ctx, g, L, l)))
+                goto out;
             sla__free(a, L->prp);
             sla__free(a, L->pci);
             sla__free(a, L->pval);
@@ -830,16 +1013,22 @@ sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__
             L->pval = NULL;
             break;
         }
-        if ((st = build_p(ctx, a, L, l, agg, &nagg)) || (st = check_diag(ctx, g, L, l))) goto out;
+        if ((st = build_p(ctx, a, L, l, agg, g->reuse == 1, &nagg)) ||
+            (st = check_diag(ctx, g, L, l)))
+            goto out;
         sla__free(a, agg); /* the Galerkin product needs only P */
         agg = NULL;
         if (nagg == 0) {
             sla__free(a, L->prp);
             sla__free(a, L->pci);
             sla__free(a, L->pval);
+            sla__free(a, L->agg);
+            sla__free(a, L->strong);
             L->prp = NULL;
             L->pci = NULL;
             L->pval = NULL;
+            L->agg = NULL;
+            L->strong = NULL;
             break;
         }
         sa_level *C = &g->lev[l + 1];
@@ -855,8 +1044,124 @@ sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__
     }
     sa_level *Lc = &g->lev[g->nlev - 1];
     if (Lc->n <= SAAMG_DENSE_MAX && (st = factor_coarse(ctx, a, g, Lc))) goto out;
+    if (g->reuse != 2) { /* the drift guard's reference */
+        sla_int n = g->lev[0].n;
+        g->d0 = sla__malloc(a, (size_t)(n > 0 ? n : 1), sizeof *g->d0);
+        if (!g->d0) {
+            st = nomem(ctx, 0);
+            goto out;
+        }
+        for (sla_int i = 0; i < n; i++) g->d0[i] = (float)(1.0 / g->lev[0].dinv[i]);
+    }
     pc->apply = saamg_apply;
 out:
     sla__free(a, agg);
+    return st;
+}
+
+/* New values on the same pattern with the hierarchy's patterns kept
+ * (saamg_reuse = interpolation or full): level by level the diagonal and
+ * its check, for full P re-smoothed on its pattern with the set-up's
+ * aggregates and strong entries, the Galerkin product numerically on the
+ * coarse pattern; then the coarse factor. */
+static sla_status renumber(sla_ctx *ctx, sla__pc *pc, int nt, double *drift)
+{
+    const sla_allocator *a = &pc->alloc;
+    saamg *g = pc->fact;
+    sla_status st = SLA_OK;
+    double *lv = NULL;
+    *drift = 1.0;
+    for (int l = 0; l < g->nlev; l++) {
+        sa_level *L = &g->lev[l];
+        if ((st = set_diag(ctx, a, L, l)) || (st = check_diag(ctx, g, L, l))) goto out;
+        if (l == 0) { /* the drift guard: the largest factor a_ii moved by */
+            double worst = 1.0;
+            for (sla_int i = 0; i < L->n; i++) {
+                double q = (double)g->d0[i] * L->dinv[i]; /* old / new */
+                q = q >= 1.0 ? q : 1.0 / q;
+                if (!(q <= worst)) worst = q;
+            }
+            *drift = worst;
+            if (!(worst <= SAAMG_DRIFT)) goto out;
+        }
+        if (l == g->nlev - 1) break;
+        if (g->reuse == 1) {
+            sla_int maxlen = 1;
+            for (sla_int i = 0; i < L->n; i++)
+                if (L->prp[i + 1] - L->prp[i] > maxlen) maxlen = L->prp[i + 1] - L->prp[i];
+            lv = sla__malloc(a, (size_t)maxlen, sizeof *lv);
+            if (!lv) {
+                st = nomem(ctx, l);
+                goto out;
+            }
+            double th = SAAMG_THETA * ldexp(1.0, -l), th2 = th * th;
+            smooth_p(L, L->agg, th2, L->strong, smoothing_weight(L, th2, L->strong), lv);
+            sla__free(a, lv);
+            lv = NULL;
+        }
+        if ((st = galerkin_numeric(ctx, a, L, l, g->symmetric, nt, &g->lev[l + 1]))) goto out;
+    }
+    if (g->dense) st = factor_coarse(ctx, a, g, &g->lev[g->nlev - 1]);
+out:
+    sla__free(a, lv);
+    return st;
+}
+
+/* pc->refresh. A failed refresh leaves no hierarchy (the preconditioner
+ * is the identity, as a failed re-creation leaves none) and the next
+ * refresh rebuilds. */
+static sla_status saamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, sla_int ib)
+{
+    saamg *g = pc->fact;
+    int nt = sla__threads(ctx);
+    sla_status st = SLA_OK;
+    bool keep = g->reuse != 2 && !g->stale && g->nlev > 0;
+    if (keep) {
+        set_fine(g, A, ib);
+        /* symmetry decides the coarse symmetrization and the factor: a change rebuilds */
+        keep = is_symmetric(&g->lev[0], nt) == g->symmetric;
+    }
+    pc->apply = NULL;
+    pc->note[0] = '\0';
+    if (keep) {
+        double drift = 1.0;
+        st = renumber(ctx, pc, nt, &drift);
+        if (st == SLA_OK && !(drift <= SAAMG_DRIFT)) {
+            snprintf(pc->note, sizeof pc->note,
+                     "saamg: refresh rebuilt the hierarchy (a diagonal entry moved by a factor %.3g "
+                     "since the set-up)", drift);
+            keep = false;
+        } else if (st == SLA_OK) {
+            pc->apply = saamg_apply;
+        }
+    }
+    if (!keep && st == SLA_OK) {
+        free_levels(&pc->alloc, g);
+        st = build(ctx, A, ib, pc);
+    }
+    g->stale = st != SLA_OK;
+    if (st != SLA_OK) {
+        free_levels(&pc->alloc, g);
+        pc->apply = NULL;
+    }
+    return st;
+}
+
+sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, int reuse, sla__pc *pc)
+{
+    const sla_allocator *a = &pc->alloc;
+    if (A->nrows > INT32_MAX)
+        return sla__error(ctx, SLA_ERR_TOO_LARGE,
+                          "precond saamg: %lld rows exceed its 32-bit indices", (long long)A->nrows);
+    saamg *g = sla__calloc(a, 1, sizeof *g);
+    if (!g) return nomem(ctx, 0);
+    pc->fact = g;
+    pc->destroy = saamg_destroy;
+    g->reuse = reuse;
+    if (pthread_mutex_init(&g->lock, NULL) != 0)
+        return sla__error(ctx, SLA_ERR_NOMEM, "precond saamg: cannot create a mutex");
+    g->lock_ready = true;
+    sla_status st = build(ctx, A, ib, pc);
+    if (st == SLA_OK) pc->refresh = saamg_refresh;
     return st;
 }
