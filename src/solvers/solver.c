@@ -444,10 +444,7 @@ static sla_status auto_factor(sla_ctx *ctx, sla_solver *S, char *what, size_t le
         return sla__error(ctx, st, "matrix is singular: every LU backend met a zero pivot (%s)", msg);
     }
     if (st) return st;
-    if (used < len && chained)
-        snprintf(what + used, len - used, " (%s)", S->dops->name);
-    else if (used < len && used > 0)
-        snprintf(what + used, len - used, " (%s)", S->dops->name);
+    if (used > 0 && used < len) snprintf(what + used, len - used, " (%s)", S->dops->name);
     return SLA_OK;
 }
 
