@@ -285,6 +285,10 @@ static void test_options_parse(void)
     CHECK(o.method == SLA_METHOD_GMRES && o.rtol == 1e-10);
     CHECK(strcmp(sla_reason_name(SLA_DIVERGED_MAXITER), "diverged_maxiter") == 0);
     CHECK(strcmp(sla_status_name(SLA_ERR_NOMEM), "SLA_ERR_NOMEM") == 0);
+    /* MPI failures (src/dist) have their own status */
+    CHECK(SLA_ERR_COMM == -14);
+    CHECK(strcmp(sla_status_name(SLA_ERR_COMM), "SLA_ERR_COMM") == 0);
+    CHECK(strcmp(sla_status_name(SLA_ERR_CALLBACK), "SLA_ERR_CALLBACK") == 0);
 }
 
 int main(void)

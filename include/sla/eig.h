@@ -48,7 +48,7 @@ typedef struct sla_logdet_info {
  * Erisman-Tinney one on UMFPACK's L and U): about the cost of the
  * factorization, up to ten times it for LU factors with little supernodal
  * structure.
- * sla_solver_logdet_grad on a KLU or SuperLU solver refactors with UMFPACK
+ * sla_solver_logdet_vjp on a KLU or SuperLU solver refactors with UMFPACK
  * for the gradient (the note says so); one solve per column (blocked)
  * remains only where UMFPACK is missing. The
  * derivative of sign * exp(logabsdet) is det * grad.
@@ -74,10 +74,29 @@ sla_status sla_logdet_batch(sla_ctx *ctx, const sla_matrix *A,
                             double *logabsdet, double *grad,
                             sla_logdet_info *info);
 
-/* The gradient of log|det A_ib| with the factorization a direct solver
- * already holds (create it with method cholesky, ldlt, lu, or auto when it
- * chose a direct method): grad[k] = (A^-1)[col_k, row_k]. sign and
- * logabsdet may be NULL. Krylov solvers: SLA_ERR_UNSUPPORTED. */
+/* ---- the same from a solver object's factorization --------------------
+ * (sla_solver_logdet, _vjp and _grad: the solver-object logdet family,
+ * declared here next to the other logdet functions; solver.h includes this
+ * header, so code that includes only solver.h still sees them.) */
+
+/* sign (+1, -1, or 0 when singular) and log|det A_ib| from the solver's
+ * factorization, never forming det itself. Krylov solvers have none:
+ * SLA_ERR_UNSUPPORTED. */
+sla_status sla_solver_logdet(sla_ctx *ctx, sla_solver *S, sla_int ib, double *sign,
+                             double *logabsdet);
+
+/* VJP of log|det A_ib| with the factorization a direct solver already
+ * holds (create it with method cholesky, ldlt, lu, or auto when it chose a
+ * direct method): given the scalar cotangent g = dL/d log|det A_ib|,
+ * gA[k] = g (A^-1)[col_k, row_k] (nnz values, overwritten; may be NULL,
+ * then only sign and logabsdet are computed). sign and logabsdet may be
+ * NULL. Krylov solvers: SLA_ERR_UNSUPPORTED. */
+sla_status sla_solver_logdet_vjp(sla_ctx *ctx, sla_solver *S, sla_int ib, double g,
+                                 double *sign, double *logabsdet, double *gA,
+                                 sla_logdet_info *info);
+
+/* Deprecated spelling, kept as a convenience: sla_solver_logdet_vjp with
+ * g = 1, i.e. grad[k] = (A^-1)[col_k, row_k]. */
 sla_status sla_solver_logdet_grad(sla_ctx *ctx, sla_solver *S, sla_int ib,
                                   double *sign, double *logabsdet,
                                   double *grad, sla_logdet_info *info);
