@@ -49,7 +49,7 @@ static sla_status sc_csr_gen(sla_ctx *c)
     TRY(sla_gen_poisson(c, 3, 3, &D));
     TRY(sla_gen_diffusion2d(c, 3, kappa, &E));
     TRY(sla_gen_convdiff2d(c, 4, 1.0, 2.0, &F));
-    TRY(sla_gen_random(c, 20, 3, 2, 1, &G));
+    TRY(sla_gen_random(c, 20, 3, SLA_GEN_SPD, 1, &G));
 done:
     sla_matrix_destroy(&A);
     sla_matrix_destroy(&B);
