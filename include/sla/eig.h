@@ -121,6 +121,15 @@ typedef struct sla_slq_options {
 
 void sla_slq_options_default(sla_slq_options *opts);
 
+/* Parse "key=value,key=value" into opts (starting from its current
+ * contents; "" leaves it as it is). Keys: probes (1 .. 1e8), lanczos_steps
+ * (1 .. 10000), seed (0 .. 2^64 - 1), and solver.<key> for every key of
+ * sla_solver_options_parse (solver.method=cg, solver.precond=amg,
+ * solver.rtol=1e-8, ...). An unknown key or a value out of range is
+ * SLA_ERR_ARGUMENT naming the key (and the nearest valid one); opts is then
+ * unchanged. */
+sla_status sla_slq_options_parse(sla_ctx *ctx, const char *str, sla_slq_options *opts);
+
 typedef struct sla_slq_info {
     sla_int probes, lanczos_steps;
     double std_error;          /* standard error of the logdet estimate (the probes' spread
@@ -218,6 +227,18 @@ typedef struct sla_eigsh_options {
 } sla_eigsh_options;
 
 void sla_eigsh_options_default(sla_eigsh_options *opts);
+
+/* Parse "key=value,key=value" into opts (starting from its current
+ * contents; "" leaves it as it is). Keys, one per field: k (>= 1), which
+ * (LA, SA, LM, SM; any case), shift_invert (true/false, on/off, 1/0),
+ * sigma (a finite number; also sets shift_invert = true, as giving a shift
+ * does everywhere else), tol (>= 0), ncv (0 .. 46340), maxiter (>= 0),
+ * factor_method (auto, cholesky, ldlt, lu, umfpack, klu, superlu),
+ * memory_limit (bytes, >= 0), degenerate_tol (>= 0), grad_rtol (> 0),
+ * grad_maxiter (>= 0). v0 is a pointer and has no key. An unknown key or a
+ * value out of range is SLA_ERR_ARGUMENT naming the key (and the nearest
+ * valid one); opts is then unchanged. */
+sla_status sla_eigsh_options_parse(sla_ctx *ctx, const char *str, sla_eigsh_options *opts);
 
 /* sizeof(sla_eigsh_options) and sizeof(sla_eigsh_info) of this build, for
  * bindings that mirror the structs (the Python package checks at import). */
@@ -321,6 +342,15 @@ typedef struct sla_lobpcg_options {
 } sla_lobpcg_options;
 
 void sla_lobpcg_options_default(sla_lobpcg_options *opts);
+
+/* Parse "key=value,key=value" into opts (starting from its current
+ * contents; "" leaves it as it is). Keys: k (1 .. 10000), tol (> 0),
+ * maxiter (>= 1), seed (0 .. 2^64 - 1), and pc.<key> for every key of
+ * sla_solver_options_parse (pc.precond=ic0, pc.omega=1.2, pc.amg_relax=6,
+ * ...). x0 is a pointer and has no key. An unknown key or a value out of
+ * range is SLA_ERR_ARGUMENT naming the key (and the nearest valid one);
+ * opts is then unchanged. */
+sla_status sla_lobpcg_options_parse(sla_ctx *ctx, const char *str, sla_lobpcg_options *opts);
 
 /* The k smallest eigenpairs of the symmetric positive definite value array
  * ib of A by LOBPCG (Knyazev's locally optimal block preconditioned
