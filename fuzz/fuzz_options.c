@@ -1,9 +1,26 @@
 /* Fuzz target: sla_solver_options_parse. Bytes -> a string; a failed
  * parse leaves the options untouched; accepted options either create a
  * solver for a small matrix (and it solves) or are refused with a message.
+ * The same string also goes through the eigsh, LOBPCG and SLQ option
+ * parsers (all or nothing, a message on refusal).
  * precond=amg is replaced by none (hypre's MPI start-up is out of scope
  * here) and maxiter is capped, to keep each run short. */
 #include "fuzz_common.h"
+
+/* One of the eigensolver option parsers on s: OK, or ARGUMENT with a
+ * message and the struct untouched. */
+#define FZ_EIG_PARSE(type, dflt, parse)                                              \
+    do {                                                                             \
+        type eo_, eb_;                                                               \
+        dflt(&eo_);                                                                  \
+        memcpy(&eb_, &eo_, sizeof eb_);                                              \
+        sla_status est_ = parse(ctx, s, &eo_);                                       \
+        FUZZ_ASSERT(est_ == SLA_OK || est_ == SLA_ERR_ARGUMENT);                     \
+        if (est_) {                                                                  \
+            FUZZ_ASSERT(memcmp(&eo_, &eb_, sizeof eo_) == 0);                        \
+            FUZZ_ASSERT(sla_ctx_message(ctx)[0] != '\0');                            \
+        }                                                                            \
+    } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -17,6 +34,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(s);
         return 0;
     }
+    FZ_EIG_PARSE(sla_eigsh_options, sla_eigsh_options_default, sla_eigsh_options_parse);
+    FZ_EIG_PARSE(sla_lobpcg_options, sla_lobpcg_options_default, sla_lobpcg_options_parse);
+    FZ_EIG_PARSE(sla_slq_options, sla_slq_options_default, sla_slq_options_parse);
     sla_solver_options o, before;
     sla_solver_options_default(&o);
     before = o;

@@ -27,7 +27,7 @@ static sla_matrix *with_values(const sla_matrix *A, const double *vals)
 static void test_matvec_vjp(void)
 {
     sla_matrix *A = NULL;
-    CHECK_OK(ctx, sla_gen_random(ctx, 40, 4, 0, 3, &A));
+    CHECK_OK(ctx, sla_gen_random(ctx, 40, 4, SLA_GEN_GENERAL, 3, &A));
     if (!A) return;
     sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
     const sla_int nr = 2;
@@ -186,7 +186,7 @@ static void test_solve_vjp(void)
         check_solve_vjp(A, SLA_METHOD_BICGSTAB, SLA_PRECOND_NONE);
         sla_matrix_destroy(&A);
     }
-    CHECK_OK(ctx, sla_gen_random(ctx, 30, 3, 0, 77, &A));
+    CHECK_OK(ctx, sla_gen_random(ctx, 30, 3, SLA_GEN_GENERAL, 77, &A));
     if (A) {
         check_solve_vjp(A, SLA_METHOD_GMRES, SLA_PRECOND_JACOBI);
         sla_matrix_destroy(&A);

@@ -139,7 +139,7 @@ static void test_one_level(sla_ctx *ctx)
     for (int n = 2; n <= 15; n++)
         for (uint64_t seed = 1; seed <= 8; seed++) {
             sla_matrix *A = NULL;
-            CHECK_OK(ctx, sla_gen_random(ctx, n, 3, 2, seed, &A));
+            CHECK_OK(ctx, sla_gen_random(ctx, n, 3, SLA_GEN_SPD, seed, &A));
             double b[16], x[16];
             tu_fill(b, n, (int)seed);
             sla_solver_options o = amg_opts(SLA_METHOD_CG, 1e-10);
@@ -148,7 +148,7 @@ static void test_one_level(sla_ctx *ctx)
             if (st != SLA_OK || !info.converged || info.iterations > 20) fails++;
             if (n == 3 || n == 9) dot_test(ctx, A, 13, 1, "one level, SPD");
             sla_matrix_destroy(&A);
-            CHECK_OK(ctx, sla_gen_random(ctx, n, 3, 0, seed, &A));
+            CHECK_OK(ctx, sla_gen_random(ctx, n, 3, SLA_GEN_GENERAL, seed, &A));
             if (n == 3 || n == 9) dot_test(ctx, A, 13, 1, "one level, general");
             sla_matrix_destroy(&A);
         }

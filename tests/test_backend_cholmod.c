@@ -208,7 +208,7 @@ static void test_generated_and_files(sla_ctx *ctx)
     CHECK_OK(ctx, sla_gen_poisson(ctx, 3, 6, &A));
     if (A) test_matrix_all(ctx, "poisson3d", A);
     sla_matrix_destroy(&A);
-    CHECK_OK(ctx, sla_gen_random(ctx, 300, 6, 2, 7, &A));
+    CHECK_OK(ctx, sla_gen_random(ctx, 300, 6, SLA_GEN_SPD, 7, &A));
     if (A) test_matrix_all(ctx, "random-spd", A);
     sla_matrix_destroy(&A);
     CHECK_OK(ctx, sla_mm_read(ctx, SLA_TEST_DATA "/bcsstk01.mtx", SLA_F64, &A));
@@ -386,7 +386,7 @@ static void test_batch_refactor(sla_ctx *ctx)
 static void test_concurrent(sla_ctx *ctx)
 {
     sla_matrix *A = NULL;
-    CHECK_OK(ctx, sla_gen_random(ctx, 400, 5, 2, 3, &A));
+    CHECK_OK(ctx, sla_gen_random(ctx, 400, 5, SLA_GEN_SPD, 3, &A));
     if (!A) return;
     sla_int n = sla_matrix_nrows(A);
     enum { NT = 4 };

@@ -288,7 +288,7 @@ static void test_generated(sla_ctx *ctx)
     CHECK_OK(ctx, sla_gen_convdiff2d(ctx, 12, 30.0, -12.0, &A));
     if (A) check_all_orderings(ctx, A, 1e-10, "convdiff2d");
     sla_matrix_destroy(&A);
-    CHECK_OK(ctx, sla_gen_random(ctx, 250, 4, 0, 7, &A));
+    CHECK_OK(ctx, sla_gen_random(ctx, 250, 4, SLA_GEN_GENERAL, 7, &A));
     if (A) check_all_orderings(ctx, A, 1e-10, "random");
     sla_matrix_destroy(&A);
 }
@@ -491,7 +491,7 @@ static void test_empty(sla_ctx *ctx)
 static void test_concurrent(sla_ctx *ctx)
 {
     sla_matrix *R = NULL, *B = NULL;
-    CHECK_OK(ctx, sla_gen_random(ctx, 300, 5, 0, 11, &R));
+    CHECK_OK(ctx, sla_gen_random(ctx, 300, 5, SLA_GEN_GENERAL, 11, &R));
     if (!R) return;
     enum { NB = 6, NT = 12 };
     sla_int n = sla_matrix_nrows(R), nnz = sla_matrix_nnz(R);

@@ -151,7 +151,7 @@ static void test_generated(sla_ctx *ctx)
     CHECK_OK(ctx, sla_gen_convdiff2d(ctx, 12, 30.0, -10.0, &A));
     if (A) check_all_orderings(ctx, A, "convdiff2d", 0);
     sla_matrix_destroy(&A);
-    CHECK_OK(ctx, sla_gen_random(ctx, 300, 4, 0, 7, &A));
+    CHECK_OK(ctx, sla_gen_random(ctx, 300, 4, SLA_GEN_GENERAL, 7, &A));
     if (A) check_all_orderings(ctx, A, "random", 0);
     sla_matrix_destroy(&A);
     CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 15, &A));

@@ -517,7 +517,7 @@ static void test_auto_late_convergence(void)
 {
     if (!sla_method_available(SLA_METHOD_CHOLESKY)) return;
     sla_matrix *R = NULL;
-    CHECK_OK(ctx, sla_gen_random(ctx, 1500, 6, 2, 11, &R));
+    CHECK_OK(ctx, sla_gen_random(ctx, 1500, 6, SLA_GEN_SPD, 11, &R));
     if (!R) return;
     sla_int n = sla_matrix_nrows(R), nnz = sla_matrix_nnz(R);
     sla_int *ri = malloc((size_t)nnz * sizeof *ri), *ci = malloc((size_t)nnz * sizeof *ci);

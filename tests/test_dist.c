@@ -853,7 +853,7 @@ int main(int argc, char **argv)
     sla_matrix *P = NULL, *C = NULL, *R = NULL, *H = NULL;
     CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 14, &P));          /* SPD, n = 196 */
     CHECK_OK(ctx, sla_gen_convdiff2d(ctx, 13, 20.0, -8.0, &C)); /* nonsymmetric, n = 169 */
-    CHECK_OK(ctx, sla_gen_random(ctx, 150, 4, 0, 7, &R));    /* general, irregular */
+    CHECK_OK(ctx, sla_gen_random(ctx, 150, 4, SLA_GEN_GENERAL, 7, &R));    /* general, irregular */
     /* symmetric indefinite: Poisson shifted by -0.5 I */
     CHECK_OK(ctx, sla_matrix_copy(ctx, P, &H));
     {

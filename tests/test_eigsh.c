@@ -194,8 +194,8 @@ static void real_matrix_table(sla_ctx *ctx)
             case 1: sg = sla_gen_poisson(ctx, 2, 25, &A); snprintf(name, sizeof name, "poisson2d 25"); break;
             case 2: sg = sla_gen_poisson(ctx, 3, 9, &A); snprintf(name, sizeof name, "poisson3d 9"); break;
             case 3: sg = sla_gen_aniso2d(ctx, 20, 0.01, &A); snprintf(name, sizeof name, "aniso2d 20 eps .01"); break;
-            case 4: sg = sla_gen_random(ctx, 400, 4, 1, 5, &A); snprintf(name, sizeof name, "random symmetric 400"); break;
-            case 5: sg = sla_gen_random(ctx, 400, 4, 2, 6, &A); snprintf(name, sizeof name, "random spd 400"); break;
+            case 4: sg = sla_gen_random(ctx, 400, 4, SLA_GEN_SYMMETRIC, 5, &A); snprintf(name, sizeof name, "random symmetric 400"); break;
+            case 5: sg = sla_gen_random(ctx, 400, 4, SLA_GEN_SPD, 6, &A); snprintf(name, sizeof name, "random spd 400"); break;
             default: {
                 double kappa[21 * 21];
                 for (int c = 0; c < 21 * 21; c++) kappa[c] = (c * 7919) % 13 < 3 ? 1e3 : 1.0; /* jumps */
@@ -247,7 +247,7 @@ int main(void)
     sla_ctx_create(&ctx);
     sla_matrix *P = NULL, *S = NULL, *An = NULL;
     CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 12, &P));
-    CHECK_OK(ctx, sla_gen_random(ctx, 120, 4, 1, 21, &S)); /* symmetric indefinite */
+    CHECK_OK(ctx, sla_gen_random(ctx, 120, 4, SLA_GEN_SYMMETRIC, 21, &S)); /* symmetric indefinite */
     CHECK_OK(ctx, sla_gen_aniso2d(ctx, 10, 0.37, &An));    /* simple spectrum */
     sla_eigsh_options o;
     sla_eigsh_options_default(&o);

@@ -49,7 +49,7 @@ static sla_status sc_csr_gen(sla_ctx *c)
     TRY(sla_gen_poisson(c, 3, 3, &D));
     TRY(sla_gen_diffusion2d(c, 3, kappa, &E));
     TRY(sla_gen_convdiff2d(c, 4, 1.0, 2.0, &F));
-    TRY(sla_gen_random(c, 20, 3, 2, 1, &G));
+    TRY(sla_gen_random(c, 20, 3, SLA_GEN_SPD, 1, &G));
 done:
     sla_matrix_destroy(&A);
     sla_matrix_destroy(&B);
@@ -285,6 +285,10 @@ static void test_options_parse(void)
     CHECK(o.method == SLA_METHOD_GMRES && o.rtol == 1e-10);
     CHECK(strcmp(sla_reason_name(SLA_DIVERGED_MAXITER), "diverged_maxiter") == 0);
     CHECK(strcmp(sla_status_name(SLA_ERR_NOMEM), "SLA_ERR_NOMEM") == 0);
+    /* MPI failures (src/dist) have their own status */
+    CHECK(SLA_ERR_COMM == -14);
+    CHECK(strcmp(sla_status_name(SLA_ERR_COMM), "SLA_ERR_COMM") == 0);
+    CHECK(strcmp(sla_status_name(SLA_ERR_CALLBACK), "SLA_ERR_CALLBACK") == 0);
 }
 
 int main(void)

@@ -437,7 +437,8 @@ static void test_random(sla_ctx *ctx)
 {
     long long n = 60;
     sla_matrix *A = NULL, *B = NULL;
-    for (int kind = 0; kind < 3; kind++) {
+    for (int ki = SLA_GEN_GENERAL; ki <= SLA_GEN_SPD; ki++) {
+        const sla_gen_kind kind = (sla_gen_kind)ki;
         CHECK_OK(ctx, sla_gen_random(ctx, n, 4, kind, 123, &A));
         CHECK_OK(ctx, sla_gen_random(ctx, n, 4, kind, 123, &B));
         if (!A || !B) continue;
@@ -446,21 +447,21 @@ static void test_random(sla_ctx *ctx)
         CHECK_OK(ctx, sla_gen_random(ctx, n, 4, kind, 124, &B));
         CHECK(B && !same_matrix(A, B));
         CHECK(valid_csr(A));
-        long long nnz = sla_matrix_nnz(A), per = kind == 0 ? 4 : 8;
+        long long nnz = sla_matrix_nnz(A), per = kind == SLA_GEN_GENERAL ? 4 : 8;
         CHECK(nnz > n * per / 2 && nnz <= n * (per + 1));
         sla_matrix_props pr;
         CHECK_OK(ctx, sla_matrix_properties(ctx, A, 0, 0.0, &pr));
-        CHECK(pr.symmetric == (kind != 0));
-        if (kind != 1) CHECK(strictly_dominant(A));
+        CHECK(pr.symmetric == (kind != SLA_GEN_GENERAL));
+        if (kind != SLA_GEN_SYMMETRIC) CHECK(strictly_dominant(A));
         /* general: nonsingular; SPD: Cholesky succeeds; symmetric: values in [-1, 1] */
         double *D = dense_of(A);
-        if (kind == 0) {
+        if (kind == SLA_GEN_GENERAL) {
             double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
             tu_fill(b, n, 1);
             CHECK(tu_dense_solve(A, 0, b, x) == 0);
             free(b);
             free(x);
-        } else if (kind == 2) {
+        } else if (kind == SLA_GEN_SPD) {
             CHECK(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (lapack_int)n, D, (lapack_int)n) == 0);
         } else {
             int in_range = 1;
@@ -473,25 +474,25 @@ static void test_random(sla_ctx *ctx)
     }
 
     /* edge sizes: per_row larger than possible is clamped; n = 1 and 0 */
-    CHECK_OK(ctx, sla_gen_random(ctx, 5, 100, 2, 1, &A));
+    CHECK_OK(ctx, sla_gen_random(ctx, 5, 100, SLA_GEN_SPD, 1, &A));
     CHECK(A && sla_matrix_nnz(A) <= 25 && valid_csr(A) && strictly_dominant(A));
     sla_matrix_destroy(&A);
-    CHECK_OK(ctx, sla_gen_random(ctx, 1, 3, 0, 1, &A));
+    CHECK_OK(ctx, sla_gen_random(ctx, 1, 3, SLA_GEN_GENERAL, 1, &A));
     CHECK(A && sla_matrix_nnz(A) == 1 && ((const double *)sla_matrix_values(A, 0))[0] == 1.0);
     sla_matrix_destroy(&A);
-    CHECK_OK(ctx, sla_gen_random(ctx, 0, 3, 1, 1, &A));
+    CHECK_OK(ctx, sla_gen_random(ctx, 0, 3, SLA_GEN_SYMMETRIC, 1, &A));
     CHECK(A && sla_matrix_nrows(A) == 0 && sla_matrix_nnz(A) == 0);
     sla_matrix_destroy(&A);
-    CHECK_OK(ctx, sla_gen_random(ctx, 10, 0, 0, 0, &A));
+    CHECK_OK(ctx, sla_gen_random(ctx, 10, 0, SLA_GEN_GENERAL, 0, &A));
     CHECK(A && sla_matrix_nnz(A) == 10);
     sla_matrix_destroy(&A);
 
-    CHECK_ERR(ctx, sla_gen_random(ctx, 10, 2, 3, 1, &A), SLA_ERR_ARGUMENT, "kind");
-    CHECK_ERR(ctx, sla_gen_random(ctx, 10, 2, -1, 1, &A), SLA_ERR_ARGUMENT, "kind");
-    CHECK_ERR(ctx, sla_gen_random(ctx, -1, 2, 0, 1, &A), SLA_ERR_ARGUMENT, ">= 0");
-    CHECK_ERR(ctx, sla_gen_random(ctx, 10, -2, 0, 1, &A), SLA_ERR_ARGUMENT, ">= 0");
-    CHECK_ERR(ctx, sla_gen_random(ctx, 3000000000LL, 2, 0, 1, &A), SLA_ERR_TOO_LARGE, "32-bit");
-    CHECK_ERR(ctx, sla_gen_random(ctx, 10, 2, 0, 1, NULL), SLA_ERR_ARGUMENT, "NULL");
+    CHECK_ERR(ctx, sla_gen_random(ctx, 10, 2, (sla_gen_kind)3, 1, &A), SLA_ERR_ARGUMENT, "kind");
+    CHECK_ERR(ctx, sla_gen_random(ctx, 10, 2, (sla_gen_kind)-1, 1, &A), SLA_ERR_ARGUMENT, "kind");
+    CHECK_ERR(ctx, sla_gen_random(ctx, -1, 2, SLA_GEN_GENERAL, 1, &A), SLA_ERR_ARGUMENT, ">= 0");
+    CHECK_ERR(ctx, sla_gen_random(ctx, 10, -2, SLA_GEN_GENERAL, 1, &A), SLA_ERR_ARGUMENT, ">= 0");
+    CHECK_ERR(ctx, sla_gen_random(ctx, 3000000000LL, 2, SLA_GEN_GENERAL, 1, &A), SLA_ERR_TOO_LARGE, "32-bit");
+    CHECK_ERR(ctx, sla_gen_random(ctx, 10, 2, SLA_GEN_GENERAL, 1, NULL), SLA_ERR_ARGUMENT, "NULL");
     CHECK(A == NULL);
 }
 

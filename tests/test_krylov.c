@@ -106,7 +106,7 @@ static void test_spd(void)
     sla_matrix_destroy(&A);
 
     /* Jacobi fixes bad row scaling: D A D with D spanning 1e-3 .. 1e3 */
-    CHECK_OK(ctx, sla_gen_random(ctx, 200, 4, 2, 5, &A));
+    CHECK_OK(ctx, sla_gen_random(ctx, 200, 4, SLA_GEN_SPD, 5, &A));
     if (A) {
         sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
         const sla_int *rp = sla_matrix_rowptr(A);
@@ -160,7 +160,7 @@ static void test_nonsymmetric(void)
     }
     sla_matrix_destroy(&A);
     /* a random nonsymmetric matrix, GMRES with a short restart */
-    CHECK_OK(ctx, sla_gen_random(ctx, 150, 5, 0, 9, &A));
+    CHECK_OK(ctx, sla_gen_random(ctx, 150, 5, SLA_GEN_GENERAL, 9, &A));
     if (A) {
         solve_vs_dense(A, SLA_METHOD_GMRES, SLA_PRECOND_ILU0, 0, 1e-8);
         solve_vs_dense(A, SLA_METHOD_GMRES, SLA_PRECOND_ILU0, 1, 1e-8);

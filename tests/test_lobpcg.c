@@ -66,7 +66,7 @@ int main(void)
     sla_ctx_create(&ctx);
     sla_matrix *P = NULL, *R = NULL, *D = NULL;
     CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 24, &P));
-    CHECK_OK(ctx, sla_gen_random(ctx, 300, 5, 2, 9, &R));
+    CHECK_OK(ctx, sla_gen_random(ctx, 300, 5, SLA_GEN_SPD, 9, &R));
     double kap[26 * 26];
     for (int i = 0; i < 26 * 26; i++) kap[i] = 1.0 + 0.9 * sin(0.3 * i);
     CHECK_OK(ctx, sla_gen_diffusion2d(ctx, 25, kap, &D));

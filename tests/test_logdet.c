@@ -289,9 +289,9 @@ int main(void)
     /* SPD: Poisson 2D, random SPD, real SPD matrices */
     sla_matrix *P = NULL, *R = NULL, *C = NULL, *G = NULL;
     CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 12, &P));
-    CHECK_OK(ctx, sla_gen_random(ctx, 150, 4, 2, 11, &R));
+    CHECK_OK(ctx, sla_gen_random(ctx, 150, 4, SLA_GEN_SPD, 11, &R));
     CHECK_OK(ctx, sla_gen_convdiff2d(ctx, 10, 30.0, -20.0, &C));
-    CHECK_OK(ctx, sla_gen_random(ctx, 120, 3, 0, 5, &G));
+    CHECK_OK(ctx, sla_gen_random(ctx, 120, 3, SLA_GEN_GENERAL, 5, &G));
     check_one(ctx, "poisson2d 12", P, SLA_LOGDET_AUTO, "cholesky", "selinv");
     check_one(ctx, "poisson2d 12", P, SLA_LOGDET_CHOLESKY, "cholesky", "selinv");
     check_one(ctx, "poisson2d 12", P, SLA_LOGDET_LDLT, "ldlt", "selinv");
@@ -490,6 +490,35 @@ int main(void)
             }
             free(gc);
             free(invc);
+        }
+        /* the VJP spelling: gA = g * grad for a scalar cotangent g; _grad is g = 1 */
+        if (sla_method_available(SLA_METHOD_LU)) {
+            sla_solver_options o;
+            sla_solver_options_default(&o);
+            o.method = SLA_METHOD_LU;
+            sla_solver *S = NULL;
+            double *gv = malloc((size_t)nnz * sizeof *gv), sv, lv;
+            CHECK_OK(ctx, sla_solver_create(ctx, P, &o, &S));
+            CHECK_OK(ctx, sla_solver_logdet_grad(ctx, S, 0, &sg, &lad, g, NULL));
+            CHECK_OK(ctx, sla_solver_logdet_vjp(ctx, S, 0, 1.0, &sv, &lv, gv, NULL));
+            CHECK(sv == sg && lv == lad && memcmp(g, gv, (size_t)nnz * sizeof *g) == 0);
+            sla_logdet_info info;
+            CHECK_OK(ctx, sla_solver_logdet_vjp(ctx, S, 0, -2.5, &sv, &lv, gv, &info));
+            double err = 0.0;
+            for (long long k = 0; k < nnz; k++) err = fmax(err, fabs(gv[k] + 2.5 * g[k]));
+            CHECK(err <= 1e-12 * (1.0 + fabs(lad)));
+            CHECK(lv == lad && strcmp(info.grad_method, "selinv") == 0);
+            /* no gA: the value alone; a non-finite cotangent is refused */
+            CHECK_OK(ctx, sla_solver_logdet_vjp(ctx, S, 0, 3.0, &sv, &lv, NULL, NULL));
+            CHECK(lv == lad);
+            CHECK_ERR(ctx, sla_solver_logdet_vjp(ctx, S, 0, NAN, &sv, &lv, gv, NULL), SLA_ERR_VALUE,
+                      "cotangent");
+            CHECK_ERR(ctx, sla_solver_logdet_vjp(ctx, NULL, 0, 1.0, &sv, &lv, gv, NULL), SLA_ERR_ARGUMENT,
+                      "sla_solver_logdet_vjp");
+            CHECK_ERR(ctx, sla_solver_logdet_grad(ctx, NULL, 0, &sv, &lv, gv, NULL), SLA_ERR_ARGUMENT,
+                      "sla_solver_logdet_grad");
+            sla_solver_destroy(&S);
+            free(gv);
         }
         sla_solver_options o;
         sla_solver_options_default(&o);

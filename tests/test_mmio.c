@@ -94,7 +94,7 @@ static void test_roundtrip(sla_ctx *ctx)
 
     /* a larger random matrix, and reading it back as float32 */
     sla_matrix *R = NULL, *R32 = NULL;
-    CHECK_OK(ctx, sla_gen_random(ctx, 200, 6, 0, 42, &R));
+    CHECK_OK(ctx, sla_gen_random(ctx, 200, 6, SLA_GEN_GENERAL, 42, &R));
     CHECK_OK(ctx, sla_mm_write(ctx, p, R, 0));
     CHECK_OK(ctx, sla_mm_read(ctx, p, SLA_F64, &B));
     CHECK(B && same_matrix(R, B));

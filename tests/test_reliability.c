@@ -75,7 +75,7 @@ static sla_status sc_gen(sla_ctx *c, const void *arg)
     for (int i = 0; i < 25; i++) kappa[i] = 1.0 + 0.05 * i;
     TRY(sla_gen_aniso2d(c, 4, 0.01, &A));
     TRY(sla_gen_poisson(c, 1, 7, &B));
-    TRY(sla_gen_random(c, 30, 4, 0, 7, &C));
+    TRY(sla_gen_random(c, 30, 4, SLA_GEN_GENERAL, 7, &C));
     TRY(sla_gen_diffusion2d_values(c, 4, kappa, vals));
     TRY(sla_gen_diffusion2d_vjp(c, 4, vals, dk));
 done:
@@ -339,7 +339,7 @@ static void test_limits(void)
               SLA_ERR_TOO_LARGE, "overflows");
     CHECK_ERR(ctx, sla_gen_poisson(ctx, 3, 2000000, &A), SLA_ERR_TOO_LARGE, "");
     /* per_row is capped at n - 1: 1e12 entries, refused by the allocator */
-    st = sla_gen_random(ctx, 1000000, 10000000000000LL, 0, 1, &A);
+    st = sla_gen_random(ctx, 1000000, 10000000000000LL, SLA_GEN_GENERAL, 1, &A);
     CHECK((st == SLA_ERR_NOMEM || st == SLA_ERR_TOO_LARGE) && A == NULL);
     static const char big_dims[] = "%%MatrixMarket matrix coordinate real general\n3000000000 3 1\n1 1 1\n";
     CHECK_ERR(ctx, sla_mm_read_buffer(ctx, big_dims, sizeof big_dims - 1, SLA_F64, &A),

@@ -164,7 +164,7 @@ static void test_symmetry(sla_ctx *ctx)
     CHECK_OK(ctx, sla_gen_aniso2d(ctx, 80, 0.01, &A));
     dot_test(ctx, A, "aniso2d 80^2");
     sla_matrix_destroy(&A);
-    CHECK_OK(ctx, sla_gen_random(ctx, 3000, 6, 2, 7, &A));
+    CHECK_OK(ctx, sla_gen_random(ctx, 3000, 6, SLA_GEN_SPD, 7, &A));
     dot_test(ctx, A, "random SPD n 3000");
     sla_matrix_destroy(&A);
 }

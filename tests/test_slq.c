@@ -71,7 +71,7 @@ int main(void)
     sla_ctx_create(&ctx);
     sla_matrix *P = NULL, *R = NULL;
     CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 20, &P));
-    CHECK_OK(ctx, sla_gen_random(ctx, 300, 5, 2, 17, &R));
+    CHECK_OK(ctx, sla_gen_random(ctx, 300, 5, SLA_GEN_SPD, 17, &R));
     {
         double l;
         sla_status st = sla_logdet_slq(ctx, P, 0, NULL, &l, NULL, NULL, NULL);

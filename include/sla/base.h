@@ -43,7 +43,8 @@ typedef enum sla_status {
     SLA_ERR_UNAVAILABLE = -10, /* feature not compiled into this build */
     SLA_ERR_TOO_LARGE = -11,   /* size would overflow an index type */
     SLA_ERR_UNSUPPORTED = -12, /* valid input this build cannot handle (e.g. complex) */
-    SLA_ERR_CALLBACK = -13     /* a user callback reported failure */
+    SLA_ERR_CALLBACK = -13,    /* a user callback reported failure */
+    SLA_ERR_COMM = -14         /* an MPI call failed (distributed functions) */
 } sla_status;
 
 /* Short name of a status ("SLA_ERR_INDEX"); never NULL. */

@@ -48,7 +48,7 @@ typedef struct sla_logdet_info {
  * Erisman-Tinney one on UMFPACK's L and U): about the cost of the
  * factorization, up to ten times it for LU factors with little supernodal
  * structure.
- * sla_solver_logdet_grad on a KLU or SuperLU solver refactors with UMFPACK
+ * sla_solver_logdet_vjp on a KLU or SuperLU solver refactors with UMFPACK
  * for the gradient (the note says so); one solve per column (blocked)
  * remains only where UMFPACK is missing. The
  * derivative of sign * exp(logabsdet) is det * grad.
@@ -74,10 +74,29 @@ sla_status sla_logdet_batch(sla_ctx *ctx, const sla_matrix *A,
                             double *logabsdet, double *grad,
                             sla_logdet_info *info);
 
-/* The gradient of log|det A_ib| with the factorization a direct solver
- * already holds (create it with method cholesky, ldlt, lu, or auto when it
- * chose a direct method): grad[k] = (A^-1)[col_k, row_k]. sign and
- * logabsdet may be NULL. Krylov solvers: SLA_ERR_UNSUPPORTED. */
+/* ---- the same from a solver object's factorization --------------------
+ * (sla_solver_logdet, _vjp and _grad: the solver-object logdet family,
+ * declared here next to the other logdet functions; solver.h includes this
+ * header, so code that includes only solver.h still sees them.) */
+
+/* sign (+1, -1, or 0 when singular) and log|det A_ib| from the solver's
+ * factorization, never forming det itself. Krylov solvers have none:
+ * SLA_ERR_UNSUPPORTED. */
+sla_status sla_solver_logdet(sla_ctx *ctx, sla_solver *S, sla_int ib, double *sign,
+                             double *logabsdet);
+
+/* VJP of log|det A_ib| with the factorization a direct solver already
+ * holds (create it with method cholesky, ldlt, lu, or auto when it chose a
+ * direct method): given the scalar cotangent g = dL/d log|det A_ib|,
+ * gA[k] = g (A^-1)[col_k, row_k] (nnz values, overwritten; may be NULL,
+ * then only sign and logabsdet are computed). sign and logabsdet may be
+ * NULL. Krylov solvers: SLA_ERR_UNSUPPORTED. */
+sla_status sla_solver_logdet_vjp(sla_ctx *ctx, sla_solver *S, sla_int ib, double g,
+                                 double *sign, double *logabsdet, double *gA,
+                                 sla_logdet_info *info);
+
+/* Deprecated spelling, kept as a convenience: sla_solver_logdet_vjp with
+ * g = 1, i.e. grad[k] = (A^-1)[col_k, row_k]. */
 sla_status sla_solver_logdet_grad(sla_ctx *ctx, sla_solver *S, sla_int ib,
                                   double *sign, double *logabsdet,
                                   double *grad, sla_logdet_info *info);
@@ -101,6 +120,15 @@ typedef struct sla_slq_options {
 } sla_slq_options;
 
 void sla_slq_options_default(sla_slq_options *opts);
+
+/* Parse "key=value,key=value" into opts (starting from its current
+ * contents; "" leaves it as it is). Keys: probes (1 .. 1e8), lanczos_steps
+ * (1 .. 10000), seed (0 .. 2^64 - 1), and solver.<key> for every key of
+ * sla_solver_options_parse (solver.method=cg, solver.precond=amg,
+ * solver.rtol=1e-8, ...). An unknown key or a value out of range is
+ * SLA_ERR_ARGUMENT naming the key (and the nearest valid one); opts is then
+ * unchanged. */
+sla_status sla_slq_options_parse(sla_ctx *ctx, const char *str, sla_slq_options *opts);
 
 typedef struct sla_slq_info {
     sla_int probes, lanczos_steps;
@@ -199,6 +227,18 @@ typedef struct sla_eigsh_options {
 } sla_eigsh_options;
 
 void sla_eigsh_options_default(sla_eigsh_options *opts);
+
+/* Parse "key=value,key=value" into opts (starting from its current
+ * contents; "" leaves it as it is). Keys, one per field: k (>= 1), which
+ * (LA, SA, LM, SM; any case), shift_invert (true/false, on/off, 1/0),
+ * sigma (a finite number; also sets shift_invert = true, as giving a shift
+ * does everywhere else), tol (>= 0), ncv (0 .. 46340), maxiter (>= 0),
+ * factor_method (auto, cholesky, ldlt, lu, umfpack, klu, superlu),
+ * memory_limit (bytes, >= 0), degenerate_tol (>= 0), grad_rtol (> 0),
+ * grad_maxiter (>= 0). v0 is a pointer and has no key. An unknown key or a
+ * value out of range is SLA_ERR_ARGUMENT naming the key (and the nearest
+ * valid one); opts is then unchanged. */
+sla_status sla_eigsh_options_parse(sla_ctx *ctx, const char *str, sla_eigsh_options *opts);
 
 /* sizeof(sla_eigsh_options) and sizeof(sla_eigsh_info) of this build, for
  * bindings that mirror the structs (the Python package checks at import). */
@@ -302,6 +342,15 @@ typedef struct sla_lobpcg_options {
 } sla_lobpcg_options;
 
 void sla_lobpcg_options_default(sla_lobpcg_options *opts);
+
+/* Parse "key=value,key=value" into opts (starting from its current
+ * contents; "" leaves it as it is). Keys: k (1 .. 10000), tol (> 0),
+ * maxiter (>= 1), seed (0 .. 2^64 - 1), and pc.<key> for every key of
+ * sla_solver_options_parse (pc.precond=ic0, pc.omega=1.2, pc.amg_relax=6,
+ * ...). x0 is a pointer and has no key. An unknown key or a value out of
+ * range is SLA_ERR_ARGUMENT naming the key (and the nearest valid one);
+ * opts is then unchanged. */
+sla_status sla_lobpcg_options_parse(sla_ctx *ctx, const char *str, sla_lobpcg_options *opts);
 
 /* The k smallest eigenpairs of the symmetric positive definite value array
  * ib of A by LOBPCG (Knyazev's locally optimal block preconditioned

@@ -46,11 +46,18 @@ sla_status sla_gen_convdiff2d(sla_ctx *ctx, sla_int N, double bx, double by,
 sla_status sla_gen_aniso2d(sla_ctx *ctx, sla_int N, double eps,
                            sla_matrix **out);
 
+/* What sla_gen_random makes (the values are those of the former integer
+ * `kind` argument, which stay valid). */
+typedef enum sla_gen_kind {
+    SLA_GEN_GENERAL = 0,   /* unsymmetric pattern and values, strictly dominant diagonal */
+    SLA_GEN_SYMMETRIC = 1, /* symmetric, random diagonal (in general indefinite) */
+    SLA_GEN_SPD = 2        /* symmetric, diagonal made strictly dominant (SPD) */
+} sla_gen_kind;
+
 /* Random sparse matrix with about `per_row` off-diagonal entries per row,
- * values uniform in [-1, 1], seeded; `kind`: 0 general, 1 symmetric,
- * 2 SPD (symmetric, diagonal made strictly dominant). For tests and
- * benchmarks. */
-sla_status sla_gen_random(sla_ctx *ctx, sla_int n, sla_int per_row, int kind,
+ * values uniform in [-1, 1], seeded, of the given kind (another value is
+ * SLA_ERR_ARGUMENT). For tests and benchmarks. */
+sla_status sla_gen_random(sla_ctx *ctx, sla_int n, sla_int per_row, sla_gen_kind kind,
                           uint64_t seed, sla_matrix **out);
 
 /* Unsymmetric arrowhead matrix of order n: a banded body (rows and columns

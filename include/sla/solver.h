@@ -324,11 +324,9 @@ sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count,
                               const double *const *gx, double *const *gb,
                               double *const *gA, sla_solve_info *info);
 
-/* sign (+1, -1, or 0 when singular) and log|det A_ib| from the solver's
- * factorization, never forming det itself. Krylov solvers have none:
- * SLA_ERR_UNSUPPORTED. */
-sla_status sla_solver_logdet(sla_ctx *ctx, sla_solver *S, sla_int ib, double *sign,
-                             double *logabsdet);
+/* sla_solver_logdet, sla_solver_logdet_vjp (and the deprecated
+ * sla_solver_logdet_grad): declared in eig.h with the other logdet
+ * functions, which is included at the end of this header. */
 
 /* One-shot: create a solver, solve A_0 x = b, destroy it. */
 sla_status sla_solve(sla_ctx *ctx, const sla_matrix *A,
@@ -338,4 +336,9 @@ sla_status sla_solve(sla_ctx *ctx, const sla_matrix *A,
 #ifdef __cplusplus
 }
 #endif
+
+/* the solver-object logdet family (eig.h includes this header first; the
+ * guards make either order of inclusion work) */
+#include "eig.h"
+
 #endif

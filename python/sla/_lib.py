@@ -44,6 +44,7 @@ STATUS_NAMES = {
     -11: "SLA_ERR_TOO_LARGE",
     -12: "SLA_ERR_UNSUPPORTED",
     -13: "SLA_ERR_CALLBACK",
+    -14: "SLA_ERR_COMM",
 }
 
 
@@ -240,6 +241,8 @@ sla_gen_diffusion2d_vjp = _proto("sla_gen_diffusion2d_vjp", c_int, P, c_int64, P
 # function means: add it here, give it a prototype in _optional_proto, and
 # call it where the NotImplementedError is raised today.
 OPTIONAL = {
+    "logdet_vjp": ("sla_solver_logdet_vjp", "the logdet gradient (include/sla/eig.h)"),
+    # deprecated spelling of logdet_vjp with g = 1 (kept for older callers)
     "logdet_grad": ("sla_solver_logdet_grad", "the logdet gradient (issue 5, include/sla/eig.h)"),
     "eigsh": ("sla_eigsh", "the symmetric eigensolver (issue 5)"),
     "eigsh_vjp": ("sla_eigsh_vjp", "the eigenpair gradients (issue 5)"),
@@ -270,7 +273,12 @@ NL_SYMBOLS = ["nlsolver_create", "nlsolver_solve", "nlsolver_solve_vjp", "nlsolv
 
 def _optional_proto(name, f):
     f.restype = c_int
-    if name == "logdet_grad":
+    if name == "logdet_vjp":
+        # sla_status sla_solver_logdet_vjp(sla_ctx *, sla_solver *, sla_int ib, double g,
+        #                                  double *sign, double *logabsdet, double *gA,
+        #                                  sla_logdet_info *info)
+        f.argtypes = [P, P, c_int64, c_double, PTR, PTR, PTR, P]
+    elif name == "logdet_grad":
         # sla_status sla_solver_logdet_grad(sla_ctx *, sla_solver *, sla_int ib, double *sign,
         #                                   double *logabsdet, double *grad, sla_logdet_info *info)
         f.argtypes = [P, P, c_int64, PTR, PTR, PTR, P]

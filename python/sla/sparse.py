@@ -323,11 +323,11 @@ class SparseTensor:
         positive definite.)
 
         Gradient: d log|det A| / dA_k = (A^-1)[col_k, row_k], from the C
-        library's selected inversion (sla_solver_logdet_grad). At a singular
+        library's selected inversion (sla_solver_logdet_vjp). At a singular
         matrix it does not exist: backward raises SlaSingularError when the
         loss depends on that matrix's log|det| (a matrix without stored
         entries has an empty gradient, which is returned). A libsla
-        without sla_solver_logdet_grad raises NotImplementedError when
+        without sla_solver_logdet_vjp raises NotImplementedError when
         values require grad; compute the value under torch.no_grad() or on
         A.detach()."""
         if self.shape[-2] != self.shape[-1]:
@@ -344,7 +344,7 @@ class SparseTensor:
             return pattern.solver(opts, vals.dtype, 1)
 
         if torch.is_grad_enabled() and vals.requires_grad:
-            f = L.require("logdet_grad", "the gradient of SparseTensor.logdet/slogdet/det",
+            f = L.require("logdet_vjp", "the gradient of SparseTensor.logdet/slogdet/det",
                           "for the value alone call it under torch.no_grad() or on A.detach()")
             sign, lad = LogdetFn.apply(vals, solver, item_solver, f)
         else:

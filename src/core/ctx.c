@@ -42,6 +42,7 @@ const char *sla_status_name(sla_status s)
     case SLA_ERR_TOO_LARGE: return "SLA_ERR_TOO_LARGE";
     case SLA_ERR_UNSUPPORTED: return "SLA_ERR_UNSUPPORTED";
     case SLA_ERR_CALLBACK: return "SLA_ERR_CALLBACK";
+    case SLA_ERR_COMM: return "SLA_ERR_COMM";
     }
     return "SLA_UNKNOWN_STATUS";
 }

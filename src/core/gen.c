@@ -363,11 +363,11 @@ static void rand_offdiag(rand_coo *c, sla_int n, sla_int per_row, bool sym, uint
     }
 }
 
-/* Diagonal: random for kind 1, else 1 + sum |a_ij| (strictly dominant). */
-static void rand_diag(rand_coo *c, sla_int n, int kind, uint64_t *s)
+/* Diagonal: random for SLA_GEN_SYMMETRIC, else 1 + sum |a_ij| (strictly dominant). */
+static void rand_diag(rand_coo *c, sla_int n, sla_gen_kind kind, uint64_t *s)
 {
     for (sla_int i = 0; i < n; i++) {
-        double d = kind == 1 ? rng_unit(s) : 1.0 + c->rowabs[i];
+        double d = kind == SLA_GEN_SYMMETRIC ? rng_unit(s) : 1.0 + c->rowabs[i];
         c->rows[c->n] = i;
         c->cols[c->n] = i;
         c->vals[c->n] = d;
@@ -375,7 +375,7 @@ static void rand_diag(rand_coo *c, sla_int n, int kind, uint64_t *s)
     }
 }
 
-static sla_status check_random_args(sla_ctx *ctx, sla_int n, sla_int per_row, int kind,
+static sla_status check_random_args(sla_ctx *ctx, sla_int n, sla_int per_row, sla_gen_kind kind,
                                     sla_matrix **out)
 {
     if (!out) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_gen_random: out is NULL");
@@ -383,22 +383,23 @@ static sla_status check_random_args(sla_ctx *ctx, sla_int n, sla_int per_row, in
     if (n < 0 || per_row < 0)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_gen_random: n = %lld and per_row = %lld "
                           "must be >= 0", (long long)n, (long long)per_row);
-    if (kind < 0 || kind > 2)
+    const int k = (int)kind; /* the enum may be unsigned: compare as int */
+    if (k < (int)SLA_GEN_GENERAL || k > (int)SLA_GEN_SPD)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_gen_random: kind must be 0 (general), "
-                          "1 (symmetric) or 2 (SPD), got %d", kind);
+                          "1 (symmetric) or 2 (SPD), got %d", k);
     if (n > INT32_MAX)
         return sla__error(ctx, SLA_ERR_TOO_LARGE, "sla_gen_random: n = %lld exceeds the "
                           "32-bit index limit", (long long)n);
     return SLA_OK;
 }
 
-sla_status sla_gen_random(sla_ctx *ctx, sla_int n, sla_int per_row, int kind, uint64_t seed,
+sla_status sla_gen_random(sla_ctx *ctx, sla_int n, sla_int per_row, sla_gen_kind kind, uint64_t seed,
                           sla_matrix **out)
 {
     sla_status st = check_random_args(ctx, n, per_row, kind, out);
     if (st) return st;
     if (per_row > n - 1) per_row = n > 0 ? n - 1 : 0;
-    bool sym = kind != 0;
+    bool sym = kind != SLA_GEN_GENERAL;
     if (per_row > 0 && per_row > (INT64_MAX / 16 - n) / (2 * n))
         return sla__error(ctx, SLA_ERR_TOO_LARGE, "sla_gen_random: %lld x %lld entries "
                           "overflow", (long long)n, (long long)per_row);

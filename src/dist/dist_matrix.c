@@ -15,7 +15,7 @@ sla_status sla__mpi_error(sla_ctx *ctx, int rc, const char *what)
     char s[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
     MPI_Error_string(rc, s, &len);
-    return sla__error(ctx, SLA_ERR_IO, "%s: MPI error %d (%s)", what, rc, s);
+    return sla__error(ctx, SLA_ERR_COMM, "%s: MPI error %d (%s)", what, rc, s);
 }
 
 sla_status sla__dist_agree(sla_ctx *ctx, MPI_Comm comm, sla_status st)

@@ -63,11 +63,13 @@ static sla_status grad_by_solves(sla_ctx *ctx, sla_solver *S, sla_int ib, double
     return st;
 }
 
-sla_status sla_solver_logdet_grad(sla_ctx *ctx, sla_solver *S, sla_int ib, double *sign,
-                                  double *logabsdet, double *grad, sla_logdet_info *info)
+/* sign, log|det A_ib| and, when grad is not NULL, its gradient (the VJP
+ * with cotangent 1); the public _vjp and _grad below. */
+static sla_status solver_logdet_grad(sla_ctx *ctx, sla_solver *S, sla_int ib, double *sign,
+                                     double *logabsdet, double *grad, sla_logdet_info *info)
 {
     if (info) memset(info, 0, sizeof *info);
-    if (!S) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_logdet_grad: S is NULL");
+    if (!S) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_logdet_vjp: S is NULL");
     const sla_matrix *A = sla__solver_matrix(S);
     if (ib < 0 || ib >= A->nbatch)
         return sla__error(ctx, SLA_ERR_INDEX, "value array %lld out of range [0, %lld)", (long long)ib,
@@ -142,6 +144,31 @@ sla_status sla_solver_logdet_grad(sla_ctx *ctx, sla_solver *S, sla_int ib, doubl
     return sla__ok(ctx, SLA_OK);
 }
 
+sla_status sla_solver_logdet_vjp(sla_ctx *ctx, sla_solver *S, sla_int ib, double g, double *sign,
+                                 double *logabsdet, double *gA, sla_logdet_info *info)
+{
+    if (gA && !isfinite(g)) {
+        if (info) memset(info, 0, sizeof *info);
+        return sla__error(ctx, SLA_ERR_VALUE, "sla_solver_logdet_vjp: the cotangent g is not finite");
+    }
+    sla_status st = solver_logdet_grad(ctx, S, ib, sign, logabsdet, gA, info);
+    if (st || !gA || g == 1.0) return st;
+    const sla_int nnz = sla__solver_matrix(S)->nnz;
+    for (sla_int k = 0; k < nnz; k++) gA[k] *= g;
+    return st;
+}
+
+/* Deprecated spelling: the VJP with cotangent 1. */
+sla_status sla_solver_logdet_grad(sla_ctx *ctx, sla_solver *S, sla_int ib, double *sign,
+                                  double *logabsdet, double *grad, sla_logdet_info *info)
+{
+    if (!S) {
+        if (info) memset(info, 0, sizeof *info);
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_logdet_grad: S is NULL");
+    }
+    return sla_solver_logdet_vjp(ctx, S, ib, 1.0, sign, logabsdet, grad, info);
+}
+
 static sla_status try_method(sla_ctx *ctx, const sla_matrix *V, sla_method m, sla_solver **S)
 {
     sla_solver_options o;
@@ -214,7 +241,7 @@ sla_status sla_logdet(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla_logdet_
     }
     if (st) return st;
     double tf = sla__now() - t0;
-    st = sla_solver_logdet_grad(ctx, S, 0, sign, logabsdet, grad, info);
+    st = sla_solver_logdet_vjp(ctx, S, 0, 1.0, sign, logabsdet, grad, info);
     if (info) {
         info->factor_seconds = tf;
         snprintf(info->note, sizeof info->note, "%s", note);
