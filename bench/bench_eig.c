@@ -8,7 +8,7 @@
  *
  * logdet: per size, median of reps of (a) the Cholesky factorization
  * (analysis + numeric, sla_solver_create with method=cholesky), (b) the
- * gradient by selected inversion (sla_solver_logdet_grad), and at the
+ * gradient by selected inversion (sla_solver_logdet_vjp), and at the
  * smallest size (c) one solve per column with the same factor, timed on
  * --cols columns and scaled to n columns (the naive gradient), checked
  * against the selected inverse on those columns.
@@ -71,7 +71,7 @@ static int bench_logdet(sla_ctx *ctx, long N, int reps, int cols, ld_row *r)
         sla_solver_logdet(ctx, S, 0, &sg, &lad);
         double t2 = now();
         sla_logdet_info info;
-        if (sla_solver_logdet_grad(ctx, S, 0, NULL, NULL, g, &info)) {
+        if (sla_solver_logdet_vjp(ctx, S, 0, 1.0, NULL, NULL, g, &info)) {
             fprintf(stderr, "grad failed: %s\n", sla_ctx_message(ctx));
             return -1;
         }
