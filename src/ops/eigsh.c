@@ -539,8 +539,8 @@ static sla_status prepare_factor(sla_ctx *ctx, eig_op *E)
 {
     const sla__direct_ops *d;
     void *sym, *num;
-    if (sla__solver_direct(E->S, 0, &d, &sym, &num) && !strcmp(d->name, "cholmod"))
-        return sla__cholmod_make_simplicial(ctx, num);
+    if (sla__solver_direct(E->S, 0, &d, &sym, &num) && d->make_simplicial)
+        return d->make_simplicial(ctx, num);
     return SLA_OK;
 }
 
