@@ -42,9 +42,7 @@ static const sla__direct_ops *backend_for(sla_method m)
 bool sla_method_available(sla_method m) { return !is_direct(m) || backend_for(m) != NULL; }
 
 /* For dispatch.c (method=auto's choice among the compiled-in backends). */
-bool sla__solver_is_direct(sla_method m) { return is_direct(m); }
 const sla__direct_ops *sla__solver_backend_for(sla_method m) { return backend_for(m); }
-
 
 double sla__solver_memory_limit(const sla_solver *S)
 {
@@ -502,8 +500,8 @@ static sla_status direct_solve(sla_ctx *ctx, const sla_solver *S, sla_int ib, bo
 /* One solve of A_ib x = b (or A_ib^T x = b) with nt threads; a Krylov
  * method stops after `budget` iterations when budget > 0. */
 sla_status sla__solver_solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, bool transpose,
-                            const double *b, double *x, bool use_x0, sla_solve_info *info, int nt,
-                            sla_int budget)
+                                 const double *b, double *x, bool use_x0, sla_solve_info *info,
+                                 int nt, sla_int budget)
 {
     const sla_matrix *A = S->A;
     sla_int n = A->nrows;
@@ -722,9 +720,10 @@ static void accumulate_grad(const sla_matrix *A, const double *lambda, const dou
 /* VJP of one value array with nt threads: lambda = A^-T gx per column.
  * mut: the same solver when the caller holds it exclusively (see
  * solve_serial), NULL for batch items. */
-sla_status sla__solver_vjp_one(sla_ctx *ctx, const sla_solver *S, sla_solver *mut, sla_int ib, sla_int nrhs,
-                          const double *x, sla_int ldx, const double *gx, sla_int ldgx, double *gb,
-                          sla_int ldgb, double *gA, sla_solve_info *info, int nt)
+sla_status sla__solver_vjp_one(sla_ctx *ctx, const sla_solver *S, sla_solver *mut, sla_int ib,
+                               sla_int nrhs, const double *x, sla_int ldx, const double *gx,
+                               sla_int ldgx, double *gb, sla_int ldgb, double *gA,
+                               sla_solve_info *info, int nt)
 {
     const sla_matrix *A = S->A;
     sla_int n = A->nrows;

@@ -46,9 +46,8 @@ struct sla_solver {
 void sla__solver_set_note(sla_solver *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The backend of direct method m (NULL: not in this build, or m is not a
- * direct method), and whether m is a direct method. */
+ * direct method). */
 const sla__direct_ops *sla__solver_backend_for(sla_method m);
-bool sla__solver_is_direct(sla_method m);
 
 /* Bytes a factorization may take: opts.memory_limit, else half of the
  * memory available now (infinite when unknown). */
