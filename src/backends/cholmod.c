@@ -571,7 +571,10 @@ static sla_status chol_selinv_super(sla_ctx *ctx, const cholmod_factor *L, doubl
 }
 #endif
 
-sla_status sla__cholmod_selinv(sla_ctx *ctx, void *symv, void *numv, const sla_matrix *A, double *z)
+/* The selinv capability (direct.h): z[k] = (A^-1)[col_k, row_k] for every
+ * stored entry k of A, by the Takahashi recurrences on the pattern of a
+ * simplicial LDL^T copy of the factor (supernodal blocks with LAPACK). */
+static sla_status chol_selinv(sla_ctx *ctx, void *symv, void *numv, const sla_matrix *A, double *z)
 {
     chol_sym *s = symv;
     chol_num *f = numv;
@@ -683,7 +686,9 @@ done:
     return st;
 }
 
-sla_status sla__cholmod_make_simplicial(sla_ctx *ctx, void *numv)
+/* The make_simplicial capability (direct.h): a supernodal numeric factor
+ * becomes a simplicial LL^T one in place. */
+static sla_status chol_make_simplicial(sla_ctx *ctx, void *numv)
 {
     chol_num *f = numv;
     if (!f) return sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod: NULL factor");
@@ -693,6 +698,7 @@ sla_status sla__cholmod_make_simplicial(sla_ctx *ctx, void *numv)
         return chol_fail(ctx, &f->cm, "conversion to a simplicial factor");
     return SLA_OK;
 }
+
 static double chol_rcond(const void *num) { return num ? ((const chol_num *)num)->rcond : -1.0; }
 
 static const sla__direct_ops chol_ops = {
@@ -704,7 +710,9 @@ static const sla__direct_ops chol_ops = {
     .free_num = chol_free_num,
     .free_sym = chol_free_sym,
     .rcond = chol_rcond,
-    .selinv = sla__cholmod_selinv,
+    .selinv = chol_selinv,
+    .make_simplicial = chol_make_simplicial,
+    .one_triangle = true,
 };
 
 const sla__direct_ops *sla__backend_cholmod(void) { return &chol_ops; }

@@ -138,4 +138,33 @@ void sla__xpby(sla_int n, const double *x, double b, double *y, int nt);
 /* true if every entry is finite */
 bool sla__all_finite(sla_int n, const double *x);
 
+/* ---- independent items in parallel (parallel.c) ----------------------- */
+
+/* One item of a set of independent jobs: lctx is a private context (its
+ * message goes to the caller's context when it is the first error), nt the
+ * threads the item may use. */
+typedef sla_status (*sla__item_fn)(sla_ctx *lctx, void *job, sla_int i, int nt);
+
+/* Run items [0, count) through `item`, in parallel (one thread each, BLAS
+ * kept to one thread) when there are at least as many items as threads,
+ * else one after another with all threads. The first error (lowest index)
+ * is reported through ctx; otherwise a positive status of any item ("did
+ * not converge"). */
+sla_status sla__run_items(sla_ctx *ctx, sla_int count, sla__item_fn item, void *job);
+/* The same; serial_items: never two items at once (items that share state,
+ * e.g. a list naming one solver twice). */
+sla_status sla__run_items_mode(sla_ctx *ctx, sla_int count, sla__item_fn item, void *job,
+                               bool serial_items);
+
+/* OpenBLAS to one thread (when OpenBLAS is the BLAS in the process and uses
+ * more): returns what sla__blas_threads_restore needs to put it back (0:
+ * nothing changed). Process-wide. */
+int sla__blas_threads_one(void);
+void sla__blas_threads_restore(int blas_threads);
+
+/* ---- the machine (sysinfo.c) ------------------------------------------- */
+
+/* Bytes of memory available now (MemAvailable on Linux), or 0 if unknown. */
+double sla__available_memory(void);
+
 #endif

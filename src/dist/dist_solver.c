@@ -90,7 +90,8 @@ static sla_status setup_pc(sla_ctx *ctx, sla_dist_solver *S, bool refresh)
         if (refresh && S->pc && S->pc->refresh) return S->pc->refresh(ctx, S->pc, NULL, 0);
         sla__pc_destroy(&S->pc);
         bool sym = S->opts.method == SLA_METHOD_CG || S->opts.method == SLA_METHOD_MINRES;
-        return sla__amg_create_dist(ctx, D->comm, D->n, D->row_start, D->diag, D->offd, D->ghosts, sym,
+        sla__amg_comm cm = {.comm = D->comm, .agree = sla__dist_agree};
+        return sla__amg_create_dist(ctx, &cm, D->n, D->row_start, D->diag, D->offd, D->ghosts, sym,
                                     &S->opts.amg, &S->pc);
     }
     sla__pc_destroy(&S->pc);

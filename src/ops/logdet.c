@@ -99,7 +99,7 @@ static sla_status solver_logdet_grad(sla_ctx *ctx, sla_solver *S, sla_int ib, do
     double t0 = sla__now();
     const char *gm = "selinv";
     char note[sizeof info->note] = "";
-    if (strcmp(d->name, "cholmod") == 0) {
+    if (d->one_triangle) {
         /* the factor is of the symmetric matrix built from A's lower triangle */
         sla_matrix_props pr;
         if ((st = sla_matrix_properties(ctx, A, ib, 0.0, &pr))) return st;

@@ -11,22 +11,9 @@ const sla__direct_ops *sla__backend_superlu(void) { return NULL; }
 #endif
 
 #ifndef SLA_HAVE_SUITESPARSE
-sla_status sla__cholmod_make_simplicial(sla_ctx *ctx, void *num)
-{
-    (void)num;
-    return sla__error(ctx, SLA_ERR_UNAVAILABLE, "CHOLMOD is not in this build");
-}
-
 sla_status sla__umfpack_selinv(sla_ctx *ctx, void *sym, void *num, const sla_matrix *A, double *z, int mode)
 {
     (void)sym; (void)num; (void)A; (void)z; (void)mode;
     return sla__error(ctx, SLA_ERR_UNAVAILABLE, "UMFPACK is not in this build");
-}
-
-sla_status sla__cholmod_selinv(sla_ctx *ctx, void *sym, void *num, const sla_matrix *A, double *z)
-{
-    (void)sym; (void)num; (void)A; (void)z;
-    return sla__error(ctx, SLA_ERR_UNAVAILABLE, "selected inversion needs CHOLMOD, which is not in "
-                      "this build (install libsuitesparse-dev and reconfigure)");
 }
 #endif

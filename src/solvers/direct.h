@@ -62,12 +62,24 @@ typedef struct sla__direct_ops {
 
     /* Selected inversion: z[k] = (A^-1)[col_k, row_k] for every stored
      * entry k of A (nnz values) from the numeric factor, about the cost of
-     * the factorization (CHOLMOD: sla__cholmod_selinv, for the symmetric
+     * the factorization (CHOLMOD: Takahashi recurrences, for the symmetric
      * matrix the factor is of; UMFPACK: sla__lu_selinv). NULL when the
      * backend has none (KLU, SuperLU): logdet's gradient then refactors
      * with UMFPACK or solves column by column. SLA_ERR_SINGULAR,
      * SLA_ERR_NOMEM. */
     sla_status (*selinv)(sla_ctx *ctx, void *sym, void *num, const sla_matrix *A, double *z);
+
+    /* Convert a numeric factor in place to the form whose single
+     * right-hand-side solves are fastest (CHOLMOD: a supernodal factor to a
+     * simplicial LL^T one, about 15 % faster: no BLAS call per supernode;
+     * no-op for simplicial factors). NULL when the backend has no such
+     * choice; eigsh's shift-invert calls it when present. */
+    sla_status (*make_simplicial)(sla_ctx *ctx, void *num);
+
+    /* The factor is of the symmetric matrix built from one triangle of A
+     * (CHOLMOD's Cholesky and LDL^T): what is read from it (selinv, the
+     * logdet gradient) is that of A only when A is exactly symmetric. */
+    bool one_triangle;
 } sla__direct_ops;
 
 /* The compiled-in backends; NULL when not available in this build. */
@@ -125,13 +137,6 @@ double *sla__values_f64_view(sla_ctx *ctx, const sla_matrix *A, sla_int ib, doub
 
 /* ---- selected inversion and solver internals (logdet, eigsh) ---------- */
 
-/* CHOLMOD backend only: z[k] = (A^-1)[col_k, row_k] for every stored entry
- * k of A (nnz values), from the numeric factor `num` of the cholmod
- * backend (analysis `sym`), by the Takahashi recurrences on the pattern of
- * a simplicial LDL^T copy of the factor. SLA_ERR_SINGULAR (zero pivot),
- * SLA_ERR_NOMEM; SLA_ERR_UNAVAILABLE without SuiteSparse. */
-sla_status sla__cholmod_selinv(sla_ctx *ctx, void *sym, void *num, const sla_matrix *A, double *z);
-
 /* An LU factorization of M = A^T (sla's CSR of A, read as CSC) with row
  * scaling and permutations: B = diag(rhat) M, B[P[k], Q[l]] = (L U)[k, l],
  * L unit lower triangular in row form (Lp, Lj, Lx; a stored diagonal is
@@ -156,11 +161,6 @@ sla_status sla__lu_selinv(sla_ctx *ctx, const sla_matrix *A, const sla__lu_facto
 /* UMFPACK backend only: its selinv with sla__lu_factors.mode `mode` (0
  * auto; 1, 2 force a path: for tests). */
 sla_status sla__umfpack_selinv(sla_ctx *ctx, void *sym, void *num, const sla_matrix *A, double *z, int mode);
-
-/* CHOLMOD backend only: convert a supernodal numeric factor in place to a
- * simplicial LL^T one (single right-hand-side solves are about 15 % faster:
- * no BLAS call per supernode). No-op for simplicial factors. */
-sla_status sla__cholmod_make_simplicial(sla_ctx *ctx, void *num);
 
 /* The direct factorization of value array ib held by S: false (nothing
  * written) when S uses a Krylov method or ib is out of range. */

@@ -80,7 +80,7 @@ sla_status sla__ilu0_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__p
  * see sla_solver_options' ilut_* fields. */
 sla_status sla__ilut_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double droptol,
                            double fill, double pivot, sla__pc *pc);
-/* BoomerAMG (precond_amg.c); SLA_ERR_UNAVAILABLE when hypre is not in the build. */
+/* BoomerAMG (src/backends/hypre_amg.c); SLA_ERR_UNAVAILABLE when hypre is not in the build. */
 sla_status sla__amg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_amg_options *o,
                           sla__pc *pc);
 /* Smoothed-aggregation AMG (precond_saamg.c): always available. reuse:
@@ -88,7 +88,16 @@ sla_status sla__amg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const s
 sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, int reuse, sla__pc *pc);
 #ifdef SLA_HAVE_MPI
 #include <mpi.h>
-/* One BoomerAMG hierarchy over all ranks of comm (collective; the
+/* What the distributed AMG needs from the distributed layer, which fills
+ * it: the communicator, and the collective agreement on a status (every
+ * rank returns the first error any rank met, with its message; the dist
+ * layer's sla__dist_agree). The backend keeps a copy. */
+typedef struct sla__amg_comm {
+    MPI_Comm comm;
+    sla_status (*agree)(sla_ctx *ctx, MPI_Comm comm, sla_status st);
+} sla__amg_comm;
+
+/* One BoomerAMG hierarchy over all ranks of cm->comm (collective; the
  * distributed layer's precond amg). This rank owns the global rows
  * [row_start, row_start + diag->nrows) of an n_global x n_global matrix:
  * diag is its block on its own columns (local numbering), offd the block on
@@ -103,7 +112,7 @@ sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, int r
  * replays; hypre's BoomerAMGSolveT refuses the l1 Gauss-Seidel smoothers).
  * *out is NULL on failure;
  * the status is this rank's (the caller agrees it across ranks). */
-sla_status sla__amg_create_dist(sla_ctx *ctx, MPI_Comm comm, sla_int n_global, sla_int row_start,
+sla_status sla__amg_create_dist(sla_ctx *ctx, const sla__amg_comm *cm, sla_int n_global, sla_int row_start,
                                 const sla_matrix *diag, const sla_matrix *offd, const sla_int *ghosts,
                                 bool symmetric, const sla_amg_options *o, sla__pc **out);
 #endif
