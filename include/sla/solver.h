@@ -106,8 +106,10 @@ enum {
 
 typedef struct sla_method_desc {
     const char *name;             /* the public name: "cg", "cholesky", "ilu0", ... */
-    const char *const *aliases;   /* other names the parser accepts, NULL-terminated
-                                     (never NULL itself): "cholmod" for cholesky */
+    const char *const *aliases;   /* other names sla_method_from_name and
+                                     sla_precond_from_name accept (the options
+                                     string takes public names only), NULL-
+                                     terminated, never NULL: "cholmod" for cholesky */
     int value;                    /* the sla_method value, or the sla_precond_kind
                                      value for kind SLA_KIND_PRECOND */
     sla_method_kind kind;
@@ -126,7 +128,9 @@ typedef struct sla_method_desc {
 int sla_method_count(void);
 const sla_method_desc *sla_method_at(int i);
 
-/* The method (or preconditioner) named `name`, a public name or an alias.
+/* The method (or preconditioner) named `name`, a public name or an alias
+ * (what front ends translate; sla_solver_options_parse takes public names
+ * only).
  * An unknown name is SLA_ERR_ARGUMENT with a message naming the nearest
  * valid one ("unknown method 'cgg' (did you mean 'cg'?)"); *m is then left
  * unchanged. ctx may be NULL, as everywhere. */

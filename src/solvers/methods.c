@@ -116,22 +116,22 @@ static bool same(const char *name, const char *s, size_t len)
     return strlen(name) == len && !strncmp(name, s, len);
 }
 
-const sla__method_entry *sla__method_lookup(const char *s, size_t len, bool precond)
+const sla__method_entry *sla__method_lookup(const char *s, size_t len, bool precond, bool aliases)
 {
     for (int i = 0; i < N_ENTRIES; i++) {
         const sla_method_desc *d = &table[i].desc;
         if ((d->kind == SLA_KIND_PRECOND) != precond) continue;
         if (same(d->name, s, len)) return &table[i];
-        for (const char *const *a = d->aliases; *a; a++)
+        for (const char *const *a = d->aliases; aliases && *a; a++)
             if (same(*a, s, len)) return &table[i];
     }
     return NULL;
 }
 
-sla_status sla__method_parse(sla_ctx *ctx, const char *s, size_t len, bool precond,
+sla_status sla__method_parse(sla_ctx *ctx, const char *s, size_t len, bool precond, bool aliases,
                              const sla__method_entry **out)
 {
-    const sla__method_entry *e = sla__method_lookup(s, len, precond);
+    const sla__method_entry *e = sla__method_lookup(s, len, precond, aliases);
     if (e) {
         *out = e;
         return SLA_OK;
@@ -160,7 +160,7 @@ sla_status sla_method_from_name(sla_ctx *ctx, const char *name, sla_method *m)
 {
     if (!name || !m) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_method_from_name: NULL argument");
     const sla__method_entry *e = NULL;
-    sla_status st = sla__method_parse(ctx, name, strlen(name), false, &e);
+    sla_status st = sla__method_parse(ctx, name, strlen(name), false, true, &e);
     if (st) return st;
     *m = (sla_method)e->desc.value;
     return sla__ok(ctx, SLA_OK);
@@ -171,7 +171,7 @@ sla_status sla_precond_from_name(sla_ctx *ctx, const char *name, sla_precond_kin
     if (!name || !p)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_precond_from_name: NULL argument");
     const sla__method_entry *e = NULL;
-    sla_status st = sla__method_parse(ctx, name, strlen(name), true, &e);
+    sla_status st = sla__method_parse(ctx, name, strlen(name), true, true, &e);
     if (st) return st;
     *p = (sla_precond_kind)e->desc.value;
     return sla__ok(ctx, SLA_OK);

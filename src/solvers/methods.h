@@ -27,13 +27,15 @@ const sla__method_entry *sla__method_find(sla_method m);
 const sla__method_entry *sla__precond_find(sla_precond_kind p);
 
 /* The row of the method (precond false) or preconditioner (precond true)
- * whose public name or alias is s[0..len); NULL when there is none. */
-const sla__method_entry *sla__method_lookup(const char *s, size_t len, bool precond);
+ * whose public name, or with `aliases` also an alias, is s[0..len); NULL
+ * when there is none. The options string takes public names only; the
+ * aliases are the front ends' friendlier names (sla_method_from_name). */
+const sla__method_entry *sla__method_lookup(const char *s, size_t len, bool precond, bool aliases);
 
 /* Look up s[0..len) as above; unknown: SLA_ERR_ARGUMENT, "unknown method
  * 's' (did you mean 'x'?)" (or "unknown preconditioner ..."), naming all
- * valid names when none is close. */
-sla_status sla__method_parse(sla_ctx *ctx, const char *s, size_t len, bool precond,
+ * public names when none is close. */
+sla_status sla__method_parse(sla_ctx *ctx, const char *s, size_t len, bool precond, bool aliases,
                              const sla__method_entry **out);
 
 #endif

@@ -163,7 +163,7 @@ static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char 
     case 0:
     case 1: {
         const sla__method_entry *e = NULL;
-        if ((st = sla__method_parse(ctx, v, vl, key == 1, &e))) return st;
+        if ((st = sla__method_parse(ctx, v, vl, key == 1, false, &e))) return st;
         if (key == 0) o->method = (sla_method)e->desc.value;
         else o->precond = (sla_precond_kind)e->desc.value;
         return SLA_OK;
