@@ -53,6 +53,13 @@ const char *sla_status_name(sla_status s);
 /* Version string "major.minor.patch". */
 const char *sla_version(void);
 
+/* "Did you mean": the candidate nearest to `name` (edit distance; a name
+ * of at least 3 characters that begins a candidate names it), or NULL when
+ * none is close (more than max(2, half the candidate's length) edits away),
+ * when count is 0 or name is NULL. Ties go to the earlier candidate. Names
+ * longer than 60 characters are never close. */
+const char *sla_nearest_name(const char *name, const char *const *candidates, size_t count);
+
 /* Allocator hooks. malloc_fn(size, user) returns NULL on failure;
  * free_fn(ptr, user) accepts NULL. Objects remember the allocator they
  * were created with and free through it. */

@@ -81,6 +81,62 @@ const char *sla_ordering_name(sla_ordering o);
 /* Whether a direct method's library was compiled into this build. */
 bool sla_method_available(sla_method m);
 
+/* ---- the method registry ------------------------------------------------
+ * One table lists every method and every preconditioner once, with the
+ * names the option parser accepts, what it is and what it needs. Bindings
+ * and front ends read it instead of keeping their own lists. */
+
+/* What an entry of the registry is. */
+typedef enum sla_method_kind {
+    SLA_KIND_AUTO = 0,  /* method=auto: picks one of the others */
+    SLA_KIND_KRYLOV,    /* an iterative method (sla_method) */
+    SLA_KIND_DIRECT,    /* a factorization (sla_method) with a library backend */
+    SLA_KIND_PRECOND    /* a preconditioner (sla_precond_kind) */
+} sla_method_kind;
+
+/* Capability flags of an entry (sla_method_desc.flags). */
+enum {
+    SLA_CAP_SYMMETRIC = 1 << 0,   /* needs a symmetric matrix */
+    SLA_CAP_SPD = 1 << 1,         /* needs a symmetric positive definite matrix */
+    SLA_CAP_TRANSPOSE = 1 << 2,   /* can apply A^-T (M^-T) for adjoint solves of
+                                     nonsymmetric systems */
+    SLA_CAP_COMPLEX = 1 << 3,     /* complex values (none today) */
+    SLA_CAP_DISTRIBUTED = 1 << 4  /* available to sla_dist_solver (MPI) */
+};
+
+typedef struct sla_method_desc {
+    const char *name;             /* the public name: "cg", "cholesky", "ilu0", ... */
+    const char *const *aliases;   /* other names sla_method_from_name and
+                                     sla_precond_from_name accept (the options
+                                     string takes public names only), NULL-
+                                     terminated, never NULL: "cholmod" for cholesky */
+    int value;                    /* the sla_method value, or the sla_precond_kind
+                                     value for kind SLA_KIND_PRECOND */
+    sla_method_kind kind;
+    unsigned flags;               /* SLA_CAP_* */
+    bool available;               /* its library was compiled into this build */
+    const char *backend;          /* the backend a solve reports in
+                                     sla_solve_info.backend ("krylov", "cholmod",
+                                     "umfpack", ...), or the library a
+                                     preconditioner needs ("hypre"); "" if none */
+    const char *summary;          /* one line for help texts */
+} sla_method_desc;
+
+/* The number of entries in the registry, and entry i (0 <= i < count;
+ * NULL otherwise): methods first in sla_method order, then preconditioners
+ * in sla_precond_kind order. The entries are static and never change. */
+int sla_method_count(void);
+const sla_method_desc *sla_method_at(int i);
+
+/* The method (or preconditioner) named `name`, a public name or an alias
+ * (what front ends translate; sla_solver_options_parse takes public names
+ * only).
+ * An unknown name is SLA_ERR_ARGUMENT with a message naming the nearest
+ * valid one ("unknown method 'cgg' (did you mean 'cg'?)"); *m is then left
+ * unchanged. ctx may be NULL, as everywhere. */
+sla_status sla_method_from_name(sla_ctx *ctx, const char *name, sla_method *m);
+sla_status sla_precond_from_name(sla_ctx *ctx, const char *name, sla_precond_kind *p);
+
 /* A user preconditioner z = M^-1 r (and z = M^-T r for adjoint solves of
  * nonsymmetric systems; NULL apply_transpose means M is symmetric).
  * Return SLA_OK, or any error status to abort the solve. */
@@ -193,6 +249,10 @@ typedef struct sla_solver_options {
 enum { SLA_EQUILIBRATE_AUTO = 0, SLA_EQUILIBRATE_ON = 1, SLA_EQUILIBRATE_OFF = 2 };
 
 void sla_solver_options_default(sla_solver_options *opts);
+
+/* sizeof(sla_solver_options) of this build, for bindings that mirror the
+ * struct or pass a block of their own to be filled. */
+size_t sla_solver_options_size(void);
 
 /* Parse "key=value,key=value" into opts (starting from its current
  * contents). Keys: method, precond, rtol, atol, maxiter, restart, omega,

@@ -295,9 +295,19 @@ class Solver:
 
 # ---- options -------------------------------------------------------------
 
-_METHOD_ALIASES = {None: "auto", "cholmod": "cholesky", "ldl": "ldlt"}
-_PRECOND_ALIASES = {None: "none", False: "none", "ilu": "ilu0", "ic": "ic0", "diag": "jacobi",
-                    "boomeramg": "amg"}
+# The friendlier names the binding accepts besides the C library's own
+# ("cholmod" for cholesky, "ilu" for ilu0, ...): the aliases of libsla's
+# method registry.
+def _registry_aliases(precond, defaults):
+    out = dict(defaults)
+    for d in L.METHODS:
+        if (d.kind == L.SLA_KIND_PRECOND) == precond:
+            out.update((a, d.name) for a in d.aliases)
+    return out
+
+
+_METHOD_ALIASES = _registry_aliases(False, {None: "auto"})
+_PRECOND_ALIASES = _registry_aliases(True, {None: "none", False: "none"})
 
 
 def options_string(method="auto", preconditioner=None, rtol=None, atol=None, maxiter=None,

@@ -209,6 +209,11 @@ INFO_P = c_void_p  # pass ctypes.addressof(info array) (+ offset)
 # passes options as the C library's own "key=value,..." string); the block
 # is far larger than the struct (about 200 bytes).
 OPTIONS_BYTES = 4096
+_options_size = _proto("sla_solver_options_size", ctypes.c_size_t)()
+if _options_size > OPTIONS_BYTES:
+    raise ImportError(f"sla: libsla's sla_solver_options has {_options_size} bytes, more than the "
+                      f"{OPTIONS_BYTES} this binding reserves for it: the package and the library "
+                      "come from different versions (raise OPTIONS_BYTES in python/sla/_lib.py)")
 sla_solver_options_default = _proto("sla_solver_options_default", None, P)
 sla_solver_options_parse = _proto("sla_solver_options_parse", c_int, P, c_char_p, P)
 sla_solver_create = _proto("sla_solver_create", c_int, P, P, P, ctypes.POINTER(c_void_p))
@@ -226,6 +231,55 @@ sla_solve_list_vjp = _proto("sla_solve_list_vjp", c_int, P, c_int64, P, P, P, P,
 sla_solver_logdet = _proto("sla_solver_logdet", c_int, P, P, c_int64, ctypes.POINTER(c_double),
                            ctypes.POINTER(c_double))
 sla_reason_name = _proto("sla_reason_name", c_char_p, c_int)
+
+
+# ---- the method registry (include/sla/solver.h) ---------------------------
+# Method and preconditioner names, aliases and enum values come from the
+# library's one table, never from copies here.
+
+SLA_KIND_AUTO, SLA_KIND_KRYLOV, SLA_KIND_DIRECT, SLA_KIND_PRECOND = 0, 1, 2, 3
+SLA_CAP_SYMMETRIC, SLA_CAP_SPD, SLA_CAP_TRANSPOSE, SLA_CAP_COMPLEX, SLA_CAP_DISTRIBUTED = (
+    1, 2, 4, 8, 16)
+
+
+class CMethodDesc(ctypes.Structure):
+    """Mirror of sla_method_desc (include/sla/solver.h)."""
+    _fields_ = [("name", c_char_p), ("aliases", ctypes.POINTER(c_char_p)), ("value", c_int),
+                ("kind", c_int), ("flags", ctypes.c_uint), ("available", c_bool),
+                ("backend", c_char_p), ("summary", c_char_p)]
+
+
+sla_method_count = _proto("sla_method_count", c_int)
+sla_method_at = _proto("sla_method_at", ctypes.POINTER(CMethodDesc), c_int)
+sla_method_from_name = _proto("sla_method_from_name", c_int, P, c_char_p, ctypes.POINTER(c_int))
+sla_precond_from_name = _proto("sla_precond_from_name", c_int, P, c_char_p,
+                               ctypes.POINTER(c_int))
+
+
+class MethodDesc:
+    """One entry of libsla's method registry: ``name``, ``aliases`` (a
+    tuple), ``value`` (the sla_method, or sla_precond_kind for
+    preconditioners), ``kind`` (SLA_KIND_*), ``flags`` (SLA_CAP_*),
+    ``available`` (in this build), ``backend`` and ``summary``."""
+
+    __slots__ = ("name", "aliases", "value", "kind", "flags", "available", "backend", "summary")
+
+    def __init__(self, d):
+        aliases = []
+        while d.aliases[len(aliases)] is not None:
+            aliases.append(d.aliases[len(aliases)].decode())
+        self.name, self.aliases, self.value = d.name.decode(), tuple(aliases), int(d.value)
+        self.kind, self.flags, self.available = int(d.kind), int(d.flags), bool(d.available)
+        self.backend, self.summary = d.backend.decode(), d.summary.decode()
+
+    def __repr__(self):
+        return "MethodDesc(%r, value=%d, kind=%d)" % (self.name, self.value, self.kind)
+
+
+METHODS = tuple(MethodDesc(sla_method_at(i).contents) for i in range(sla_method_count()))
+if not METHODS or METHODS[0].name != "auto" or METHODS[0].value != 0:
+    raise ImportError("sla: libsla's method registry does not start with method auto: this "
+                      "binding's CMethodDesc does not match the library's sla_method_desc")
 
 sla_gen_poisson = _proto("sla_gen_poisson", c_int, P, c_int, c_int64, ctypes.POINTER(c_void_p))
 sla_gen_diffusion2d = _proto("sla_gen_diffusion2d", c_int, P, c_int64, PTR,

@@ -14,9 +14,10 @@ from ._functions import Diffusion2dFn, ListSolveFn, LogdetFn, MatvecFn, SolveFn
 
 
 _WHICH = {"LA": 0, "SA": 1, "LM": 2, "SM": 3}
-# sla_method values of include/sla/solver.h
-_FACTOR_METHODS = {"auto": 0, None: 0, "cholesky": 5, "ldlt": 6, "lu": 7, "umfpack": 8, "klu": 9,
-                   "superlu": 10}
+# eigsh's factorizations: auto and the direct methods, with their sla_method
+# values from libsla's method registry
+_FACTOR_METHODS = {"auto": 0, None: 0}
+_FACTOR_METHODS.update((d.name, d.value) for d in L.METHODS if d.kind == L.SLA_KIND_DIRECT)
 
 
 def _prod(shape):
@@ -403,7 +404,7 @@ class SparseTensor:
         fm = _FACTOR_METHODS.get(factor_method)
         if fm is None:
             raise ValueError("eigsh: factor_method must be one of %s (got %r)"
-                             % (", ".join(_FACTOR_METHODS), factor_method))
+                             % (", ".join(k for k in _FACTOR_METHODS if k), factor_method))
         copts = L.CEigshOptions()
         api["eigsh_options_default"](ctypes.byref(copts))
         copts.k = int(k)

@@ -564,6 +564,39 @@ class ErrorTests(unittest.TestCase):
             sla.SparseTensor(torch.ones(2, 2, dtype=F64), [0, 1], [0, 1], (3, 2, 2))
 
 
+class RegistryTests(unittest.TestCase):
+    def test_names_come_from_the_library(self):
+        import ctypes
+        from sla import sparse
+        methods = [d.name for d in _lib.METHODS if d.kind != _lib.SLA_KIND_PRECOND]
+        self.assertEqual(methods[:11], ["auto", "cg", "bicgstab", "gmres", "minres", "cholesky", "ldlt",
+                                   "lu", "umfpack", "klu", "superlu"])
+        pcs = [d.name for d in _lib.METHODS if d.kind == _lib.SLA_KIND_PRECOND]
+        self.assertEqual(pcs[:9], ["none", "jacobi", "ssor", "ic0", "ilu0", "user", "amg", "saamg",
+                               "ilut"])
+        self.assertEqual(_core._METHOD_ALIASES, {None: "auto", "cholmod": "cholesky", "ldl": "ldlt"})
+        self.assertEqual(_core._PRECOND_ALIASES, {None: "none", False: "none", "ilu": "ilu0",
+                                                  "ic": "ic0", "diag": "jacobi", "boomeramg": "amg"})
+        self.assertEqual(sparse._FACTOR_METHODS, {"auto": 0, None: 0, "cholesky": 5, "ldlt": 6,
+                                                  "lu": 7, "umfpack": 8, "klu": 9, "superlu": 10})
+        v = ctypes.c_int(-1)
+        self.assertEqual(_lib.sla_method_from_name(None, b"ldl", ctypes.byref(v)), 0)
+        self.assertEqual(v.value, 6)
+        self.assertEqual(_lib.sla_precond_from_name(None, b"boomeramg", ctypes.byref(v)), 0)
+        self.assertEqual(v.value, 6)
+        self.assertEqual(_lib.sla_method_from_name(None, b"nope", ctypes.byref(v)), -1)
+        self.assertEqual(_core.options_string("cholmod", "ic"), "method=cholesky,precond=ic0")
+        A = sla.poisson(1, 6)
+        b = torch.ones(6, dtype=F64)
+        ref = A.solve(b, method="cg", rtol=1e-12)
+        if _lib.METHODS[5].available:  # cholesky and ldlt: CHOLMOD
+            for m in ("cholmod", "ldl"):
+                torch.testing.assert_close(A.solve(b, method=m), ref, rtol=1e-9, atol=1e-12)
+        if _lib.optional("eigsh") is not None:
+            with self.assertRaisesRegex(ValueError, "factor_method must be one of auto, cholesky"):
+                A.eigsh(1, sigma=0.5, factor_method="qr")
+
+
 class GeneratorTests(unittest.TestCase):
     def test_diffusion2d_values_and_gradcheck(self):
         N = 4

@@ -97,41 +97,6 @@ static const char *const nl_keys[] = {"method",      "rtol",           "atol",
                                       "adjoint_reuse"};
 #define N_NL_KEYS ((int)(sizeof nl_keys / sizeof nl_keys[0]))
 
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b), row[64];
-    if (la > 60 || lb > 60) return 99;
-    for (size_t j = 0; j <= lb; j++) row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
-static const char *nearest_key(const char *key)
-{
-    const char *pick = nl_keys[0];
-    size_t best = (size_t)-1;
-    for (int i = 0; i < N_NL_KEYS; i++) /* an abbreviation names its key */
-        if (strlen(key) >= 3 && !strncmp(nl_keys[i], key, strlen(key))) return nl_keys[i];
-    for (int i = 0; i < N_NL_KEYS; i++) {
-        size_t d = edit_distance(key, nl_keys[i]);
-        if (d < best) {
-            best = d;
-            pick = nl_keys[i];
-        }
-    }
-    return pick;
-}
-
 static sla_status nl_number(sla_ctx *ctx, const char *key, const char *v, double *out)
 {
     char *end = NULL;
@@ -174,10 +139,15 @@ static sla_status nl_option(sla_ctx *ctx, const char *key, const char *v, sla_nl
     int k = -1;
     for (int i = 0; i < N_NL_KEYS; i++)
         if (!strcmp(key, nl_keys[i])) k = i;
-    if (k < 0)
+    if (k < 0) {
+        const char *near = sla_nearest_name(key, nl_keys, (size_t)N_NL_KEYS);
+        if (!near)
+            return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown nonlinear option '%s' (linear solver "
+                              "options take the prefix linear_)", key);
         return sla__error(ctx, SLA_ERR_ARGUMENT,
                           "unknown nonlinear option '%s' (did you mean %s? linear solver options "
-                          "take the prefix linear_)", key, nearest_key(key));
+                          "take the prefix linear_)", key, near);
+    }
     if ((st = nl_number(ctx, key, v, &d))) return st;
     if (!strcmp(key, "rtol")) o->rtol = d;
     else if (!strcmp(key, "atol")) o->atol = d;

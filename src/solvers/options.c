@@ -1,8 +1,10 @@
-/* Solver options: defaults, names, and the "key=value,..." string form. */
-#include "krylov.h"
+/* Solver options: defaults, names, and the "key=value,..." string form.
+ * Method and preconditioner names come from the registry (methods.c). */
+#include "methods.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,12 +42,7 @@ void sla_solver_options_default(sla_solver_options *o)
     o->ilut_pivot = 0.1;
 }
 
-static const char *const method_names[] = {"auto", "cg", "bicgstab", "gmres", "minres",
-                                           "cholesky", "ldlt", "lu", "umfpack", "klu",
-                                           "superlu"};
 static const char *const ordering_names[] = {"auto", "amd", "metis", "natural"};
-static const char *const precond_names[] = {"none", "jacobi", "ssor", "ic0", "ilu0", "user",
-                                            "amg", "saamg", "ilut"};
 static const char *const keys[] = {"method", "precond", "rtol", "atol", "maxiter",
                                    "restart", "omega", "use_x0", "ordering", "memory_limit",
                                    "amg_threshold", "amg_coarsen", "amg_interp", "amg_pmax",
@@ -55,14 +52,18 @@ static const char *const keys[] = {"method", "precond", "rtol", "atol", "maxiter
                                    "ilut_pivot", "equilibrate", "saamg_reuse"};
 #define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
 
+size_t sla_solver_options_size(void) { return sizeof(sla_solver_options); }
+
 const char *sla_method_name(sla_method m)
 {
-    return (m >= 0 && (int)m < COUNT(method_names)) ? method_names[m] : "unknown";
+    const sla__method_entry *e = sla__method_find(m);
+    return e ? e->desc.name : "unknown";
 }
 
 const char *sla_precond_name(sla_precond_kind p)
 {
-    return (p >= 0 && (int)p < COUNT(precond_names)) ? precond_names[p] : "unknown";
+    const sla__method_entry *e = sla__precond_find(p);
+    return e ? e->desc.name : "unknown";
 }
 
 const char *sla_ordering_name(sla_ordering o)
@@ -87,39 +88,28 @@ const char *sla_reason_name(sla_reason r)
     return "unknown";
 }
 
-/* Edit distance between a[0..la) and b, for "did you mean". */
-static int edit_distance(const char *a, size_t la, const char *b)
+/* " (did you mean 'x'?)" for the unknown s[0..len) among names, into buf;
+ * when none is close: " (one of a, b, ...)" if list, else "". */
+static const char *suggest(char *buf, size_t size, const char *s, size_t len,
+                           const char *const *names, int count, bool list)
 {
-    size_t lb = strlen(b);
-    int row[64];
-    if (la > 60 || lb > 60) return 99;
-    for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int sub = diag + (a[i - 1] != b[j - 1]);
-            int best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
-            row[j] = sub < best ? sub : best;
-            diag = up;
-        }
+    char word[64];
+    const char *near = NULL;
+    if (len < sizeof word) {
+        memcpy(word, s, len);
+        word[len] = '\0';
+        near = sla_nearest_name(word, names, (size_t)count);
     }
-    return row[lb];
-}
-
-static const char *nearest(const char *s, size_t len, const char *const *names, int count)
-{
-    int best = 1 << 30;
-    const char *pick = names[0];
-    for (int i = 0; i < count; i++) {
-        int d = edit_distance(s, len, names[i]);
-        if (d < best) {
-            best = d;
-            pick = names[i];
-        }
+    buf[0] = '\0';
+    if (near) {
+        snprintf(buf, size, " (did you mean '%s'?)", near);
+    } else if (list) {
+        size_t at = (size_t)snprintf(buf, size, " (one of");
+        for (int i = 0; i < count && at < size; i++)
+            at += (size_t)snprintf(buf + at, size - at, "%s %s", i ? "," : "", names[i]);
+        if (at < size) snprintf(buf + at, size - at, ")");
     }
-    return pick;
+    return buf;
 }
 
 static int lookup(const char *s, size_t len, const char *const *names, int count)
@@ -162,28 +152,20 @@ static sla_status parse_int(sla_ctx *ctx, const char *key, const char *v, size_t
 static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char *v, size_t vl,
                              sla_solver_options *o)
 {
+    char hint[400];
     int key = lookup(k, kl, keys, COUNT(keys));
     if (key < 0)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown option '%.*s' (did you mean '%s'?)",
-                          (int)kl, k, nearest(k, kl, keys, COUNT(keys)));
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown option '%.*s'%s", (int)kl, k,
+                          suggest(hint, sizeof hint, k, kl, keys, COUNT(keys), true));
     double d = 0.0;
     sla_status st = SLA_OK;
     switch (key) {
-    case 0: {
-        int m = lookup(v, vl, method_names, COUNT(method_names));
-        if (m < 0)
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown method '%.*s' (did you mean '%s'?)",
-                              (int)vl, v, nearest(v, vl, method_names, COUNT(method_names)));
-        o->method = (sla_method)m;
-        return SLA_OK;
-    }
+    case 0:
     case 1: {
-        int p = lookup(v, vl, precond_names, COUNT(precond_names));
-        if (p < 0)
-            return sla__error(ctx, SLA_ERR_ARGUMENT,
-                              "unknown preconditioner '%.*s' (did you mean '%s'?)", (int)vl, v,
-                              nearest(v, vl, precond_names, COUNT(precond_names)));
-        o->precond = (sla_precond_kind)p;
+        const sla__method_entry *e = NULL;
+        if ((st = sla__method_parse(ctx, v, vl, key == 1, false, &e))) return st;
+        if (key == 0) o->method = (sla_method)e->desc.value;
+        else o->precond = (sla_precond_kind)e->desc.value;
         return SLA_OK;
     }
     case 2: st = parse_double(ctx, "rtol", v, vl, 0.0, &o->rtol); break;
@@ -215,8 +197,9 @@ static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char 
     case 8: {
         int q = lookup(v, vl, ordering_names, COUNT(ordering_names));
         if (q < 0)
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown ordering '%.*s' (did you mean '%s'?)",
-                              (int)vl, v, nearest(v, vl, ordering_names, COUNT(ordering_names)));
+            return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown ordering '%.*s'%s", (int)vl, v,
+                              suggest(hint, sizeof hint, v, vl, ordering_names,
+                                      COUNT(ordering_names), true));
         o->ordering = (sla_ordering)q;
         return SLA_OK;
     }
@@ -264,8 +247,8 @@ static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char 
         static const char *const reuse_names[] = {"interpolation", "full", "none"};
         int r = lookup(v, vl, reuse_names, 3);
         if (r < 0)
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "option saamg_reuse: interpolation, full or none "
-                              "(did you mean '%s'?)", nearest(v, vl, reuse_names, 3));
+            return sla__error(ctx, SLA_ERR_ARGUMENT, "option saamg_reuse: interpolation, full or none%s",
+                              suggest(hint, sizeof hint, v, vl, reuse_names, 3, false));
         o->saamg_reuse = r;
         break;
     }

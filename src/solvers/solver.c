@@ -24,19 +24,19 @@ void sla__solver_set_note(sla_solver *S, const char *fmt, ...)
     va_end(ap);
 }
 
-static bool is_direct(sla_method m) { return m >= SLA_METHOD_CHOLESKY && m <= SLA_METHOD_SUPERLU; }
+/* Kind and backend from the method registry (methods.c). */
+#include "methods.h"
+
+static bool is_direct(sla_method m)
+{
+    const sla__method_entry *e = sla__method_find(m);
+    return e && e->desc.kind == SLA_KIND_DIRECT;
+}
 
 static const sla__direct_ops *backend_for(sla_method m)
 {
-    switch (m) {
-    case SLA_METHOD_CHOLESKY:
-    case SLA_METHOD_LDLT: return sla__backend_cholmod();
-    case SLA_METHOD_LU:
-    case SLA_METHOD_UMFPACK: return sla__backend_umfpack();
-    case SLA_METHOD_KLU: return sla__backend_klu();
-    case SLA_METHOD_SUPERLU: return sla__backend_superlu();
-    default: return NULL;
-    }
+    const sla__method_entry *e = sla__method_find(m);
+    return e && e->backend ? e->backend() : NULL;
 }
 
 bool sla_method_available(sla_method m) { return !is_direct(m) || backend_for(m) != NULL; }
@@ -209,9 +209,9 @@ sla_status sla__solver_setup_pcs(sla_ctx *ctx, sla_solver *S)
 
 static sla_status check_options(sla_ctx *ctx, const sla_solver_options *o)
 {
-    if ((int)o->method < SLA_METHOD_AUTO || (int)o->method > SLA_METHOD_SUPERLU)
+    if (!sla__method_find(o->method))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown method %d", (int)o->method);
-    if ((int)o->precond < SLA_PRECOND_NONE || (int)o->precond > SLA_PRECOND_ILUT)
+    if (!sla__precond_find(o->precond))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown preconditioner %d", (int)o->precond);
     if (!(o->rtol >= 0.0) || !(o->atol >= 0.0) || !isfinite(o->rtol) || !isfinite(o->atol))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "rtol and atol must be finite and >= 0 (got %g, %g)",
