@@ -68,25 +68,27 @@ typedef struct backend {
     const char *nan_value;    /* fragment for a NaN among the values; NULL: not checked */
     bool nan_rhs;             /* a NaN right-hand side is SLA_ERR_VALUE */
     bool selinv;              /* has selected inversion */
+    double differ;            /* the two factors' solutions of test_batch_refactor differ by more */
+    int alloc_points;         /* allocations of sla's own that the sweep fails, at least */
     bool args;                /* argument checks: A NULL, ib, ld < n, nrhs < 0, other matrix */
     mspec refac, conc, alloc; /* batch/refactorization, concurrency, allocation sweep */
 } backend;
 
 static const backend BACKENDS[] = {
     {"cholmod", sla__backend_cholmod, CH, 2, true, {"amd", "amd", "metis", "natural"}, NULL, 15,
-     false, 1e-14, 1, false, SLA_ERR_ARGUMENT, NULL, false, true, true,
+     false, 1e-14, 1, false, SLA_ERR_ARGUMENT, NULL, false, true, 0.1, 3, true,
      M("poisson2d", mk_poisson, 2, 9), M("random-spd", mk_random, 400, 5, 2, 3),
      F("bcsstk01-f32", "bcsstk01.mtx", SLA_F32)},
     {"umfpack", sla__backend_umfpack, UM, 1, false, {"amd|colamd", "amd|colamd", "metis", "natural"},
-     NULL, 15, true, 1e-12, 2, true, SLA_ERR_ARGUMENT, NULL, true, true, false,
+     NULL, 15, true, 1e-12, 2, true, SLA_ERR_ARGUMENT, NULL, true, true, 0, 5, false,
      M("convdiff2d", mk_convdiff, 9, 5, 3), M("random", mk_random, 300, 5, 0, 11),
      F("west0067-f32", "west0067.mtx", SLA_F32)},
     {"klu", sla__backend_klu, KL, 1, false, {"amd|colamd", "amd|colamd", NULL, "natural"}, "metis",
-     3, true, 1e-12, 2, true, SLA_ERR_ARGUMENT, NULL, true, false, false,
+     3, true, 1e-12, 2, true, SLA_ERR_ARGUMENT, NULL, true, false, 0, 5, false,
      M("convdiff2d", mk_convdiff, 9, 5, 3), M("random", mk_random, 300, 5, 0, 11),
      F("west0067-f32", "west0067.mtx", SLA_F32)},
     {"superlu", sla__backend_superlu, SU, 1, false, {"colamd", "mmd_at_plus_a", NULL, "natural"},
-     "METIS", 0, false, 1e-13, 1, false, SLA_ERR_DIMENSION, "value 3", true, false, true,
+     "METIS", 0, false, 1e-13, 1, false, SLA_ERR_DIMENSION, "value 3", true, false, 1e-3, 5, true,
      F("west0067", "west0067.mtx", SLA_F64),
      M("convdiff2d", mk_convdiff, 20, 15, 5), F("west0067-f32", "west0067.mtx", SLA_F32)},
 };
@@ -175,10 +177,11 @@ static sla_matrix *with_values(sla_ctx *c, const sla_matrix *A, sla_int nb, cons
     return B;
 }
 
-/* New values w from A's values v: kind 0: scaled by (1 + s p), p seeded
- * in [-1, 1) (SPD: by the scalar 1 + 0.2 seed, which keeps it SPD); kind 1:
+/* New values w from A's values v: kind 0: v (1 + s p) + a p, p seeded
+ * in [-1, 1) (SPD: v times the scalar 1 + 0.2 seed, which keeps it SPD); kind 1:
  * 2 v + diag(0.5 + 0.01 i); kind 2: 3 v + I (SPD) or -v. */
-static void new_values(const sla_matrix *A, int kind, double s, unsigned long long seed, double *w)
+static void new_values(const sla_matrix *A, int kind, double s, double a, unsigned long long seed,
+                       double *w)
 {
     sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
     const sla_int *rp = sla_matrix_rowptr(A);
@@ -190,7 +193,7 @@ static void new_values(const sla_matrix *A, int kind, double s, unsigned long lo
     for (sla_int i = 0; i < n; i++)
         for (sla_int k = rp[i]; k < rp[i + 1]; k++) {
             double d = ci[k] == i;
-            if (kind == 0) w[k] = v[k] * (BE->spd ? 1.0 + 0.2 * (double)seed : 1.0 + s * p[k]);
+            if (kind == 0) w[k] = BE->spd ? v[k] * (1.0 + 0.2 * (double)seed) : v[k] * (1.0 + s * p[k]) + a * p[k];
             else if (kind == 1) w[k] = 2.0 * v[k] + d * (0.5 + 0.01 * (double)i);
             else w[k] = BE->spd ? 3.0 * v[k] + d : -v[k];
         }
@@ -528,7 +531,7 @@ static void test_batch_refactor(sla_ctx *ctx)
         sla__direct_stats stats;
         void *sym = NULL, *num[2] = {NULL, NULL};
         memcpy(v, sla_matrix_values(A, 0), (size_t)nnz * sizeof *v);
-        new_values(A, BE->spd ? 1 : 0, 0.3, 1001, v + nnz);
+        new_values(A, BE->spd ? 1 : 0, 0.3, 0, 1001, v + nnz);
         sla_matrix *B = with_values(ctx, A, 2, v, SLA_COPY);
         if (B) CHECK_OK(ctx, OPS->analyze(ctx, B, &o, &sym, &stats));
         for (int ib = 0; sym && ib < 2; ib++) CHECK_OK(ctx, OPS->factor(ctx, sym, B, ib, &num[ib]));
@@ -537,7 +540,7 @@ static void test_batch_refactor(sla_ctx *ctx)
                 check_num(ctx, sym, num[ib], B, ib, 1e-10, BE->refac.label, NULL);
                 CHECK_OK(ctx, OPS->solve(ctx, sym, num[ib], false, 1, b, n, x + ib * n, n));
             }
-            CHECK(tu_reldiff(n, x, x + n) > 1e-3);
+            CHECK(tu_reldiff(n, x, x + n) > BE->differ);
         }
         for (int ib = 0; ib < 2; ib++) OPS->free_num(num[ib]);
         OPS->free_sym(sym);
@@ -550,9 +553,9 @@ static void test_batch_refactor(sla_ctx *ctx)
         if (B) CHECK_OK(ctx, OPS->analyze(ctx, B, &o, &sym, &stats));
         if (sym) {
             check_factor(ctx, sym, B, 0, 1e-10, "refactor, first values", NULL);
-            new_values(A, BE->spd ? 1 : 0, 0.5, 5, w);
+            new_values(A, BE->spd ? 1 : 0, 0.5, 0.2, 5, w);
             check_factor(ctx, sym, B, 0, 1e-10, "refactor, new values (borrowed)", NULL);
-            new_values(A, 2, 0, 0, v);
+            new_values(A, 2, 0, 0, 0, v);
             CHECK_OK(ctx, sla_matrix_set_values(ctx, B, 0, v));
             check_factor(ctx, sym, B, 0, 1e-10, "refactor, set_values", NULL);
         }
@@ -674,7 +677,7 @@ static void test_empty_and_errors(sla_ctx *ctx)
     sla_matrix *B = NULL;
     CHECK_OK(ctx, sla_gen_poisson(ctx, 1, 6, &B));
     void *num2 = NULL;
-    if (sym && B && BE->args) CHECK_ST(ctx, OPS->factor(ctx, sym, B, 0, &num2), BE->mismatch);
+    if (sym && B && BE->args) CHECK_ERR(ctx, OPS->factor(ctx, sym, B, 0, &num2), BE->mismatch, "analysis");
     CHECK(num2 == NULL);
     sla_matrix_destroy(&B);
     OPS->free_num(num);
@@ -710,7 +713,7 @@ static void test_concurrent(sla_ctx *ctx)
     if (!R) return;
     sla_int n = sla_matrix_nrows(R), nnz = sla_matrix_nnz(R);
     double *v = malloc(NB * (size_t)nnz * sizeof *v);
-    for (int ib = 0; ib < NB; ib++) new_values(R, 0, 0.2, 40 + (unsigned long long)ib, v + ib * nnz);
+    for (int ib = 0; ib < NB; ib++) new_values(R, 0, 0.2, 0, 40 + (unsigned long long)ib, v + ib * nnz);
     B = with_values(ctx, R, NB, v, SLA_COPY);
     sla__direct_opts o = {.ordering = SLA_ORDER_AUTO, .nthreads = 1};
     sla__direct_stats stats;
@@ -796,7 +799,6 @@ static void test_alloc_failures(sla_ctx *ctx)
         sla_ctx_set_allocator(c, &a);
         CHECK_OK(c, full_cycle(c, A, ords[oi]));
         CHECK(cnt.live == 0);
-        CHECK(cnt.calls >= 3); /* symbolic object, its indices, numeric object */
         long total = cnt.calls, points = 0;
         for (long k = 0; k < total; k++) {
             cnt.calls = 0;
@@ -812,7 +814,7 @@ static void test_alloc_failures(sla_ctx *ctx)
             CHECK(cnt.live == 0);
             CHECK(strstr(sla_ctx_message(c), "memory") != NULL);
         }
-        CHECK(points >= 3);
+        CHECK(points >= BE->alloc_points);
         sla_ctx_destroy(&c);
     }
     sla_matrix_destroy(&A);
