@@ -1,5 +1,9 @@
-/* Smoothed-aggregation algebraic multigrid (precond=saamg), sla's own, for
- * problems too large for hypre's copy of the matrix.
+/* Smoothed-aggregation AMG (precond=saamg): the preconditioner object, its
+ * set-up and refresh drivers, and the V-cycle. sla's own, for problems too
+ * large for hypre's copy of the matrix; the set-up's pieces are in
+ * saamg_aggregate.c (strength, aggregation, smoothed prolongator) and
+ * saamg_coarse.c (Galerkin products, dense coarsest factor), the shared
+ * structures in saamg.h.
  *
  * Why: BoomerAMG (precond=amg) copies the fine matrix into hypre's ParCSR
  * format (64 bytes per unknown on 2D Poisson) and its hierarchy and work
@@ -10,29 +14,11 @@
  * float32 values, for A_c and for the prolongators.
  *
  * Hierarchy (Vanek, Mandel, Brezina 1996), level by level:
- *  - strength: j is a strong neighbour of i when |a_ij| >= theta_l
- *    sqrt(|a_ii a_jj|), theta_l = SAAMG_THETA / 2^l on level l (with a
- *    fixed 0.08 the 27-point Galerkin operators of 3D Poisson fell below
- *    it, most coarse nodes stayed unaggregated and CG went 9, 15, 23
- *    iterations for N = 12, 24, 40; halved per level: 9, 10, 11);
- *  - greedy aggregation in the standard three phases: (1) a node whose
- *    strong neighbours are all free forms an aggregate with them; (2) a
- *    still free node joins the phase-1 aggregate of its strongest aggregated
- *    neighbour; (3) the rest form aggregates with their free strong
- *    neighbours. Nodes without strong neighbours stay out of every aggregate
- *    (their tentative prolongator row is zero; the smoother handles them);
- *  - tentative prolongator P0 piecewise constant on the aggregates, smoothed
- *    P = (I - omega D_F^-1 A_F) P0 with the filtered matrix A_F (weak
- *    couplings lumped onto the diagonal, so anisotropic problems keep sparse
- *    coarse operators), omega = 4 / (3 rho), rho the Gershgorin (l1) bound
- *    of D_F^-1 A_F (no power iterations: one pass, deterministic);
- *  - Galerkin A_c = P^T A P by a row-wise sparse triple product over the
- *    transpose of P (accumulated in double, stored in float32: the same
- *    iteration counts as float64 coarse levels on 2D/3D Poisson and
- *    anisotropic diffusion, at half the memory). When A is exactly
- *    symmetric, A_c is symmetrized exactly (both mirrored entries get
- *    their rounded mean), so every level is exactly symmetric and the
- *    cycle is a symmetric operator;
+ *  - strength of connection, greedy aggregation in three phases and the
+ *    smoothed prolongator P = (I - omega D_F^-1 A_F) P0 (saamg_aggregate.c,
+ *    whose header gives the details);
+ *  - Galerkin A_c = P^T A P, accumulated in double and stored in float32,
+ *    exactly symmetrized when A is exactly symmetric (saamg_coarse.c);
  *  - coarsening stops below SAAMG_COARSE rows, at SAAMG_MAX_LEV levels, or
  *    when a level no longer shrinks; the coarsest level is factorized
  *    densely (Cholesky, LU with partial pivoting when Cholesky breaks down
@@ -94,68 +80,14 @@
  * by 50 %: 16 iterations against 15 rebuilt. A failed refresh leaves no
  * hierarchy (the identity, as a failed re-creation leaves no
  * preconditioner) and the next refresh rebuilds. */
-#include "krylov.h"
+#include "saamg.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
-#ifndef SAAMG_THETA
-#define SAAMG_THETA 0.08
-#endif
-#define SAAMG_COARSE 1000
-#define SAAMG_DENSE_MAX 4000
-#define SAAMG_MAX_LEV 24
-/* saamg_reuse = interpolation or full: a refresh rebuilds instead when
- * some diagonal entry of A moved by more than this factor from its value
- * at the set-up (the kept P no longer fits: a 100-fold jump of kappa on
- * half the cells of diffusion2d 60^2 took 57 CG iterations to rtol 1e-11
- * with the kept P, 20 after a rebuild; kappa changed by 50 %: 16 against
- * 15). */
-#define SAAMG_DRIFT 4.0
-
-/* Values of P and of the coarse operators. */
-#ifndef SAAMG_REAL
-#define SAAMG_REAL float
-#endif
-typedef SAAMG_REAL sa_real;
-
-typedef struct sa_level {
-    sla_int n, nnz;
-    const sla_int *rp;   /* A_l: rows (the caller's on level 0) */
-    const int32_t *ci;
-    const void *val;     /* double or float (f32) */
-    bool f32;
-    sla_int *own_rp;     /* coarse levels own their arrays */
-    int32_t *own_ci;
-    void *own_val;
-    double *dinv;        /* 1 / a_ii */
-    sla_int *prp;        /* P_l: n x n_{l+1} (not on the coarsest level) */
-    int32_t *pci;
-    sa_real *pval;
-    double *x, *b;       /* coarse levels: iterate and right-hand side */
-    double *r;           /* residual */
-    int32_t *agg;        /* saamg_reuse=full: the aggregates (n) and which */
-    uint8_t *strong;     /* entries of A_l were strong at set-up (nnz) */
-} sa_level;
-
-typedef struct saamg {
-    int nlev;
-    int reuse;           /* at refresh: 0 interpolation, 1 full, 2 none */
-    bool stale;          /* a refresh failed: the next one rebuilds */
-    bool symmetric;
-    bool lock_ready;
-    pthread_mutex_t lock; /* held by the apply using the levels' work vectors */
-    sa_level lev[SAAMG_MAX_LEV];
-    float *d0;           /* saamg_reuse != none: a_ii of A at the set-up */
-    double *dense;       /* coarsest: factor, column major, or NULL (smoothed only) */
-    int *piv;            /* LU pivots, or NULL for Cholesky */
-} saamg;
-
 /* ---- kernels --------------------------------------------------------------- */
-
-#define AVAL(L, k) ((L)->f32 ? (double)((const float *)(L)->val)[k] : ((const double *)(L)->val)[k])
 
 #define SA_KERNELS(T, S)                                                                      \
     /* Gauss-Seidel on rows [lo, hi); columns outside the block read xo  \
@@ -394,21 +326,9 @@ static void saamg_destroy(sla__pc *pc)
     pc->fact = NULL;
 }
 
-static sla_status nomem(sla_ctx *ctx, int l)
+sla_status sla__saamg_nomem(sla_ctx *ctx, int l)
 {
     return sla__error(ctx, SLA_ERR_NOMEM, "precond saamg: out of memory building level %d", l);
-}
-
-static sla_int find_in_row(const sa_level *L, sla_int i, sla_int j)
-{
-    sla_int lo = L->rp[i], hi = L->rp[i + 1] - 1;
-    while (lo <= hi) {
-        sla_int m = lo + (hi - lo) / 2;
-        if (L->ci[m] == j) return m;
-        if (L->ci[m] < j) lo = m + 1;
-        else hi = m - 1;
-    }
-    return -1;
 }
 
 /* Whether level 0 is exactly symmetric (pattern and values). */
@@ -430,524 +350,6 @@ static bool is_symmetric(const sa_level *L, int nt)
         }
     }
     return !bad;
-}
-
-/* theta_l = SAAMG_THETA / 2^l on level l (Vanek, Mandel, Brezina): the
- * Galerkin operators spread their couplings over more, weaker entries. */
-static inline bool strong_t(double th2, double aij, double di, double dj)
-{
-    return aij * aij >= th2 * fabs(di * dj);
-}
-
-/* a_ii, as the strength test sees it (from the stored 1 / a_ii: the same
- * value everywhere) */
-#define DG(i) (1.0 / L->dinv[i])
-
-/* Whether entry k (row i, column j != i, value v) is a strong coupling:
- * the test on the current values, or (mask, saamg_reuse=full at refresh)
- * the set-up's verdict. */
-#define STRONG(mask, k, v, i, j) ((mask) ? (mask)[k] != 0 : strong_t(th2, v, DG(i), DG(j)))
-
-/* The filtered diagonal of row i (weak couplings lumped onto a_ii; a_ii if
- * that sum is 0) and, in *s, the sum of |a_ij| over the strong ones. */
-static double filtered_diag(const sa_level *L, sla_int i, double th2, const uint8_t *mask, double *s)
-{
-    double df = DG(i), sum = 0.0;
-    for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
-        sla_int j = L->ci[k];
-        if (j == i) continue;
-        double v = AVAL(L, k);
-        if (STRONG(mask, k, v, i, j)) sum += fabs(v);
-        else df += v;
-    }
-    *s = sum;
-    return df == 0.0 ? DG(i) : df;
-}
-
-/* 1 / a_ii of level l (allocated at set-up, overwritten at refresh). */
-static sla_status set_diag(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int l)
-{
-    if (!L->dinv) L->dinv = sla__malloc(a, (size_t)(L->n > 0 ? L->n : 1), sizeof *L->dinv);
-    if (!L->dinv) return nomem(ctx, l);
-    for (sla_int i = 0; i < L->n; i++) {
-        sla_int p = find_in_row(L, i, i);
-        double d = p >= 0 ? AVAL(L, p) : 0.0;
-        if (d == 0.0 || !isfinite(d))
-            return sla__error(ctx, SLA_ERR_SINGULAR,
-                              "precond saamg: zero or missing diagonal at row %lld of level %d",
-                              (long long)i, l);
-        L->dinv[i] = 1.0 / d;
-    }
-    return SLA_OK;
-}
-
-/* omega = 4 / (3 rho), rho the l1 (Gershgorin) bound of D_F^-1 A_F. */
-static double smoothing_weight(const sa_level *L, double th2, const uint8_t *mask)
-{
-    double rho = 0.0;
-    for (sla_int i = 0; i < L->n; i++) {
-        double s, df = filtered_diag(L, i, th2, mask, &s);
-        double q = (fabs(df) + s) / fabs(df);
-        if (q > rho) rho = q;
-    }
-    return 4.0 / (3.0 * rho);
-}
-
-/* The values of P = (I - omega D_F^-1 A_F) P0 on its pattern (set up by
- * build_p: in each row the own aggregate first, then the strong
- * neighbours' aggregates in the order of first appearance). lv: scratch,
- * the longest row of P. */
-static void smooth_p(sa_level *L, const int32_t *agg, double th2, const uint8_t *mask, double omega,
-                     double *lv)
-{
-    for (sla_int i = 0; i < L->n; i++) {
-        sla_int p0 = L->prp[i], m = 0, len = L->prp[i + 1] - p0;
-        const int32_t *lc = L->pci + p0;
-        double s_unused, w = omega / filtered_diag(L, i, th2, mask, &s_unused);
-        for (sla_int q = 0; q < len; q++) lv[q] = 0.0;
-        if (agg[i] >= 0) { /* (I - w D_F^-1 A_F) P0 on the diagonal: 1 - w */
-            lv[0] = 1.0 - omega;
-            m = 1;
-        }
-        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
-            sla_int j = L->ci[k];
-            if (j == i || agg[j] < 0) continue;
-            double v = AVAL(L, k);
-            if (!STRONG(mask, k, v, i, j)) continue;
-            sla_int q = 0;
-            while (q < m && lc[q] != agg[j]) q++;
-            if (q == m) m++; /* lc[q] == agg[j]: the pattern was built this way */
-            lv[q] -= w * v;
-        }
-        for (sla_int q = 0; q < len; q++) L->pval[p0 + q] = (sa_real)lv[q];
-    }
-}
-
-/* Diagonal, aggregation and the smoothed prolongator of level l; sets
- * *nagg (0: the level does not coarsen). agg: n scratch entries. keep
- * (saamg_reuse=full): P's aggregates and the strength of A's entries are
- * kept in L->agg, L->strong, to re-smooth P at refresh. */
-static sla_status build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int l,
-                          int32_t *agg, bool keep, sla_int *nagg_out)
-{
-    sla_int n = L->n;
-    double th = SAAMG_THETA * ldexp(1.0, -l), th2 = th * th;
-    *nagg_out = 0;
-    sla_status st = set_diag(ctx, a, L, l);
-    if (st) return st;
-    /* aggregation: -1 free, -2 no strong neighbour, >= 0 aggregate */
-    for (sla_int i = 0; i < n; i++) {
-        agg[i] = -2;
-        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
-            sla_int j = L->ci[k];
-            if (j != i && strong_t(th2, AVAL(L, k), DG(i), DG(j))) {
-                agg[i] = -1;
-                break;
-            }
-        }
-    }
-    sla_int na = 0;
-    for (sla_int i = 0; i < n; i++) { /* phase 1 */
-        if (agg[i] != -1) continue;
-        bool ok = true;
-        for (sla_int k = L->rp[i]; k < L->rp[i + 1] && ok; k++) {
-            sla_int j = L->ci[k];
-            if (j != i && agg[j] >= 0 && strong_t(th2, AVAL(L, k), DG(i), DG(j))) ok = false;
-        }
-        if (!ok) continue;
-        if (na >= INT32_MAX) break;
-        agg[i] = (int32_t)na;
-        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
-            sla_int j = L->ci[k];
-            if (j != i && agg[j] < 0 && strong_t(th2, AVAL(L, k), DG(i), DG(j))) agg[j] = (int32_t)na;
-        }
-        na++;
-    }
-    for (sla_int i = 0; i < n; i++) { /* phase 2: join the strongest phase-1 neighbour */
-        if (agg[i] != -1) continue;
-        double best = -1.0;
-        int32_t ba = -1;
-        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
-            sla_int j = L->ci[k];
-            double v = AVAL(L, k);
-            if (j == i || agg[j] < 0 || !strong_t(th2, v, DG(i), DG(j))) continue;
-            double s = fabs(v) / sqrt(fabs(DG(i) * DG(j)));
-            if (s > best) best = s, ba = agg[j];
-        }
-        if (ba >= 0) agg[i] = -3 - ba; /* marked: not a phase-1 member for later rows */
-    }
-    for (sla_int i = 0; i < n; i++)
-        if (agg[i] <= -3) agg[i] = -3 - agg[i];
-    for (sla_int i = 0; i < n; i++) { /* phase 3: the rest */
-        if (agg[i] != -1) continue;
-        if (na >= INT32_MAX) break;
-        agg[i] = (int32_t)na;
-        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
-            sla_int j = L->ci[k];
-            if (j != i && agg[j] == -1 && strong_t(th2, AVAL(L, k), DG(i), DG(j))) agg[j] = (int32_t)na;
-        }
-        na++;
-    }
-    if (na == 0 || na > (sla_int)(0.85 * (double)n)) return SLA_OK; /* does not coarsen */
-
-    double omega = smoothing_weight(L, th2, NULL);
-
-    /* P = (I - omega D_F^-1 A_F) P0: count, then fill */
-    L->prp = sla__malloc(a, (size_t)n + 1, sizeof *L->prp);
-    if (!L->prp) return nomem(ctx, l);
-    /* the strength test needs the true diagonal: 1 / dinv */
-    L->prp[0] = 0;
-    for (sla_int i = 0; i < n; i++) {
-        sla_int c = agg[i] >= 0 ? 1 : 0;
-        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
-            sla_int j = L->ci[k];
-            if (j == i || agg[j] < 0 || agg[j] == agg[i]) continue;
-            if (!strong_t(th2, AVAL(L, k), DG(i), DG(j))) continue;
-            bool seen = false; /* distinct aggregates among the earlier neighbours */
-            for (sla_int q = L->rp[i]; q < k && !seen; q++) {
-                sla_int jj = L->ci[q];
-                if (jj != i && agg[jj] == agg[j] &&
-                    strong_t(th2, AVAL(L, q), DG(i), DG(jj)))
-                    seen = true;
-            }
-            if (!seen) c++;
-        }
-        L->prp[i + 1] = L->prp[i] + c;
-    }
-    sla_int pnnz = L->prp[n];
-    L->pci = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *L->pci);
-    L->pval = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *L->pval);
-    if (!L->pci || !L->pval) return nomem(ctx, l);
-    sla_int maxlen = 1;
-    for (sla_int i = 0; i < n; i++) maxlen = L->rp[i + 1] - L->rp[i] + 1 > maxlen ? L->rp[i + 1] - L->rp[i] + 1 : maxlen;
-    double *lv = sla__malloc(a, (size_t)maxlen, sizeof *lv);
-    if (!lv) return nomem(ctx, l);
-    if (keep) {
-        L->agg = sla__malloc(a, (size_t)(n > 0 ? n : 1), sizeof *L->agg);
-        L->strong = sla__malloc(a, (size_t)(L->rp[n] > 0 ? L->rp[n] : 1), sizeof *L->strong);
-        if (!L->agg || !L->strong) {
-            sla__free(a, lv);
-            return nomem(ctx, l);
-        }
-        memcpy(L->agg, agg, (size_t)n * sizeof *agg);
-        for (sla_int i = 0; i < n; i++)
-            for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
-                sla_int j = L->ci[k];
-                L->strong[k] = j != i && strong_t(th2, AVAL(L, k), DG(i), DG(j));
-            }
-    }
-    for (sla_int i = 0; i < n; i++) {
-        sla_int p0 = L->prp[i], m = 0;
-        int32_t *lc = L->pci + p0;
-        double s_unused, w = omega / filtered_diag(L, i, th2, NULL, &s_unused);
-        if (agg[i] >= 0) { /* (I - w D_F^-1 A_F) P0 on the diagonal: 1 - w */
-            lc[0] = agg[i];
-            lv[0] = 1.0 - omega;
-            m = 1;
-        }
-        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
-            sla_int j = L->ci[k];
-            if (j == i || agg[j] < 0) continue;
-            double v = AVAL(L, k);
-            if (!strong_t(th2, v, DG(i), DG(j))) continue;
-            sla_int q = 0;
-            while (q < m && lc[q] != agg[j]) q++;
-            if (q == m) {
-                lc[m] = agg[j];
-                lv[m] = 0.0;
-                m++;
-            }
-            lv[q] -= w * v;
-        }
-        for (sla_int q = 0; q < m; q++) L->pval[p0 + q] = (sa_real)lv[q];
-    }
-    sla__free(a, lv);
-    *nagg_out = na;
-    return SLA_OK;
-}
-
-/* Sort one row's columns (rows are short: insertion sort). */
-static void sort_cols(int32_t *c, sla_int m)
-{
-    for (sla_int i = 1; i < m; i++) {
-        int32_t cc = c[i];
-        sla_int j = i - 1;
-        while (j >= 0 && c[j] > cc) {
-            c[j + 1] = c[j];
-            j--;
-        }
-        c[j + 1] = cc;
-    }
-}
-
-/* P^T (nc rows) into trp (zeroed), tci, tv. */
-static void transpose_p(const sa_level *L, sla_int nc, sla_int *trp, int32_t *tci, sa_real *tv)
-{
-    sla_int n = L->n, pnnz = L->prp[n];
-    for (sla_int k = 0; k < pnnz; k++) trp[L->pci[k] + 1]++;
-    for (sla_int I = 0; I < nc; I++) trp[I + 1] += trp[I];
-    for (sla_int i = 0; i < n; i++)
-        for (sla_int k = L->prp[i]; k < L->prp[i + 1]; k++) {
-            sla_int q = trp[L->pci[k]]++;
-            tci[q] = (int32_t)i;
-            tv[q] = L->pval[k];
-        }
-    for (sla_int I = nc; I > 0; I--) trp[I] = trp[I - 1];
-    trp[0] = 0;
-}
-
-/* Exact symmetry: both mirrored entries of C get their rounded mean. */
-static void symmetrize(const sa_level *C, sa_real *vv)
-{
-    for (sla_int I = 0; I < C->n; I++)
-        for (sla_int k = C->rp[I]; k < C->rp[I + 1]; k++) {
-            sla_int J = C->ci[k];
-            if (J <= I) continue;
-            sla_int q = find_in_row(C, J, I);
-            if (q < 0) continue; /* cannot happen for a symmetric pattern */
-            sa_real m = (sa_real)(0.5 * ((double)vv[k] + (double)vv[q]));
-            vv[k] = vv[q] = m;
-        }
-}
-
-/* C = P^T A P for level l (P, A in L), into level l + 1 (nc rows). */
-static sla_status galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_level *L, int l,
-                           sla_int nc, bool symmetric, int nt, sa_level *C)
-{
-    sla_status st = SLA_OK;
-    sla_int n = L->n, pnnz = L->prp[n];
-    sla_int *trp = sla__calloc(a, (size_t)nc + 1, sizeof *trp);
-    int32_t *tci = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *tci);
-    sa_real *tv = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *tv);
-    int32_t *mark = sla__malloc(a, (size_t)nt * (size_t)nc, sizeof *mark);
-    double *acc = sla__malloc(a, (size_t)nt * (size_t)nc, sizeof *acc);
-    if (!trp || !tci || !tv || !mark || !acc) {
-        st = nomem(ctx, l + 1);
-        goto out;
-    }
-    transpose_p(L, nc, trp, tci, tv);
-
-    C->n = nc;
-    C->own_rp = sla__malloc(a, (size_t)nc + 1, sizeof *C->own_rp);
-    if (!C->own_rp) {
-        st = nomem(ctx, l + 1);
-        goto out;
-    }
-    for (sla_int k = 0; k < (sla_int)nt * nc; k++) mark[k] = -1;
-    /* symbolic: entries per coarse row */
-#pragma omp parallel num_threads(nt) if (nt > 1 && nc >= 256)
-    {
-        int t = 0;
-#ifdef _OPENMP
-        t = omp_get_thread_num();
-#endif
-        int32_t *mk = mark + (size_t)t * (size_t)nc;
-#pragma omp for schedule(dynamic, 64)
-        for (sla_int I = 0; I < nc; I++) {
-            sla_int cnt = 0;
-            for (sla_int p = trp[I]; p < trp[I + 1]; p++) {
-                sla_int i = tci[p];
-                for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
-                    sla_int j = L->ci[k];
-                    for (sla_int q = L->prp[j]; q < L->prp[j + 1]; q++) {
-                        int32_t J = L->pci[q];
-                        if (mk[J] != (int32_t)I) {
-                            mk[J] = (int32_t)I;
-                            cnt++;
-                        }
-                    }
-                }
-            }
-            C->own_rp[I + 1] = cnt;
-        }
-    }
-    C->own_rp[0] = 0;
-    for (sla_int I = 0; I < nc; I++) C->own_rp[I + 1] += C->own_rp[I];
-    sla_int cnnz = C->own_rp[nc];
-    C->nnz = cnnz;
-    C->own_ci = sla__malloc(a, (size_t)(cnnz > 0 ? cnnz : 1), sizeof *C->own_ci);
-    if (!C->own_ci) {
-        st = nomem(ctx, l + 1);
-        goto out;
-    }
-    sa_real *vv = sla__malloc(a, (size_t)(cnnz > 0 ? cnnz : 1), sizeof *vv);
-    if (!vv) {
-        st = nomem(ctx, l + 1);
-        goto out;
-    }
-    C->own_val = vv;
-    for (sla_int k = 0; k < (sla_int)nt * nc; k++) mark[k] = -1;
-#pragma omp parallel num_threads(nt) if (nt > 1 && nc >= 256)
-    {
-        int t = 0;
-#ifdef _OPENMP
-        t = omp_get_thread_num();
-#endif
-        int32_t *mk = mark + (size_t)t * (size_t)nc; /* last coarse row that met J */
-        double *ac = acc + (size_t)t * (size_t)nc;  /* its sum in that row */
-#pragma omp for schedule(dynamic, 64)
-        for (sla_int I = 0; I < nc; I++) {
-            sla_int base = C->own_rp[I], m = 0;
-            for (sla_int p = trp[I]; p < trp[I + 1]; p++) {
-                sla_int i = tci[p];
-                double pi = (double)tv[p];
-                for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
-                    sla_int j = L->ci[k];
-                    double pa = pi * AVAL(L, k);
-                    for (sla_int q = L->prp[j]; q < L->prp[j + 1]; q++) {
-                        int32_t J = L->pci[q];
-                        if (mk[J] != (int32_t)I) {
-                            mk[J] = (int32_t)I;
-                            ac[J] = 0.0;
-                            C->own_ci[base + m++] = J;
-                        }
-                        ac[J] += pa * (double)L->pval[q];
-                    }
-                }
-            }
-            sort_cols(C->own_ci + base, m);
-            for (sla_int q = 0; q < m; q++) vv[base + q] = (sa_real)ac[C->own_ci[base + q]];
-        }
-    }
-    C->rp = C->own_rp;
-    C->ci = C->own_ci;
-    if (symmetric) symmetrize(C, vv);
-    C->val = vv;
-    C->f32 = sizeof(sa_real) == sizeof(float);
-out:
-    sla__free(a, trp);
-    sla__free(a, tci);
-    sla__free(a, tv);
-    sla__free(a, mark);
-    sla__free(a, acc);
-    return st;
-}
-
-/* Refresh: the values of C = P^T A P on C's existing pattern (the
- * symbolic product of the set-up), one numeric pass: per coarse row, the
- * same traversal and summation order as the set-up (so equal values give
- * bitwise equal operators) into a dense accumulator that C's own column
- * list reads and clears; no marks, no counting pass, no sort. P^T is
- * rebuilt here as a transient (20 B per fine unknown on 2D Poisson that
- * the solve need not hold). */
-static sla_status galerkin_numeric(sla_ctx *ctx, const sla_allocator *a, const sa_level *L, int l,
-                                   bool symmetric, int nt, sa_level *C)
-{
-    sla_status st = SLA_OK;
-    sla_int nc = C->n, pnnz = L->prp[L->n];
-    sla_int *trp = sla__calloc(a, (size_t)nc + 1, sizeof *trp);
-    int32_t *tci = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *tci);
-    sa_real *tv = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *tv);
-    double *acc = sla__calloc(a, (size_t)nt * (size_t)(nc > 0 ? nc : 1), sizeof *acc);
-    if (!trp || !tci || !tv || !acc) {
-        st = nomem(ctx, l + 1);
-        goto out;
-    }
-    transpose_p(L, nc, trp, tci, tv);
-    sa_real *vv = C->own_val;
-#pragma omp parallel num_threads(nt) if (nt > 1 && nc >= 256)
-    {
-        int t = 0;
-#ifdef _OPENMP
-        t = omp_get_thread_num();
-#endif
-        double *ac = acc + (size_t)t * (size_t)nc;
-#pragma omp for schedule(dynamic, 64)
-        for (sla_int I = 0; I < nc; I++) {
-            for (sla_int p = trp[I]; p < trp[I + 1]; p++) {
-                sla_int i = tci[p];
-                double pi = (double)tv[p];
-                for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
-                    sla_int j = L->ci[k];
-                    double pa = pi * AVAL(L, k);
-                    for (sla_int q = L->prp[j]; q < L->prp[j + 1]; q++)
-                        ac[L->pci[q]] += pa * (double)L->pval[q];
-                }
-            }
-            for (sla_int k = C->rp[I]; k < C->rp[I + 1]; k++) {
-                vv[k] = (sa_real)ac[C->ci[k]];
-                ac[C->ci[k]] = 0.0;
-            }
-        }
-    }
-    if (symmetric) symmetrize(C, vv);
-out:
-    sla__free(a, trp);
-    sla__free(a, tci);
-    sla__free(a, tv);
-    sla__free(a, acc);
-    return st;
-}
-
-/* Dense factor of the coarsest level. */
-static sla_status factor_coarse(sla_ctx *ctx, const sla_allocator *a, saamg *g, const sa_level *L)
-{
-    sla_int n = L->n;
-    double *F = g->dense; /* kept across refreshes */
-    if (!F) F = sla__calloc(a, (size_t)n * (size_t)n, sizeof *F);
-    if (!F) return nomem(ctx, g->nlev - 1);
-    g->dense = F;
-    bool chol = g->symmetric;
-    for (int attempt = 0; attempt < 2; attempt++) {
-        memset(F, 0, (size_t)n * (size_t)n * sizeof *F);
-        for (sla_int i = 0; i < n; i++)
-            for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) F[i + (sla_int)L->ci[k] * n] = AVAL(L, k);
-        if (chol) {
-            bool ok = true;
-            for (sla_int j = 0; j < n && ok; j++) {
-                double d = F[j + j * n];
-                for (sla_int k = 0; k < j; k++) d -= F[j + k * n] * F[j + k * n];
-                if (!(d > 0.0)) {
-                    ok = false;
-                    break;
-                }
-                d = sqrt(d);
-                F[j + j * n] = d;
-                for (sla_int i = j + 1; i < n; i++) {
-                    double s = F[i + j * n];
-                    for (sla_int k = 0; k < j; k++) s -= F[i + k * n] * F[j + k * n];
-                    F[i + j * n] = s / d;
-                }
-            }
-            if (ok) {
-                sla__free(a, g->piv); /* an earlier LU's */
-                g->piv = NULL;
-                return SLA_OK;
-            }
-            chol = false;
-            continue;
-        }
-        if (!g->piv) g->piv = sla__malloc(a, (size_t)n, sizeof *g->piv);
-        if (!g->piv) return nomem(ctx, g->nlev - 1);
-        double amax = 0.0;
-        for (sla_int k = 0; k < n * n; k++) amax = fmax(amax, fabs(F[k]));
-        for (sla_int j = 0; j < n; j++) {
-            sla_int p = j;
-            for (sla_int i = j + 1; i < n; i++)
-                if (fabs(F[i + j * n]) > fabs(F[p + j * n])) p = i;
-            g->piv[j] = (int)p;
-            if (!(fabs(F[p + j * n]) > 1e-14 * amax))
-                return sla__error(ctx, SLA_ERR_SINGULAR,
-                                  "precond saamg: the coarsest operator (%lld rows, level %d) is "
-                                  "singular (is A singular, e.g. a pure Neumann problem?)",
-                                  (long long)n, g->nlev - 1);
-            if (p != j)
-                for (sla_int k = 0; k < n; k++) {
-                    double t = F[j + k * n];
-                    F[j + k * n] = F[p + k * n];
-                    F[p + k * n] = t;
-                }
-            double d = F[j + j * n];
-            for (sla_int i = j + 1; i < n; i++) F[i + j * n] /= d;
-            for (sla_int k = j + 1; k < n; k++) {
-                double f = F[j + k * n];
-                if (f == 0.0) continue;
-                for (sla_int i = j + 1; i < n; i++) F[i + k * n] -= F[i + j * n] * f;
-            }
-        }
-        return SLA_OK;
-    }
-    return SLA_OK;
 }
 
 /* A symmetric matrix with a nonpositive diagonal entry on any level (the
@@ -998,12 +400,12 @@ static sla_status build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *
         sla_int nagg = 0;
         agg = sla__malloc(a, (size_t)(L->n > 0 ? L->n : 1), sizeof *agg);
         if (!agg) {
-            st = nomem(ctx, l);
+            st = sla__saamg_nomem(ctx, l);
             goto out;
         }
         if (L->n <= SAAMG_COARSE || l == SAAMG_MAX_LEV - 1) {
             /* the coarsest level still needs 1/a_ii when it is only smoothed */
-            if ((st = build_p(ctx, a, L, l, agg, false, &nagg)) || (st = check_diag(ctx, g, L, l)))
+            if ((st = sla__saamg_build_p(ctx, a, L, l, agg, false, &nagg)) || (st = check_diag(ctx, g, L, l)))
                 goto out;
             sla__free(a, L->prp);
             sla__free(a, L->pci);
@@ -1013,7 +415,7 @@ static sla_status build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *
             L->pval = NULL;
             break;
         }
-        if ((st = build_p(ctx, a, L, l, agg, g->reuse == 1, &nagg)) ||
+        if ((st = sla__saamg_build_p(ctx, a, L, l, agg, g->reuse == 1, &nagg)) ||
             (st = check_diag(ctx, g, L, l)))
             goto out;
         sla__free(a, agg); /* the Galerkin product needs only P */
@@ -1032,23 +434,23 @@ static sla_status build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *
             break;
         }
         sa_level *C = &g->lev[l + 1];
-        if ((st = galerkin(ctx, a, L, l, nagg, g->symmetric, nt, C))) goto out;
+        if ((st = sla__saamg_galerkin(ctx, a, L, l, nagg, g->symmetric, nt, C))) goto out;
         g->nlev = l + 2;
         L->r = sla__malloc(a, (size_t)L->n, sizeof *L->r);
         C->x = sla__malloc(a, (size_t)C->n, sizeof *C->x);
         C->b = sla__malloc(a, (size_t)C->n, sizeof *C->b);
         if (!L->r || !C->x || !C->b) {
-            st = nomem(ctx, l + 1);
+            st = sla__saamg_nomem(ctx, l + 1);
             goto out;
         }
     }
     sa_level *Lc = &g->lev[g->nlev - 1];
-    if (Lc->n <= SAAMG_DENSE_MAX && (st = factor_coarse(ctx, a, g, Lc))) goto out;
+    if (Lc->n <= SAAMG_DENSE_MAX && (st = sla__saamg_factor_coarse(ctx, a, g, Lc))) goto out;
     if (g->reuse != 2) { /* the drift guard's reference */
         sla_int n = g->lev[0].n;
         g->d0 = sla__malloc(a, (size_t)(n > 0 ? n : 1), sizeof *g->d0);
         if (!g->d0) {
-            st = nomem(ctx, 0);
+            st = sla__saamg_nomem(ctx, 0);
             goto out;
         }
         for (sla_int i = 0; i < n; i++) g->d0[i] = (float)(1.0 / g->lev[0].dinv[i]);
@@ -1073,7 +475,7 @@ static sla_status renumber(sla_ctx *ctx, sla__pc *pc, int nt, double *drift)
     *drift = 1.0;
     for (int l = 0; l < g->nlev; l++) {
         sa_level *L = &g->lev[l];
-        if ((st = set_diag(ctx, a, L, l)) || (st = check_diag(ctx, g, L, l))) goto out;
+        if ((st = sla__saamg_set_diag(ctx, a, L, l)) || (st = check_diag(ctx, g, L, l))) goto out;
         if (l == 0) { /* the drift guard: the largest factor a_ii moved by */
             double worst = 1.0;
             for (sla_int i = 0; i < L->n; i++) {
@@ -1091,17 +493,18 @@ static sla_status renumber(sla_ctx *ctx, sla__pc *pc, int nt, double *drift)
                 if (L->prp[i + 1] - L->prp[i] > maxlen) maxlen = L->prp[i + 1] - L->prp[i];
             lv = sla__malloc(a, (size_t)maxlen, sizeof *lv);
             if (!lv) {
-                st = nomem(ctx, l);
+                st = sla__saamg_nomem(ctx, l);
                 goto out;
             }
             double th = SAAMG_THETA * ldexp(1.0, -l), th2 = th * th;
-            smooth_p(L, L->agg, th2, L->strong, smoothing_weight(L, th2, L->strong), lv);
+            sla__saamg_smooth_p(L, L->agg, th2, L->strong,
+                                sla__saamg_smoothing_weight(L, th2, L->strong), lv);
             sla__free(a, lv);
             lv = NULL;
         }
-        if ((st = galerkin_numeric(ctx, a, L, l, g->symmetric, nt, &g->lev[l + 1]))) goto out;
+        if ((st = sla__saamg_galerkin_numeric(ctx, a, L, l, g->symmetric, nt, &g->lev[l + 1]))) goto out;
     }
-    if (g->dense) st = factor_coarse(ctx, a, g, &g->lev[g->nlev - 1]);
+    if (g->dense) st = sla__saamg_factor_coarse(ctx, a, g, &g->lev[g->nlev - 1]);
 out:
     sla__free(a, lv);
     return st;
@@ -1154,7 +557,7 @@ sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, int r
         return sla__error(ctx, SLA_ERR_TOO_LARGE,
                           "precond saamg: %lld rows exceed its 32-bit indices", (long long)A->nrows);
     saamg *g = sla__calloc(a, 1, sizeof *g);
-    if (!g) return nomem(ctx, 0);
+    if (!g) return sla__saamg_nomem(ctx, 0);
     pc->fact = g;
     pc->destroy = saamg_destroy;
     g->reuse = reuse;

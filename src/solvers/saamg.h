@@ -1,0 +1,96 @@
+/* Smoothed-aggregation AMG internals: the tuning constants, the level and
+ * hierarchy structures, and the set-up pieces that precond_saamg.c,
+ * saamg_aggregate.c and saamg_coarse.c give each other (private to them). */
+#ifndef SLA_SAAMG_H
+#define SLA_SAAMG_H
+
+#include "krylov.h"
+
+#include <pthread.h>
+
+#ifndef SAAMG_THETA
+#define SAAMG_THETA 0.08
+#endif
+#define SAAMG_COARSE 1000
+#define SAAMG_DENSE_MAX 4000
+#define SAAMG_MAX_LEV 24
+/* saamg_reuse = interpolation or full: a refresh rebuilds instead when
+ * some diagonal entry of A moved by more than this factor from its value
+ * at the set-up (the kept P no longer fits: a 100-fold jump of kappa on
+ * half the cells of diffusion2d 60^2 took 57 CG iterations to rtol 1e-11
+ * with the kept P, 20 after a rebuild; kappa changed by 50 %: 16 against
+ * 15). */
+#define SAAMG_DRIFT 4.0
+
+/* Values of P and of the coarse operators. */
+#ifndef SAAMG_REAL
+#define SAAMG_REAL float
+#endif
+typedef SAAMG_REAL sa_real;
+
+typedef struct sa_level {
+    sla_int n, nnz;
+    const sla_int *rp;   /* A_l: rows (the caller's on level 0) */
+    const int32_t *ci;
+    const void *val;     /* double or float (f32) */
+    bool f32;
+    sla_int *own_rp;     /* coarse levels own their arrays */
+    int32_t *own_ci;
+    void *own_val;
+    double *dinv;        /* 1 / a_ii */
+    sla_int *prp;        /* P_l: n x n_{l+1} (not on the coarsest level) */
+    int32_t *pci;
+    sa_real *pval;
+    double *x, *b;       /* coarse levels: iterate and right-hand side */
+    double *r;           /* residual */
+    int32_t *agg;        /* saamg_reuse=full: the aggregates (n) and which */
+    uint8_t *strong;     /* entries of A_l were strong at set-up (nnz) */
+} sa_level;
+
+typedef struct saamg {
+    int nlev;
+    int reuse;           /* at refresh: 0 interpolation, 1 full, 2 none */
+    bool stale;          /* a refresh failed: the next one rebuilds */
+    bool symmetric;
+    bool lock_ready;
+    pthread_mutex_t lock; /* held by the apply using the levels' work vectors */
+    sa_level lev[SAAMG_MAX_LEV];
+    float *d0;           /* saamg_reuse != none: a_ii of A at the set-up */
+    double *dense;       /* coarsest: factor, column major, or NULL (smoothed only) */
+    int *piv;            /* LU pivots, or NULL for Cholesky */
+} saamg;
+
+#define AVAL(L, k) ((L)->f32 ? (double)((const float *)(L)->val)[k] : ((const double *)(L)->val)[k])
+
+/* The position of column j in row i of A_l (columns sorted), or -1. */
+static inline sla_int find_in_row(const sa_level *L, sla_int i, sla_int j)
+{
+    sla_int lo = L->rp[i], hi = L->rp[i + 1] - 1;
+    while (lo <= hi) {
+        sla_int m = lo + (hi - lo) / 2;
+        if (L->ci[m] == j) return m;
+        if (L->ci[m] < j) lo = m + 1;
+        else hi = m - 1;
+    }
+    return -1;
+}
+
+sla_status sla__saamg_nomem(sla_ctx *ctx, int l);
+
+/* saamg_aggregate.c */
+sla_status sla__saamg_set_diag(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int l);
+double sla__saamg_smoothing_weight(const sa_level *L, double th2, const uint8_t *mask);
+void sla__saamg_smooth_p(sa_level *L, const int32_t *agg, double th2, const uint8_t *mask,
+                         double omega, double *lv);
+sla_status sla__saamg_build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int l,
+                              int32_t *agg, bool keep, sla_int *nagg_out);
+
+/* saamg_coarse.c */
+sla_status sla__saamg_galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_level *L, int l,
+                               sla_int nc, bool symmetric, int nt, sa_level *C);
+sla_status sla__saamg_galerkin_numeric(sla_ctx *ctx, const sla_allocator *a, const sa_level *L,
+                                       int l, bool symmetric, int nt, sa_level *C);
+sla_status sla__saamg_factor_coarse(sla_ctx *ctx, const sla_allocator *a, saamg *g,
+                                    const sa_level *L);
+
+#endif

@@ -1,0 +1,258 @@
+/* Smoothed-aggregation AMG set-up: strength of connection, aggregation and the
+ * smoothed prolongator of one level, and their re-smoothing at refresh. Part of
+ * precond=saamg (precond_saamg.c gives the whole design); per level (Vanek,
+ * Mandel, Brezina 1996):
+ *  - strength: j is a strong neighbour of i when |a_ij| >= theta_l
+ *    sqrt(|a_ii a_jj|), theta_l = SAAMG_THETA / 2^l on level l (with a
+ *    fixed 0.08 the 27-point Galerkin operators of 3D Poisson fell below
+ *    it, most coarse nodes stayed unaggregated and CG went 9, 15, 23
+ *    iterations for N = 12, 24, 40; halved per level: 9, 10, 11);
+ *  - greedy aggregation in the standard three phases: (1) a node whose
+ *    strong neighbours are all free forms an aggregate with them; (2) a
+ *    still free node joins the phase-1 aggregate of its strongest aggregated
+ *    neighbour; (3) the rest form aggregates with their free strong
+ *    neighbours. Nodes without strong neighbours stay out of every aggregate
+ *    (their tentative prolongator row is zero; the smoother handles them);
+ *  - tentative prolongator P0 piecewise constant on the aggregates, smoothed
+ *    P = (I - omega D_F^-1 A_F) P0 with the filtered matrix A_F (weak
+ *    couplings lumped onto the diagonal, so anisotropic problems keep sparse
+ *    coarse operators), omega = 4 / (3 rho), rho the Gershgorin (l1) bound
+ *    of D_F^-1 A_F (no power iterations: one pass, deterministic). */
+#include "saamg.h"
+
+#include <math.h>
+#include <string.h>
+
+/* theta_l = SAAMG_THETA / 2^l on level l (Vanek, Mandel, Brezina): the
+ * Galerkin operators spread their couplings over more, weaker entries. */
+static inline bool strong_t(double th2, double aij, double di, double dj)
+{
+    return aij * aij >= th2 * fabs(di * dj);
+}
+
+/* a_ii, as the strength test sees it (from the stored 1 / a_ii: the same
+ * value everywhere) */
+#define DG(i) (1.0 / L->dinv[i])
+
+/* Whether entry k (row i, column j != i, value v) is a strong coupling:
+ * the test on the current values, or (mask, saamg_reuse=full at refresh)
+ * the set-up's verdict. */
+#define STRONG(mask, k, v, i, j) ((mask) ? (mask)[k] != 0 : strong_t(th2, v, DG(i), DG(j)))
+
+/* The filtered diagonal of row i (weak couplings lumped onto a_ii; a_ii if
+ * that sum is 0) and, in *s, the sum of |a_ij| over the strong ones. */
+static double filtered_diag(const sa_level *L, sla_int i, double th2, const uint8_t *mask, double *s)
+{
+    double df = DG(i), sum = 0.0;
+    for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
+        sla_int j = L->ci[k];
+        if (j == i) continue;
+        double v = AVAL(L, k);
+        if (STRONG(mask, k, v, i, j)) sum += fabs(v);
+        else df += v;
+    }
+    *s = sum;
+    return df == 0.0 ? DG(i) : df;
+}
+
+/* 1 / a_ii of level l (allocated at set-up, overwritten at refresh). */
+sla_status sla__saamg_set_diag(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int l)
+{
+    if (!L->dinv) L->dinv = sla__malloc(a, (size_t)(L->n > 0 ? L->n : 1), sizeof *L->dinv);
+    if (!L->dinv) return sla__saamg_nomem(ctx, l);
+    for (sla_int i = 0; i < L->n; i++) {
+        sla_int p = find_in_row(L, i, i);
+        double d = p >= 0 ? AVAL(L, p) : 0.0;
+        if (d == 0.0 || !isfinite(d))
+            return sla__error(ctx, SLA_ERR_SINGULAR,
+                              "precond saamg: zero or missing diagonal at row %lld of level %d",
+                              (long long)i, l);
+        L->dinv[i] = 1.0 / d;
+    }
+    return SLA_OK;
+}
+
+/* omega = 4 / (3 rho), rho the l1 (Gershgorin) bound of D_F^-1 A_F. */
+double sla__saamg_smoothing_weight(const sa_level *L, double th2, const uint8_t *mask)
+{
+    double rho = 0.0;
+    for (sla_int i = 0; i < L->n; i++) {
+        double s, df = filtered_diag(L, i, th2, mask, &s);
+        double q = (fabs(df) + s) / fabs(df);
+        if (q > rho) rho = q;
+    }
+    return 4.0 / (3.0 * rho);
+}
+
+/* The values of P = (I - omega D_F^-1 A_F) P0 on its pattern (set up by
+ * build_p: in each row the own aggregate first, then the strong
+ * neighbours' aggregates in the order of first appearance). lv: scratch,
+ * the longest row of P. */
+void sla__saamg_smooth_p(sa_level *L, const int32_t *agg, double th2, const uint8_t *mask,
+                         double omega, double *lv)
+{
+    for (sla_int i = 0; i < L->n; i++) {
+        sla_int p0 = L->prp[i], m = 0, len = L->prp[i + 1] - p0;
+        const int32_t *lc = L->pci + p0;
+        double s_unused, w = omega / filtered_diag(L, i, th2, mask, &s_unused);
+        for (sla_int q = 0; q < len; q++) lv[q] = 0.0;
+        if (agg[i] >= 0) { /* (I - w D_F^-1 A_F) P0 on the diagonal: 1 - w */
+            lv[0] = 1.0 - omega;
+            m = 1;
+        }
+        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
+            sla_int j = L->ci[k];
+            if (j == i || agg[j] < 0) continue;
+            double v = AVAL(L, k);
+            if (!STRONG(mask, k, v, i, j)) continue;
+            sla_int q = 0;
+            while (q < m && lc[q] != agg[j]) q++;
+            if (q == m) m++; /* lc[q] == agg[j]: the pattern was built this way */
+            lv[q] -= w * v;
+        }
+        for (sla_int q = 0; q < len; q++) L->pval[p0 + q] = (sa_real)lv[q];
+    }
+}
+
+/* Diagonal, aggregation and the smoothed prolongator of level l; sets
+ * *nagg (0: the level does not coarsen). agg: n scratch entries. keep
+ * (saamg_reuse=full): P's aggregates and the strength of A's entries are
+ * kept in L->agg, L->strong, to re-smooth P at refresh. */
+sla_status sla__saamg_build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int l,
+                              int32_t *agg, bool keep, sla_int *nagg_out)
+{
+    sla_int n = L->n;
+    double th = SAAMG_THETA * ldexp(1.0, -l), th2 = th * th;
+    *nagg_out = 0;
+    sla_status st = sla__saamg_set_diag(ctx, a, L, l);
+    if (st) return st;
+    /* aggregation: -1 free, -2 no strong neighbour, >= 0 aggregate */
+    for (sla_int i = 0; i < n; i++) {
+        agg[i] = -2;
+        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
+            sla_int j = L->ci[k];
+            if (j != i && strong_t(th2, AVAL(L, k), DG(i), DG(j))) {
+                agg[i] = -1;
+                break;
+            }
+        }
+    }
+    sla_int na = 0;
+    for (sla_int i = 0; i < n; i++) { /* phase 1 */
+        if (agg[i] != -1) continue;
+        bool ok = true;
+        for (sla_int k = L->rp[i]; k < L->rp[i + 1] && ok; k++) {
+            sla_int j = L->ci[k];
+            if (j != i && agg[j] >= 0 && strong_t(th2, AVAL(L, k), DG(i), DG(j))) ok = false;
+        }
+        if (!ok) continue;
+        if (na >= INT32_MAX) break;
+        agg[i] = (int32_t)na;
+        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
+            sla_int j = L->ci[k];
+            if (j != i && agg[j] < 0 && strong_t(th2, AVAL(L, k), DG(i), DG(j))) agg[j] = (int32_t)na;
+        }
+        na++;
+    }
+    for (sla_int i = 0; i < n; i++) { /* phase 2: join the strongest phase-1 neighbour */
+        if (agg[i] != -1) continue;
+        double best = -1.0;
+        int32_t ba = -1;
+        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
+            sla_int j = L->ci[k];
+            double v = AVAL(L, k);
+            if (j == i || agg[j] < 0 || !strong_t(th2, v, DG(i), DG(j))) continue;
+            double s = fabs(v) / sqrt(fabs(DG(i) * DG(j)));
+            if (s > best) best = s, ba = agg[j];
+        }
+        if (ba >= 0) agg[i] = -3 - ba; /* marked: not a phase-1 member for later rows */
+    }
+    for (sla_int i = 0; i < n; i++)
+        if (agg[i] <= -3) agg[i] = -3 - agg[i];
+    for (sla_int i = 0; i < n; i++) { /* phase 3: the rest */
+        if (agg[i] != -1) continue;
+        if (na >= INT32_MAX) break;
+        agg[i] = (int32_t)na;
+        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
+            sla_int j = L->ci[k];
+            if (j != i && agg[j] == -1 && strong_t(th2, AVAL(L, k), DG(i), DG(j))) agg[j] = (int32_t)na;
+        }
+        na++;
+    }
+    if (na == 0 || na > (sla_int)(0.85 * (double)n)) return SLA_OK; /* does not coarsen */
+
+    double omega = sla__saamg_smoothing_weight(L, th2, NULL);
+
+    /* P = (I - omega D_F^-1 A_F) P0: count, then fill */
+    L->prp = sla__malloc(a, (size_t)n + 1, sizeof *L->prp);
+    if (!L->prp) return sla__saamg_nomem(ctx, l);
+    /* the strength test needs the true diagonal: 1 / dinv */
+    L->prp[0] = 0;
+    for (sla_int i = 0; i < n; i++) {
+        sla_int c = agg[i] >= 0 ? 1 : 0;
+        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
+            sla_int j = L->ci[k];
+            if (j == i || agg[j] < 0 || agg[j] == agg[i]) continue;
+            if (!strong_t(th2, AVAL(L, k), DG(i), DG(j))) continue;
+            bool seen = false; /* distinct aggregates among the earlier neighbours */
+            for (sla_int q = L->rp[i]; q < k && !seen; q++) {
+                sla_int jj = L->ci[q];
+                if (jj != i && agg[jj] == agg[j] &&
+                    strong_t(th2, AVAL(L, q), DG(i), DG(jj)))
+                    seen = true;
+            }
+            if (!seen) c++;
+        }
+        L->prp[i + 1] = L->prp[i] + c;
+    }
+    sla_int pnnz = L->prp[n];
+    L->pci = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *L->pci);
+    L->pval = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *L->pval);
+    if (!L->pci || !L->pval) return sla__saamg_nomem(ctx, l);
+    sla_int maxlen = 1;
+    for (sla_int i = 0; i < n; i++) maxlen = L->rp[i + 1] - L->rp[i] + 1 > maxlen ? L->rp[i + 1] - L->rp[i] + 1 : maxlen;
+    double *lv = sla__malloc(a, (size_t)maxlen, sizeof *lv);
+    if (!lv) return sla__saamg_nomem(ctx, l);
+    if (keep) {
+        L->agg = sla__malloc(a, (size_t)(n > 0 ? n : 1), sizeof *L->agg);
+        L->strong = sla__malloc(a, (size_t)(L->rp[n] > 0 ? L->rp[n] : 1), sizeof *L->strong);
+        if (!L->agg || !L->strong) {
+            sla__free(a, lv);
+            return sla__saamg_nomem(ctx, l);
+        }
+        memcpy(L->agg, agg, (size_t)n * sizeof *agg);
+        for (sla_int i = 0; i < n; i++)
+            for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
+                sla_int j = L->ci[k];
+                L->strong[k] = j != i && strong_t(th2, AVAL(L, k), DG(i), DG(j));
+            }
+    }
+    for (sla_int i = 0; i < n; i++) {
+        sla_int p0 = L->prp[i], m = 0;
+        int32_t *lc = L->pci + p0;
+        double s_unused, w = omega / filtered_diag(L, i, th2, NULL, &s_unused);
+        if (agg[i] >= 0) { /* (I - w D_F^-1 A_F) P0 on the diagonal: 1 - w */
+            lc[0] = agg[i];
+            lv[0] = 1.0 - omega;
+            m = 1;
+        }
+        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
+            sla_int j = L->ci[k];
+            if (j == i || agg[j] < 0) continue;
+            double v = AVAL(L, k);
+            if (!strong_t(th2, v, DG(i), DG(j))) continue;
+            sla_int q = 0;
+            while (q < m && lc[q] != agg[j]) q++;
+            if (q == m) {
+                lc[m] = agg[j];
+                lv[m] = 0.0;
+                m++;
+            }
+            lv[q] -= w * v;
+        }
+        for (sla_int q = 0; q < m; q++) L->pval[p0 + q] = (sa_real)lv[q];
+    }
+    sla__free(a, lv);
+    *nagg_out = na;
+    return SLA_OK;
+}
