@@ -104,10 +104,11 @@ int cli_flag_pair(const char *cmd, const char *flag, const char *key, const char
                   char *buf, size_t len);
 
 /* A library option parser refused flag's key=value: print "sla CMD: FLAG:
- * <the context's message, less its "option KEY: " prefix>". Returns the
- * exit code (EXIT_BAD; EXIT_INTERNAL when out of memory). */
+ * <the context's message, less its "option KEY: " prefix>", and " (got
+ * 'VALUE')" when the message does not name the value. Returns the exit code
+ * (EXIT_BAD; EXIT_INTERNAL when out of memory). */
 int cli_flag_fail(sla_ctx *ctx, sla_status st, const char *cmd, const char *flag,
-                  const char *key);
+                  const char *key, const char *value);
 
 /* A command-line flag and the library option key it sets. */
 typedef struct cli_flag_key {

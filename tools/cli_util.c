@@ -232,11 +232,13 @@ int cli_flag_pair(const char *cmd, const char *flag, const char *key, const char
 }
 
 int cli_flag_fail(sla_ctx *ctx, sla_status st, const char *cmd, const char *flag,
-                  const char *key)
+                  const char *key, const char *value)
 {
     const char *msg = sla_ctx_message(ctx);
     if (!msg || !msg[0]) msg = sla_status_name(st);
-    fprintf(stderr, "sla %s: %s: %s\n", cmd, flag, strip_option_prefix(msg, key));
+    fprintf(stderr, "sla %s: %s: %s", cmd, flag, strip_option_prefix(msg, key));
+    if (value && !strstr(msg, value)) fprintf(stderr, " (got '%s')", value); /* name it */
+    fputc('\n', stderr);
     return st == SLA_ERR_NOMEM ? EXIT_INTERNAL : EXIT_BAD;
 }
 
@@ -248,7 +250,13 @@ int cli_solver_flag(sla_ctx *ctx, const char *cmd, optdef *defs, int ndefs, cons
     if (!v) return 0;
     if (cli_flag_pair(cmd, flag, key, v, buf, sizeof buf)) return EXIT_BAD;
     sla_status st = sla_solver_options_parse(ctx, buf, opts);
-    return st == SLA_OK ? 0 : cli_flag_fail(ctx, st, cmd, flag, key);
+    if (st != SLA_OK) return cli_flag_fail(ctx, st, cmd, flag, key, v);
+    if (!strcmp(key, "precond") && opts->precond == SLA_PRECOND_USER) {
+        /* the library's name for C callbacks, which a command line cannot give */
+        fprintf(stderr, "sla %s: %s: 'user' needs a callback (the C or Python API)\n", cmd, flag);
+        return EXIT_BAD;
+    }
+    return 0;
 }
 
 int cli_solver_flags(sla_ctx *ctx, const char *cmd, optdef *defs, int ndefs,

@@ -92,7 +92,7 @@ int cmd_nlsolve(int argc, char **argv)
         }
         sla_status sp = sla_nl_options_parse(ctx, pair, &o);
         if (sp != SLA_OK) {
-            rc = cli_flag_fail(ctx, sp, "nlsolve", nl_flags[i].flag, nl_flags[i].key);
+            rc = cli_flag_fail(ctx, sp, "nlsolve", nl_flags[i].flag, nl_flags[i].key, s);
             sla_ctx_destroy(&ctx);
             return rc;
         }
