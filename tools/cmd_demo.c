@@ -93,7 +93,7 @@ static int demo_poisson(int argc, char **argv, int start)
     rc = cli_solver_flags(ctx, "demo", defs, nd, demo_flags, 3, &opts);
     if (!rc && (s = optval(defs, nd, "--rtol")) && !(opts.rtol > 0)) {
         /* the finite-difference tolerance scales with rtol */
-        err("--rtol: must be > 0 (got %s)", s);
+        fprintf(stderr, "sla demo: --rtol: must be > 0 (got %s)\n", s);
         rc = EXIT_BAD;
     }
     if (rc) {
