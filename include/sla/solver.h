@@ -73,13 +73,13 @@ typedef enum sla_reason {
     SLA_DIVERGED_TIME = -7         /* the time budget options.max_seconds ran out */
 } sla_reason;
 
-const char *sla_reason_name(sla_reason r);
-const char *sla_method_name(sla_method m);
-const char *sla_precond_name(sla_precond_kind p);
-const char *sla_ordering_name(sla_ordering o);
+SLA_API const char *sla_reason_name(sla_reason r);
+SLA_API const char *sla_method_name(sla_method m);
+SLA_API const char *sla_precond_name(sla_precond_kind p);
+SLA_API const char *sla_ordering_name(sla_ordering o);
 
 /* Whether a direct method's library was compiled into this build. */
-bool sla_method_available(sla_method m);
+SLA_API bool sla_method_available(sla_method m);
 
 /* A user preconditioner z = M^-1 r (and z = M^-T r for adjoint solves of
  * nonsymmetric systems; NULL apply_transpose means M is symmetric).
@@ -192,7 +192,7 @@ typedef struct sla_solver_options {
 /* Values of sla_solver_options.equilibrate. */
 enum { SLA_EQUILIBRATE_AUTO = 0, SLA_EQUILIBRATE_ON = 1, SLA_EQUILIBRATE_OFF = 2 };
 
-void sla_solver_options_default(sla_solver_options *opts);
+SLA_API void sla_solver_options_default(sla_solver_options *opts);
 
 /* Parse "key=value,key=value" into opts (starting from its current
  * contents). Keys: method, precond, rtol, atol, maxiter, restart, omega,
@@ -202,7 +202,7 @@ void sla_solver_options_default(sla_solver_options *opts);
  * ilut_droptol, ilut_fill, ilut_pivot, equilibrate (auto|on|off),
  * saamg_reuse (interpolation|full|none).
  * An unknown key or value is SLA_ERR_ARGUMENT, naming the nearest valid one. */
-sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str,
+SLA_API sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str,
                                     sla_solver_options *opts);
 
 /* The report of one solve (forward or adjoint). */
@@ -238,7 +238,7 @@ typedef struct sla_solve_info {
 
 /* sizeof(sla_solve_info) of this build, for bindings that mirror the struct
  * (the Python package checks its copy against it at import). */
-size_t sla_solve_info_size(void);
+SLA_API size_t sla_solve_info_size(void);
 
 typedef struct sla_solver sla_solver;
 
@@ -249,7 +249,7 @@ typedef struct sla_solver sla_solver;
  * Jacobi/SSOR, zero pivot in ILU(0)/IC(0)/ILUT with ilu_shift = 0),
  * SLA_ERR_NOT_SPD (IC(0) breakdown: a negative pivot),
  * SLA_ERR_NOMEM. */
-sla_status sla_solver_create(sla_ctx *ctx, const sla_matrix *A,
+SLA_API sla_status sla_solver_create(sla_ctx *ctx, const sla_matrix *A,
                              const sla_solver_options *opts,
                              sla_solver **out);
 
@@ -261,24 +261,24 @@ sla_status sla_solver_create(sla_ctx *ctx, const sla_matrix *A,
  * choice fails on the new values (a trial Cholesky meets an indefinite
  * matrix: LU), an explicit method keeps its choice; the solves' note says
  * so. */
-sla_status sla_solver_refresh(sla_ctx *ctx, sla_solver *S);
+SLA_API sla_status sla_solver_refresh(sla_ctx *ctx, sla_solver *S);
 
-void sla_solver_destroy(sla_solver **S);
+SLA_API void sla_solver_destroy(sla_solver **S);
 
 /* The method actually used (after auto dispatch) and the set-up time. */
-sla_method sla_solver_method(const sla_solver *S);
-double sla_solver_setup_seconds(const sla_solver *S);
+SLA_API sla_method sla_solver_method(const sla_solver *S);
+SLA_API double sla_solver_setup_seconds(const sla_solver *S);
 
 /* Solve A_ib X = B for nrhs right-hand sides (column-major, leading
  * dimensions ldb, ldx >= n). info receives nrhs reports (may be NULL).
  * Returns SLA_OK when every column converged, SLA_NOT_CONVERGED when some
  * did not, an error otherwise. */
-sla_status sla_solver_solve(sla_ctx *ctx, sla_solver *S, sla_int ib,
+SLA_API sla_status sla_solver_solve(sla_ctx *ctx, sla_solver *S, sla_int ib,
                             sla_int nrhs, const double *b, sla_int ldb,
                             double *x, sla_int ldx, sla_solve_info *info);
 
 /* Solve A_ib^T X = B with the transposed operator and preconditioner. */
-sla_status sla_solver_solve_transpose(sla_ctx *ctx, sla_solver *S,
+SLA_API sla_status sla_solver_solve_transpose(sla_ctx *ctx, sla_solver *S,
                                       sla_int ib, sla_int nrhs,
                                       const double *b, sla_int ldb,
                                       double *x, sla_int ldx,
@@ -290,7 +290,7 @@ sla_status sla_solver_solve_transpose(sla_ctx *ctx, sla_solver *S,
  * X[col_k, r] over the stored entries (nnz values, overwritten; may be
  * NULL). Extra memory O(n + nnz), whatever the iteration count.
  * info receives nrhs adjoint reports. */
-sla_status sla_solver_solve_vjp(sla_ctx *ctx, sla_solver *S, sla_int ib,
+SLA_API sla_status sla_solver_solve_vjp(sla_ctx *ctx, sla_solver *S, sla_int ib,
                                 sla_int nrhs, const double *x, sla_int ldx,
                                 const double *gx, sla_int ldgx, double *gb,
                                 sla_int ldgb, double *gA,
@@ -298,12 +298,12 @@ sla_status sla_solver_solve_vjp(sla_ctx *ctx, sla_solver *S, sla_int ib,
 
 /* Batched: one right-hand side per value array, b and x [nbatch][n],
  * info [nbatch]. The batch runs in parallel over the context's threads. */
-sla_status sla_solver_solve_batch(sla_ctx *ctx, sla_solver *S,
+SLA_API sla_status sla_solver_solve_batch(sla_ctx *ctx, sla_solver *S,
                                   const double *b, double *x,
                                   sla_solve_info *info);
 
 /* Batched VJP: x, gx, gb [nbatch][n]; gA [nbatch][nnz]. */
-sla_status sla_solver_solve_batch_vjp(sla_ctx *ctx, sla_solver *S,
+SLA_API sla_status sla_solver_solve_batch_vjp(sla_ctx *ctx, sla_solver *S,
                                       const double *x, const double *gx,
                                       double *gb, double *gA,
                                       sla_solve_info *info);
@@ -313,12 +313,12 @@ sla_status sla_solver_solve_batch_vjp(sla_ctx *ctx, sla_solver *S,
  * solver i's matrix. Runs in parallel over the context's threads (a list
  * that names one solver more than once runs one item at a time: one
  * solver object never solves twice at once; see README "Thread safety"). */
-sla_status sla_solve_list(sla_ctx *ctx, sla_int count,
+SLA_API sla_status sla_solve_list(sla_ctx *ctx, sla_int count,
                           sla_solver *const *solvers,
                           const double *const *b, double *const *x,
                           sla_solve_info *info);
 
-sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count,
+SLA_API sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count,
                               sla_solver *const *solvers,
                               const double *const *x,
                               const double *const *gx, double *const *gb,
@@ -327,11 +327,11 @@ sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count,
 /* sign (+1, -1, or 0 when singular) and log|det A_ib| from the solver's
  * factorization, never forming det itself. Krylov solvers have none:
  * SLA_ERR_UNSUPPORTED. */
-sla_status sla_solver_logdet(sla_ctx *ctx, sla_solver *S, sla_int ib, double *sign,
+SLA_API sla_status sla_solver_logdet(sla_ctx *ctx, sla_solver *S, sla_int ib, double *sign,
                              double *logabsdet);
 
 /* One-shot: create a solver, solve A_0 x = b, destroy it. */
-sla_status sla_solve(sla_ctx *ctx, const sla_matrix *A,
+SLA_API sla_status sla_solve(sla_ctx *ctx, const sla_matrix *A,
                      const sla_solver_options *opts, const double *b,
                      double *x, sla_solve_info *info);
 
