@@ -47,14 +47,17 @@ if [ -z "$cmakedir" ]; then
     fail "no slaConfig.cmake installed"
     exit 1
 fi
+named=0
 for path in "$BUILD" "$SRC" "$orig"; do
     real=$(cd "$path" && pwd -P)
     if hits=$(grep -rlF -e "$path" -e "$real" "$cmakedir"); then
         fail "installed CMake files name $path:" $hits
+        named=1
     fi
 done
-echo "ok: installed CMake files name neither the build tree nor the install prefix"
-if hits=$(grep -nE '/[^ ";]*\.(so|a)([.;" ]|$)' "$cmakedir"/slaTargets*.cmake); then
+[ "$named" -eq 0 ] && echo "ok: installed CMake files name neither the source or build tree nor the install prefix"
+# (a path that starts the value or follows " ; : >, not ${_IMPORT_PREFIX}/...)
+if hits=$(grep -nE '(^|[";:> ])/[^ ";]*\.(so|a)([.;" >]|$)' "$cmakedir"/slaTargets*.cmake); then
     fail "absolute library paths in the exported targets:"
     echo "$hits" | sed 's/^/  | /'
 else
