@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Install the build into a temporary prefix and build a small consumer
-# program against it three ways: CMake's find_package(sla) with sla::shared
-# and sla::static, and pkg-config. Each consumer solves a 2D Poisson
-# problem with CG and checks the residual.
+# Install the build into a temporary prefix, move the installed tree to
+# another prefix (the package must be relocatable: no path of the build
+# tree or of the first prefix in its CMake files, no absolute library path
+# in the exported targets or sla.pc), and build a small consumer program
+# against the moved copy three ways: CMake's find_package(sla) with
+# sla::shared and sla::static, and pkg-config. Each consumer solves a 2D
+# Poisson problem with CG and checks the residual and the version macros
+# of the generated sla/config.h.
 #   bash test_install.sh <source-dir> <build-dir>
 set -u
 
@@ -11,7 +15,8 @@ BUILD=${2:?usage: test_install.sh <source-dir> <build-dir>}
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sla-install.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-prefix=$tmp/prefix
+orig=$tmp/first-prefix           # cmake --install goes here
+prefix=$tmp/moved/second-prefix # ... and the tree is moved here
 fails=0
 
 fail() {
@@ -31,11 +36,44 @@ step() {
     return 1
 }
 
-step "cmake --install" cmake --install "$BUILD" --prefix "$prefix" || exit 1
+step "cmake --install" cmake --install "$BUILD" --prefix "$orig" || exit 1
+
+# Relocatable: the installed CMake files name neither the build tree, the
+# source tree nor the prefix they were installed to, and the exported
+# targets and sla.pc carry no absolute library path (dependencies are found
+# again on the consumer's side).
+cmakedir=$(find "$orig" -name 'slaConfig.cmake' -printf '%h\n' | head -n 1)
+if [ -z "$cmakedir" ]; then
+    fail "no slaConfig.cmake installed"
+    exit 1
+fi
+named=0
+for path in "$BUILD" "$SRC" "$orig"; do
+    real=$(cd "$path" && pwd -P)
+    if hits=$(grep -rlF -e "$path" -e "$real" "$cmakedir"); then
+        fail "installed CMake files name $path:" $hits
+        named=1
+    fi
+done
+[ "$named" -eq 0 ] && echo "ok: installed CMake files name neither the source or build tree nor the install prefix"
+# (a path that starts the value or follows " ; : >, not ${_IMPORT_PREFIX}/...)
+if hits=$(grep -nE '(^|[";:> ])/[^ ";]*\.(so|a)([.;" >]|$)' "$cmakedir"/slaTargets*.cmake); then
+    fail "absolute library paths in the exported targets:"
+    echo "$hits" | sed 's/^/  | /'
+else
+    echo "ok: exported targets carry no absolute library path"
+fi
+pcfile=$(find "$orig" -name 'sla.pc' | head -n 1)
+if [ -n "$pcfile" ] && hits=$(grep -nE '(-L|-I|^[A-Za-z.]+:.* )/' "$pcfile"); then
+    fail "absolute paths in sla.pc:"
+    echo "$hits" | sed 's/^/  | /'
+fi
+mkdir -p "$(dirname "$prefix")"
+step "move the installed tree to another prefix" mv "$orig" "$prefix" || exit 1
 
 # What was installed.
 for f in include/sla.h include/sla/base.h include/sla/matrix.h include/sla/io.h \
-         include/sla/gen.h include/sla/ops.h include/sla/solver.h bin/sla; do
+         include/sla/gen.h include/sla/ops.h include/sla/solver.h include/sla/config.h bin/sla; do
     [ -e "$prefix/$f" ] || fail "not installed: $f"
 done
 # The installed headers are the source tree's.
@@ -68,6 +106,7 @@ cat >"$tmp/consumer/consumer.c" <<'EOF'
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int main(void)
 {
@@ -108,6 +147,18 @@ int main(void)
     printf("consumer: sla %s, n = %lld, %s, %lld iterations, residual %.2e\n", sla_version(),
            (long long)n, info.method, (long long)info.iterations, rel);
     rc = (info.converged && rel <= 1e-8) ? 0 : 1;
+    /* The generated sla/config.h matches the library. */
+    char ver[64];
+    snprintf(ver, sizeof ver, "%d.%d.%d", SLA_VERSION_MAJOR, SLA_VERSION_MINOR, SLA_VERSION_PATCH);
+    if (strcmp(ver, SLA_VERSION_STRING) != 0 || strcmp(sla_version(), SLA_VERSION_STRING) != 0) {
+        fprintf(stderr, "consumer: version %s / %s / %s\n", ver, SLA_VERSION_STRING, sla_version());
+        rc = 1;
+    }
+    if (sla_has_feature("suitesparse") != SLA_HAS_SUITESPARSE ||
+        sla_has_feature("mpi") != SLA_HAS_MPI || sla_has_feature("no-such") != 0) {
+        fprintf(stderr, "consumer: sla_has_feature disagrees with sla/config.h\n");
+        rc = 1;
+    }
 done:
     free(b);
     free(x);

@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+#include "sla/config.h" /* generated: version, SLA_HAS_*, SLA_API */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -48,17 +50,24 @@ typedef enum sla_status {
 } sla_status;
 
 /* Short name of a status ("SLA_ERR_INDEX"); never NULL. */
-const char *sla_status_name(sla_status s);
+SLA_API const char *sla_status_name(sla_status s);
 
 /* Version string "major.minor.patch". */
-const char *sla_version(void);
+SLA_API const char *sla_version(void);
+
+/* Whether this library was built with an optional component: name is one
+ * of "suitesparse", "superlu", "hypre", "arpack", "lapack", "mpi" (the
+ * distributed layer) or "metis". Returns 1 if it was, 0 if not or if the
+ * name is unknown or NULL. The compile-time SLA_HAS_* of sla/config.h say
+ * the same for the library the headers came with. */
+SLA_API int sla_has_feature(const char *name);
 
 /* "Did you mean": the candidate nearest to `name` (edit distance; a name
  * of at least 3 characters that begins a candidate names it), or NULL when
  * none is close (more than max(2, half the candidate's length) edits away),
  * when count is 0 or name is NULL. Ties go to the earlier candidate. Names
  * longer than 60 characters are never close. */
-const char *sla_nearest_name(const char *name, const char *const *candidates, size_t count);
+SLA_API const char *sla_nearest_name(const char *name, const char *const *candidates, size_t count);
 
 /* Allocator hooks. malloc_fn(size, user) returns NULL on failure;
  * free_fn(ptr, user) accepts NULL. Objects remember the allocator they
@@ -73,33 +82,33 @@ typedef struct sla_ctx sla_ctx;
 
 /* Create a context with default settings (threads from OMP_NUM_THREADS,
  * the C allocator). Returns SLA_ERR_NOMEM or SLA_OK. */
-sla_status sla_ctx_create(sla_ctx **out);
+SLA_API sla_status sla_ctx_create(sla_ctx **out);
 
 /* Destroy a context; accepts NULL and *ctx == NULL; sets *ctx = NULL. */
-void sla_ctx_destroy(sla_ctx **ctx);
+SLA_API void sla_ctx_destroy(sla_ctx **ctx);
 
 /* Message of the last failed call made with this context ("" if none).
  * The string is owned by the context and valid until its next call. */
-const char *sla_ctx_message(const sla_ctx *ctx);
+SLA_API const char *sla_ctx_message(const sla_ctx *ctx);
 
 /* Status of the last call made with this context that set one. */
-sla_status sla_ctx_status(const sla_ctx *ctx);
+SLA_API sla_status sla_ctx_status(const sla_ctx *ctx);
 
 /* Clear the stored status and message. */
-void sla_ctx_clear(sla_ctx *ctx);
+SLA_API void sla_ctx_clear(sla_ctx *ctx);
 
 /* Number of threads the kernels use; 0 means the OpenMP default, which
  * follows OMP_NUM_THREADS. On shared machines one thread can be faster. */
-void sla_ctx_set_threads(sla_ctx *ctx, int nthreads);
-int sla_ctx_threads(const sla_ctx *ctx);
+SLA_API void sla_ctx_set_threads(sla_ctx *ctx, int nthreads);
+SLA_API int sla_ctx_threads(const sla_ctx *ctx);
 
 /* Replace the allocator (NULL restores the C allocator). Objects already
  * created keep theirs. */
-void sla_ctx_set_allocator(sla_ctx *ctx, const sla_allocator *alloc);
+SLA_API void sla_ctx_set_allocator(sla_ctx *ctx, const sla_allocator *alloc);
 
 /* Free a buffer that an sla call returned through ctx's allocator
  * (sla_mm_read_dense). Accepts NULL. */
-void sla_free(sla_ctx *ctx, void *ptr);
+SLA_API void sla_free(sla_ctx *ctx, void *ptr);
 
 #ifdef __cplusplus
 }

@@ -64,7 +64,7 @@ typedef struct sla_dist_matrix sla_dist_matrix;
  * no rows), SLA_ERR_INDEX (naming the rank, row and entry), SLA_ERR_VALUE,
  * SLA_ERR_TOO_LARGE (more than 2^31-1 local rows or ghosts), SLA_ERR_NOMEM,
  * SLA_ERR_IO (an MPI call failed). */
-sla_status sla_dist_matrix_create(sla_ctx *ctx, MPI_Comm comm, sla_int nlocal,
+SLA_API sla_status sla_dist_matrix_create(sla_ctx *ctx, MPI_Comm comm, sla_int nlocal,
                                   const sla_int *rowptr, const sla_int *colind,
                                   const double *vals, sla_dist_matrix **out);
 
@@ -79,43 +79,43 @@ typedef enum sla_dist_partition {
  * sla_dist_matrix_global_rows). Errors as sla_dist_matrix_create, plus
  * SLA_ERR_UNAVAILABLE (METIS not in this build) and SLA_ERR_DIMENSION (more
  * ranks than rows, or a METIS part left empty). */
-sla_status sla_dist_matrix_scatter(sla_ctx *ctx, MPI_Comm comm, int root, const sla_matrix *A,
+SLA_API sla_status sla_dist_matrix_scatter(sla_ctx *ctx, MPI_Comm comm, int root, const sla_matrix *A,
                                    sla_dist_partition part, sla_dist_matrix **out);
 
 /* Destroy (collective: frees the communicator duplicate); accepts NULL. */
-void sla_dist_matrix_destroy(sla_dist_matrix **D);
+SLA_API void sla_dist_matrix_destroy(sla_dist_matrix **D);
 
-sla_int sla_dist_matrix_n(const sla_dist_matrix *D);         /* global size */
-sla_int sla_dist_matrix_nlocal(const sla_dist_matrix *D);    /* owned rows */
-sla_int sla_dist_matrix_row_start(const sla_dist_matrix *D); /* first owned row */
-sla_int sla_dist_matrix_nnz_local(const sla_dist_matrix *D); /* entries in owned rows */
-sla_int sla_dist_matrix_nghost(const sla_dist_matrix *D);    /* ghost columns */
-int sla_dist_matrix_neighbours(const sla_dist_matrix *D);    /* ranks exchanged with */
+SLA_API sla_int sla_dist_matrix_n(const sla_dist_matrix *D);         /* global size */
+SLA_API sla_int sla_dist_matrix_nlocal(const sla_dist_matrix *D);    /* owned rows */
+SLA_API sla_int sla_dist_matrix_row_start(const sla_dist_matrix *D); /* first owned row */
+SLA_API sla_int sla_dist_matrix_nnz_local(const sla_dist_matrix *D); /* entries in owned rows */
+SLA_API sla_int sla_dist_matrix_nghost(const sla_dist_matrix *D);    /* ghost columns */
+SLA_API int sla_dist_matrix_neighbours(const sla_dist_matrix *D);    /* ranks exchanged with */
 /* Original (pre-partition) index of each owned row, nlocal entries. */
-const sla_int *sla_dist_matrix_global_rows(const sla_dist_matrix *D);
+SLA_API const sla_int *sla_dist_matrix_global_rows(const sla_dist_matrix *D);
 /* Global column of each ghost, nghost entries, increasing. */
-const sla_int *sla_dist_matrix_ghosts(const sla_dist_matrix *D);
+SLA_API const sla_int *sla_dist_matrix_ghosts(const sla_dist_matrix *D);
 /* The local pattern in the rank's own order: rowptr (nlocal + 1) and global
  * column indices (nnz_local), copied into caller arrays (either may be NULL). */
-void sla_dist_matrix_get_pattern(const sla_dist_matrix *D, sla_int *rowptr, sla_int *colind);
+SLA_API void sla_dist_matrix_get_pattern(const sla_dist_matrix *D, sla_int *rowptr, sla_int *colind);
 /* The local values (nnz_local) into vals. */
-void sla_dist_matrix_get_values(const sla_dist_matrix *D, double *vals);
+SLA_API void sla_dist_matrix_get_values(const sla_dist_matrix *D, double *vals);
 
 /* New values on the same pattern (nnz_local, validated finite on every
  * rank); solvers need sla_dist_solver_refresh afterwards. */
-sla_status sla_dist_matrix_set_values(sla_ctx *ctx, sla_dist_matrix *D, const double *vals);
+SLA_API sla_status sla_dist_matrix_set_values(sla_ctx *ctx, sla_dist_matrix *D, const double *vals);
 
 /* ---- halo exchange --------------------------------------------------------- */
 
 /* Forward (P): ghost[g] = x[owner of ghost g] for the nghost ghosts, from
  * the owners' local vectors x (nlocal). */
-sla_status sla_dist_halo_forward(sla_ctx *ctx, sla_dist_matrix *D, const double *x,
+SLA_API sla_status sla_dist_halo_forward(sla_ctx *ctx, sla_dist_matrix *D, const double *x,
                                  double *ghost);
 
 /* Transpose (P^T): y[i] += sum of the ghost contributions g[k] of every
  * rank whose ghost k is owned entry i here. <P x, g> = <x, P^T g> exactly
  * (up to the order of floating-point sums). */
-sla_status sla_dist_halo_reverse(sla_ctx *ctx, sla_dist_matrix *D, const double *ghost,
+SLA_API sla_status sla_dist_halo_reverse(sla_ctx *ctx, sla_dist_matrix *D, const double *ghost,
                                  double *y);
 
 /* ---- products -------------------------------------------------------------- */
@@ -123,31 +123,31 @@ sla_status sla_dist_halo_reverse(sla_ctx *ctx, sla_dist_matrix *D, const double 
 /* y = A x (x, y: nlocal owned entries). Starts the halo exchange, multiplies
  * the diagonal block while it is in flight, then adds the off-diagonal
  * block. */
-sla_status sla_dist_matvec(sla_ctx *ctx, sla_dist_matrix *D, const double *x, double *y);
+SLA_API sla_status sla_dist_matvec(sla_ctx *ctx, sla_dist_matrix *D, const double *x, double *y);
 
 /* y = A^T x: the off-diagonal block's transposed contributions travel back
  * to their owners (P^T) while the diagonal block is multiplied. */
-sla_status sla_dist_matvec_transpose(sla_ctx *ctx, sla_dist_matrix *D, const double *x,
+SLA_API sla_status sla_dist_matvec_transpose(sla_ctx *ctx, sla_dist_matrix *D, const double *x,
                                      double *y);
 
 /* VJP of y = A x: gx = A^T gy (nlocal; may be NULL) and
  * gvals[k] = gy[row_k] x[col_k] on the local pattern (nnz_local, overwritten;
  * may be NULL). An output is NULL on every rank or on none. */
-sla_status sla_dist_matvec_vjp(sla_ctx *ctx, sla_dist_matrix *D, const double *x,
+SLA_API sla_status sla_dist_matvec_vjp(sla_ctx *ctx, sla_dist_matrix *D, const double *x,
                                const double *gy, double *gx, double *gvals);
 
 /* ---- vectors and values between a root and the distributed numbering ------- */
 
 /* x_local[i] = x_global[global_rows[i]]; x_global (n) is read on root only. */
-sla_status sla_dist_scatter_vector(sla_ctx *ctx, const sla_dist_matrix *D, int root,
+SLA_API sla_status sla_dist_scatter_vector(sla_ctx *ctx, const sla_dist_matrix *D, int root,
                                    const double *x_global, double *x_local);
 /* x_global[global_rows[i]] = x_local[i]; x_global (n) is written on root only. */
-sla_status sla_dist_gather_vector(sla_ctx *ctx, const sla_dist_matrix *D, int root,
+SLA_API sla_status sla_dist_gather_vector(sla_ctx *ctx, const sla_dist_matrix *D, int root,
                                   const double *x_local, double *x_global);
 /* Local pattern values (e.g. a gradient) onto root: for a matrix made by
  * sla_dist_matrix_scatter, in the CSR order of the source matrix (its nnz);
  * otherwise the ranks' local arrays one after another (rank order). */
-sla_status sla_dist_gather_values(sla_ctx *ctx, const sla_dist_matrix *D, int root,
+SLA_API sla_status sla_dist_gather_values(sla_ctx *ctx, const sla_dist_matrix *D, int root,
                                   const double *vals_local, double *vals_global);
 
 /* ---- communication counters ------------------------------------------------ */
@@ -162,8 +162,8 @@ typedef struct sla_dist_stats {
     double allreduce_seconds; /* time in MPI_Allreduce (including load imbalance) */
 } sla_dist_stats;
 
-void sla_dist_matrix_stats(const sla_dist_matrix *D, sla_dist_stats *stats);
-void sla_dist_matrix_stats_reset(sla_dist_matrix *D);
+SLA_API void sla_dist_matrix_stats(const sla_dist_matrix *D, sla_dist_stats *stats);
+SLA_API void sla_dist_matrix_stats_reset(sla_dist_matrix *D);
 
 /* ---- solvers --------------------------------------------------------------- */
 
@@ -185,29 +185,29 @@ typedef struct sla_dist_solver sla_dist_solver;
  * D must outlive the solver. Errors: SLA_ERR_UNSUPPORTED (a direct method,
  * auto, or the user preconditioner), SLA_ERR_SINGULAR / SLA_ERR_NOT_SPD
  * (local factorization, naming the rank), SLA_ERR_NOMEM, SLA_ERR_ARGUMENT. */
-sla_status sla_dist_solver_create(sla_ctx *ctx, sla_dist_matrix *D,
+SLA_API sla_status sla_dist_solver_create(sla_ctx *ctx, sla_dist_matrix *D,
                                   const sla_solver_options *opts, sla_dist_solver **out);
 
 /* Redo the value-dependent set-up after sla_dist_matrix_set_values. */
-sla_status sla_dist_solver_refresh(sla_ctx *ctx, sla_dist_solver *S);
+SLA_API sla_status sla_dist_solver_refresh(sla_ctx *ctx, sla_dist_solver *S);
 
-void sla_dist_solver_destroy(sla_dist_solver **S);
+SLA_API void sla_dist_solver_destroy(sla_dist_solver **S);
 
 /* Solve A x = b (b, x: nlocal). SLA_OK, SLA_NOT_CONVERGED (same on all
  * ranks), or an error. */
-sla_status sla_dist_solver_solve(sla_ctx *ctx, sla_dist_solver *S, const double *b, double *x,
+SLA_API sla_status sla_dist_solver_solve(sla_ctx *ctx, sla_dist_solver *S, const double *b, double *x,
                                  sla_solve_info *info);
 
 /* Solve A^T x = b with the transposed product (reverse halo exchange) and
  * the transposed preconditioner. */
-sla_status sla_dist_solver_solve_transpose(sla_ctx *ctx, sla_dist_solver *S, const double *b,
+SLA_API sla_status sla_dist_solver_solve_transpose(sla_ctx *ctx, sla_dist_solver *S, const double *b,
                                            double *x, sla_solve_info *info);
 
 /* VJP of x = A^-1 b: solves A^T lambda = gx and writes gb = lambda (nlocal;
  * may be NULL) and gvals[k] = -lambda[row_k] x[col_k] on the local pattern
  * (nnz_local, overwritten; may be NULL on every rank or on none). info
  * receives the adjoint report. */
-sla_status sla_dist_solver_solve_vjp(sla_ctx *ctx, sla_dist_solver *S, const double *x,
+SLA_API sla_status sla_dist_solver_solve_vjp(sla_ctx *ctx, sla_dist_solver *S, const double *x,
                                      const double *gx, double *gb, double *gvals,
                                      sla_solve_info *info);
 
@@ -217,14 +217,14 @@ sla_status sla_dist_solver_solve_vjp(sla_ctx *ctx, sla_dist_solver *S, const dou
  * Matrix Market piece per rank, `prefix.<r>.mtx` (the owned rows, global
  * row and column indices of the distributed numbering, 17 digits) and, for
  * a permuted matrix, `prefix.<r>.rows.mtx` (original row indices). */
-sla_status sla_dist_matrix_save(sla_ctx *ctx, const sla_dist_matrix *D, const char *prefix);
+SLA_API sla_status sla_dist_matrix_save(sla_ctx *ctx, const sla_dist_matrix *D, const char *prefix);
 
 /* Load a saved matrix onto the ranks of comm, whose number may differ from
  * the number that saved it: the rows are redistributed in contiguous
  * blocks of the saved numbering; original row indices are kept. Errors:
  * SLA_ERR_IO, SLA_ERR_FORMAT (naming the file), the errors of
  * sla_dist_matrix_create. */
-sla_status sla_dist_matrix_load(sla_ctx *ctx, MPI_Comm comm, const char *prefix,
+SLA_API sla_status sla_dist_matrix_load(sla_ctx *ctx, MPI_Comm comm, const char *prefix,
                                 sla_dist_matrix **out);
 
 /* ---- distributed lists: many small systems spread over the ranks ------------ */
@@ -235,12 +235,12 @@ sla_status sla_dist_matrix_load(sla_ctx *ctx, MPI_Comm comm, const char *prefix,
  * matrices (*local, an array of them, allocated with ctx's allocator) and
  * *index (their positions in the root's list). Free with
  * sla_dist_list_free. Errors as sla_matrix_from_csr, SLA_ERR_IO (MPI). */
-sla_status sla_dist_list_scatter(sla_ctx *ctx, MPI_Comm comm, int root, sla_int count,
+SLA_API sla_status sla_dist_list_scatter(sla_ctx *ctx, MPI_Comm comm, int root, sla_int count,
                                  const sla_matrix *const *mats, sla_int *local_count,
                                  sla_matrix ***local, sla_int **index);
 
 /* Free what sla_dist_list_scatter returned (local matrices, both arrays). */
-void sla_dist_list_free(sla_ctx *ctx, sla_int local_count, sla_matrix ***local, sla_int **index);
+SLA_API void sla_dist_list_free(sla_ctx *ctx, sla_int local_count, sla_matrix ***local, sla_int **index);
 
 /* What a distributed list solve did, the same on every rank. */
 typedef struct sla_dist_list_summary {
@@ -258,13 +258,13 @@ typedef struct sla_dist_list_summary {
  * NULL) the global ones. Returns the same status on every rank: an error
  * if any rank failed (naming it), SLA_NOT_CONVERGED if any item anywhere
  * did not converge, else SLA_OK. */
-sla_status sla_dist_solve_list(sla_ctx *ctx, MPI_Comm comm, sla_int local_count,
+SLA_API sla_status sla_dist_solve_list(sla_ctx *ctx, MPI_Comm comm, sla_int local_count,
                                sla_solver *const *solvers, const double *const *b,
                                double *const *x, sla_solve_info *info,
                                sla_dist_list_summary *summary);
 
 /* The VJPs of the same list (sla_solve_list_vjp per rank), collectively. */
-sla_status sla_dist_solve_list_vjp(sla_ctx *ctx, MPI_Comm comm, sla_int local_count,
+SLA_API sla_status sla_dist_solve_list_vjp(sla_ctx *ctx, MPI_Comm comm, sla_int local_count,
                                    sla_solver *const *solvers, const double *const *x,
                                    const double *const *gx, double *const *gb,
                                    double *const *gA, sla_solve_info *info,

@@ -26,7 +26,7 @@ typedef enum sla_logdet_method {
     SLA_LOGDET_LU        /* UMFPACK LU (any square matrix) */
 } sla_logdet_method;
 
-const char *sla_logdet_method_name(sla_logdet_method m);
+SLA_API const char *sla_logdet_method_name(sla_logdet_method m);
 
 typedef struct sla_logdet_info {
     char method[16];        /* the factorization used: "cholesky", "ldlt", "lu" */
@@ -59,7 +59,7 @@ typedef struct sla_logdet_info {
  * Errors: SLA_ERR_ARGUMENT, SLA_ERR_DIMENSION (not square), SLA_ERR_INDEX
  * (ib), SLA_ERR_VALUE (NaN/Inf), SLA_ERR_NOT_SPD (method cholesky),
  * SLA_ERR_SINGULAR, SLA_ERR_UNAVAILABLE (no SuiteSparse), SLA_ERR_NOMEM. */
-sla_status sla_logdet(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
+SLA_API sla_status sla_logdet(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
                       sla_logdet_method method, double *sign,
                       double *logabsdet, double *grad,
                       sla_logdet_info *info);
@@ -69,7 +69,7 @@ sla_status sla_logdet(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
  * is not shared here (each array is factored on its own, so a singular
  * array does not stop the others: its sign is 0 and the first error, by
  * index, is returned after all arrays are done). */
-sla_status sla_logdet_batch(sla_ctx *ctx, const sla_matrix *A,
+SLA_API sla_status sla_logdet_batch(sla_ctx *ctx, const sla_matrix *A,
                             sla_logdet_method method, double *sign,
                             double *logabsdet, double *grad,
                             sla_logdet_info *info);
@@ -82,7 +82,7 @@ sla_status sla_logdet_batch(sla_ctx *ctx, const sla_matrix *A,
 /* sign (+1, -1, or 0 when singular) and log|det A_ib| from the solver's
  * factorization, never forming det itself. Krylov solvers have none:
  * SLA_ERR_UNSUPPORTED. */
-sla_status sla_solver_logdet(sla_ctx *ctx, sla_solver *S, sla_int ib, double *sign,
+SLA_API sla_status sla_solver_logdet(sla_ctx *ctx, sla_solver *S, sla_int ib, double *sign,
                              double *logabsdet);
 
 /* VJP of log|det A_ib| with the factorization a direct solver already
@@ -91,13 +91,13 @@ sla_status sla_solver_logdet(sla_ctx *ctx, sla_solver *S, sla_int ib, double *si
  * gA[k] = g (A^-1)[col_k, row_k] (nnz values, overwritten; may be NULL,
  * then only sign and logabsdet are computed). sign and logabsdet may be
  * NULL. Krylov solvers: SLA_ERR_UNSUPPORTED. */
-sla_status sla_solver_logdet_vjp(sla_ctx *ctx, sla_solver *S, sla_int ib, double g,
+SLA_API sla_status sla_solver_logdet_vjp(sla_ctx *ctx, sla_solver *S, sla_int ib, double g,
                                  double *sign, double *logabsdet, double *gA,
                                  sla_logdet_info *info);
 
 /* Deprecated spelling, kept as a convenience: sla_solver_logdet_vjp with
  * g = 1, i.e. grad[k] = (A^-1)[col_k, row_k]. */
-sla_status sla_solver_logdet_grad(sla_ctx *ctx, sla_solver *S, sla_int ib,
+SLA_API sla_status sla_solver_logdet_grad(sla_ctx *ctx, sla_solver *S, sla_int ib,
                                   double *sign, double *logabsdet,
                                   double *grad, sla_logdet_info *info);
 
@@ -105,7 +105,7 @@ sla_status sla_solver_logdet_grad(sla_ctx *ctx, sla_solver *S, sla_int ib,
  * double, *det is +-inf (overflow) or +-0 (underflow) and the call returns
  * SLA_ERR_TOO_LARGE with log|det| in the message: use sla_logdet. A
  * singular matrix gives *det = 0 and SLA_ERR_SINGULAR. */
-sla_status sla_det(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
+SLA_API sla_status sla_det(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
                    sla_logdet_method method, double *det);
 
 /* ---- stochastic log-determinant (SPD matrices too large to factor) ---- */
@@ -119,7 +119,7 @@ typedef struct sla_slq_options {
                                    problems) */
 } sla_slq_options;
 
-void sla_slq_options_default(sla_slq_options *opts);
+SLA_API void sla_slq_options_default(sla_slq_options *opts);
 
 /* Parse "key=value,key=value" into opts (starting from its current
  * contents; "" leaves it as it is). Keys: probes (1 .. 1e8), lanczos_steps
@@ -128,7 +128,7 @@ void sla_slq_options_default(sla_slq_options *opts);
  * solver.rtol=1e-8, ...). An unknown key or a value out of range is
  * SLA_ERR_ARGUMENT naming the key (and the nearest valid one); opts is then
  * unchanged. */
-sla_status sla_slq_options_parse(sla_ctx *ctx, const char *str, sla_slq_options *opts);
+SLA_API sla_status sla_slq_options_parse(sla_ctx *ctx, const char *str, sla_slq_options *opts);
 
 typedef struct sla_slq_info {
     sla_int probes, lanczos_steps;
@@ -156,7 +156,7 @@ typedef struct sla_slq_info {
  * SLA_ERR_VALUE, SLA_ERR_UNAVAILABLE (no LAPACK in this build),
  * SLA_ERR_NOMEM; SLA_NOT_CONVERGED (a warning) when a gradient solve missed
  * its tolerance. */
-sla_status sla_logdet_slq(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
+SLA_API sla_status sla_logdet_slq(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
                           const sla_slq_options *opts, double *logdet,
                           double *std_error, double *grad,
                           sla_slq_info *info);
@@ -201,7 +201,7 @@ typedef enum sla_eig_which {
     SLA_EIG_SM
 } sla_eig_which;
 
-const char *sla_eig_which_name(sla_eig_which w);
+SLA_API const char *sla_eig_which_name(sla_eig_which w);
 
 typedef struct sla_eigsh_options {
     sla_int k;                 /* eigenpairs wanted, 1 <= k < n; default 6 */
@@ -226,7 +226,7 @@ typedef struct sla_eigsh_options {
     sla_int grad_maxiter;      /* default 0 = max(1000, 10 n) */
 } sla_eigsh_options;
 
-void sla_eigsh_options_default(sla_eigsh_options *opts);
+SLA_API void sla_eigsh_options_default(sla_eigsh_options *opts);
 
 /* Parse "key=value,key=value" into opts (starting from its current
  * contents; "" leaves it as it is). Keys, one per field: k (>= 1), which
@@ -238,12 +238,12 @@ void sla_eigsh_options_default(sla_eigsh_options *opts);
  * grad_maxiter (>= 0). v0 is a pointer and has no key. An unknown key or a
  * value out of range is SLA_ERR_ARGUMENT naming the key (and the nearest
  * valid one); opts is then unchanged. */
-sla_status sla_eigsh_options_parse(sla_ctx *ctx, const char *str, sla_eigsh_options *opts);
+SLA_API sla_status sla_eigsh_options_parse(sla_ctx *ctx, const char *str, sla_eigsh_options *opts);
 
 /* sizeof(sla_eigsh_options) and sizeof(sla_eigsh_info) of this build, for
  * bindings that mirror the structs (the Python package checks at import). */
-size_t sla_eigsh_options_size(void);
-size_t sla_eigsh_info_size(void);
+SLA_API size_t sla_eigsh_options_size(void);
+SLA_API size_t sla_eigsh_info_size(void);
 
 typedef struct sla_eigsh_info {
     char method[40];           /* "arpack", "arpack shift-invert (cholesky)" ... */
@@ -277,7 +277,7 @@ typedef struct sla_eigsh_info {
  * factor_method cholesky), SLA_ERR_UNAVAILABLE (no ARPACK in this build;
  * with a shift, no direct solver), SLA_ERR_NOMEM (an allocation failed;
  * with a shift, also a factorization over the solver's memory_limit). */
-sla_status sla_eigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
+SLA_API sla_status sla_eigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
                      const sla_eigsh_options *opts, double *evals,
                      double *evecs, sla_int ldv, double *residuals,
                      sla_eigsh_info *info);
@@ -285,7 +285,7 @@ sla_status sla_eigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
 /* Every value array: evals [nbatch][k], evecs [nbatch][n * k] (ld n, may
  * be NULL), residuals [nbatch][k] (may be NULL), info [nbatch] (may be
  * NULL). The arrays run one after the other (ARPACK is serialized). */
-sla_status sla_eigsh_batch(sla_ctx *ctx, const sla_matrix *A,
+SLA_API sla_status sla_eigsh_batch(sla_ctx *ctx, const sla_matrix *A,
                            const sla_eigsh_options *opts, double *evals,
                            double *evecs, double *residuals,
                            sla_eigsh_info *info);
@@ -310,7 +310,7 @@ sla_status sla_eigsh_batch(sla_ctx *ctx, const sla_matrix *A,
  * reported as SLA_NOT_CONVERGED.
  * Returns SLA_OK, SLA_NOT_CONVERGED (a projected solve missed grad_rtol;
  * gA is still written), or an error. */
-sla_status sla_eigsh_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
+SLA_API sla_status sla_eigsh_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
                          const sla_eigsh_options *opts, sla_int k,
                          const double *evals, const double *evecs,
                          sla_int ldv, const double *gl, const double *gv,
@@ -318,7 +318,7 @@ sla_status sla_eigsh_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
 
 /* Batched VJP: evals, gl [nbatch][k]; evecs, gv [nbatch][n * k] (ld n);
  * gl or gv may be NULL; gA [nbatch][nnz]; info [nbatch] (may be NULL). */
-sla_status sla_eigsh_batch_vjp(sla_ctx *ctx, const sla_matrix *A,
+SLA_API sla_status sla_eigsh_batch_vjp(sla_ctx *ctx, const sla_matrix *A,
                                const sla_eigsh_options *opts, sla_int k,
                                const double *evals, const double *evecs,
                                const double *gl, const double *gv,
@@ -341,7 +341,7 @@ typedef struct sla_lobpcg_options {
     uint64_t seed;              /* default 1 */
 } sla_lobpcg_options;
 
-void sla_lobpcg_options_default(sla_lobpcg_options *opts);
+SLA_API void sla_lobpcg_options_default(sla_lobpcg_options *opts);
 
 /* Parse "key=value,key=value" into opts (starting from its current
  * contents; "" leaves it as it is). Keys: k (1 .. 10000), tol (> 0),
@@ -350,7 +350,7 @@ void sla_lobpcg_options_default(sla_lobpcg_options *opts);
  * ...). x0 is a pointer and has no key. An unknown key or a value out of
  * range is SLA_ERR_ARGUMENT naming the key (and the nearest valid one);
  * opts is then unchanged. */
-sla_status sla_lobpcg_options_parse(sla_ctx *ctx, const char *str, sla_lobpcg_options *opts);
+SLA_API sla_status sla_lobpcg_options_parse(sla_ctx *ctx, const char *str, sla_lobpcg_options *opts);
 
 /* The k smallest eigenpairs of the symmetric positive definite value array
  * ib of A by LOBPCG (Knyazev's locally optimal block preconditioned
@@ -363,7 +363,7 @@ sla_status sla_lobpcg_options_parse(sla_ctx *ctx, const char *str, sla_lobpcg_op
  * counts the pairs within tol), or an error: SLA_ERR_ARGUMENT,
  * SLA_ERR_NOT_SPD (a preconditioner breakdown), SLA_ERR_UNAVAILABLE (no
  * LAPACK in this build), SLA_ERR_NOMEM. */
-sla_status sla_lobpcg(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
+SLA_API sla_status sla_lobpcg(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
                       const sla_lobpcg_options *opts, double *evals,
                       double *evecs, sla_int ldv, double *residuals,
                       sla_eigsh_info *info);

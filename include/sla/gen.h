@@ -16,7 +16,7 @@ extern "C" {
 
 /* Poisson in dim = 1, 2 or 3 dimensions (3-, 5- or 7-point stencil),
  * n = N^dim. */
-sla_status sla_gen_poisson(sla_ctx *ctx, int dim, sla_int N,
+SLA_API sla_status sla_gen_poisson(sla_ctx *ctx, int dim, sla_int N,
                            sla_matrix **out);
 
 /* Variable-coefficient diffusion -div(kappa grad u) on the unit square,
@@ -24,26 +24,26 @@ sla_status sla_gen_poisson(sla_ctx *ctx, int dim, sla_int N,
  * [a h, (a+1) h] x [b h, (b+1) h], a fastest). The coupling across an
  * edge is the mean of kappa on the two cells beside it (finite volumes);
  * kappa = 1 gives poisson2d. kappa must be finite and positive. */
-sla_status sla_gen_diffusion2d(sla_ctx *ctx, sla_int N, const double *kappa,
+SLA_API sla_status sla_gen_diffusion2d(sla_ctx *ctx, sla_int N, const double *kappa,
                                sla_matrix **out);
 
 /* New values on the pattern of sla_gen_diffusion2d (for training loops):
  * vals receives nnz values in that matrix's CSR order. */
-sla_status sla_gen_diffusion2d_values(sla_ctx *ctx, sla_int N,
+SLA_API sla_status sla_gen_diffusion2d_values(sla_ctx *ctx, sla_int N,
                                       const double *kappa, double *vals);
 
 /* VJP of kappa -> values: dkappa[c] = sum_k dvals[k] d vals[k] / d kappa[c]
  * ((N+1)^2 entries, overwritten). The map is linear, so this is exact. */
-sla_status sla_gen_diffusion2d_vjp(sla_ctx *ctx, sla_int N,
+SLA_API sla_status sla_gen_diffusion2d_vjp(sla_ctx *ctx, sla_int N,
                                    const double *dvals, double *dkappa);
 
 /* Convection-diffusion -Laplace(u) + (bx, by) . grad u, first-order upwind
  * convection, multiplied by h^2: nonsymmetric, an M-matrix for any b. */
-sla_status sla_gen_convdiff2d(sla_ctx *ctx, sla_int N, double bx, double by,
+SLA_API sla_status sla_gen_convdiff2d(sla_ctx *ctx, sla_int N, double bx, double by,
                               sla_matrix **out);
 
 /* Anisotropic diffusion -(eps u_xx + u_yy), 5-point, unscaled. */
-sla_status sla_gen_aniso2d(sla_ctx *ctx, sla_int N, double eps,
+SLA_API sla_status sla_gen_aniso2d(sla_ctx *ctx, sla_int N, double eps,
                            sla_matrix **out);
 
 /* What sla_gen_random makes (the values are those of the former integer
@@ -57,7 +57,7 @@ typedef enum sla_gen_kind {
 /* Random sparse matrix with about `per_row` off-diagonal entries per row,
  * values uniform in [-1, 1], seeded, of the given kind (another value is
  * SLA_ERR_ARGUMENT). For tests and benchmarks. */
-sla_status sla_gen_random(sla_ctx *ctx, sla_int n, sla_int per_row, sla_gen_kind kind,
+SLA_API sla_status sla_gen_random(sla_ctx *ctx, sla_int n, sla_int per_row, sla_gen_kind kind,
                           uint64_t seed, sla_matrix **out);
 
 /* Unsymmetric arrowhead matrix of order n: a banded body (rows and columns
@@ -67,7 +67,7 @@ sla_status sla_gen_random(sla_ctx *ctx, sla_int n, sla_int per_row, sla_gen_kind
  * and strictly dominates its row (|a_ii| >= 1 + sum_j |a_ij|), so A is
  * nonsingular. nnz = (n - ndense)(2 band + 1 + ndense) + ndense n minus the
  * band's clipped corners. */
-sla_status sla_gen_arrow(sla_ctx *ctx, sla_int n, sla_int ndense, sla_int band, uint64_t seed,
+SLA_API sla_status sla_gen_arrow(sla_ctx *ctx, sla_int n, sla_int ndense, sla_int band, uint64_t seed,
                          sla_matrix **out);
 
 #ifdef __cplusplus

@@ -20,15 +20,15 @@ extern "C" {
 /* Read a coordinate Matrix Market file into a matrix of type dtype.
  * Errors: SLA_ERR_IO, SLA_ERR_FORMAT, SLA_ERR_INDEX, SLA_ERR_VALUE,
  * SLA_ERR_UNSUPPORTED, SLA_ERR_NOMEM; the message names the file and line. */
-sla_status sla_mm_read(sla_ctx *ctx, const char *path, sla_dtype dtype,
+SLA_API sla_status sla_mm_read(sla_ctx *ctx, const char *path, sla_dtype dtype,
                        sla_matrix **out);
 
 /* The same from an open stream; name is used in messages. */
-sla_status sla_mm_read_stream(sla_ctx *ctx, FILE *f, const char *name,
+SLA_API sla_status sla_mm_read_stream(sla_ctx *ctx, FILE *f, const char *name,
                               sla_dtype dtype, sla_matrix **out);
 
 /* The same from a memory buffer of len bytes (need not be terminated). */
-sla_status sla_mm_read_buffer(sla_ctx *ctx, const char *buf, size_t len,
+SLA_API sla_status sla_mm_read_buffer(sla_ctx *ctx, const char *buf, size_t len,
                               sla_dtype dtype, sla_matrix **out);
 
 /* The writers below replace their file atomically: they write a temporary
@@ -43,23 +43,23 @@ sla_status sla_mm_read_buffer(sla_ctx *ctx, const char *buf, size_t len,
 
 /* Write value array ib as "coordinate real general", 1-based, in CSR order,
  * with 17 significant digits (round-trips float64 exactly). */
-sla_status sla_mm_write(sla_ctx *ctx, const char *path, const sla_matrix *A,
+SLA_API sla_status sla_mm_write(sla_ctx *ctx, const char *path, const sla_matrix *A,
                         sla_int ib);
 
 /* Write a coordinate file with A's pattern and the given values (nnz of
  * them), e.g. a gradient dL/dA. */
-sla_status sla_mm_write_pattern_values(sla_ctx *ctx, const char *path,
+SLA_API sla_status sla_mm_write_pattern_values(sla_ctx *ctx, const char *path,
                                        const sla_matrix *A,
                                        const double *vals);
 
 /* Read an array-format file (real or integer, general): *data receives
  * nrows*ncols values, column-major, allocated with ctx's allocator; free it
  * with sla_free(ctx, *data). */
-sla_status sla_mm_read_dense(sla_ctx *ctx, const char *path, sla_int *nrows,
+SLA_API sla_status sla_mm_read_dense(sla_ctx *ctx, const char *path, sla_int *nrows,
                              sla_int *ncols, double **data);
 
 /* Write a column-major nrows x ncols array as "array real general". */
-sla_status sla_mm_write_dense(sla_ctx *ctx, const char *path, sla_int nrows,
+SLA_API sla_status sla_mm_write_dense(sla_ctx *ctx, const char *path, sla_int nrows,
                               sla_int ncols, const double *data);
 
 #ifdef __cplusplus

@@ -42,7 +42,7 @@ typedef struct sla_matrix sla_matrix;
  * Errors: SLA_ERR_ARGUMENT, SLA_ERR_DIMENSION (negative sizes),
  * SLA_ERR_INDEX (naming the entry), SLA_ERR_VALUE (NaN/Inf, naming the
  * entry), SLA_ERR_TOO_LARGE, SLA_ERR_NOMEM. */
-sla_status sla_matrix_from_coo(sla_ctx *ctx, sla_int nrows, sla_int ncols,
+SLA_API sla_status sla_matrix_from_coo(sla_ctx *ctx, sla_int nrows, sla_int ncols,
                                sla_int nnz_in, const sla_int *rows,
                                const sla_int *cols, sla_dtype dtype,
                                sla_int nbatch, const void *vals,
@@ -54,47 +54,47 @@ sla_status sla_matrix_from_coo(sla_ctx *ctx, sla_int nrows, sla_int ncols,
  * (SLA_COPY), or, for SLA_BORROW, is allowed only when there are no stored
  * entries (rowptr[nrows] == 0: the zero matrix, whose caller may have no
  * values array at all, e.g. an empty tensor's NULL data pointer). */
-sla_status sla_matrix_from_csr(sla_ctx *ctx, sla_int nrows, sla_int ncols,
+SLA_API sla_status sla_matrix_from_csr(sla_ctx *ctx, sla_int nrows, sla_int ncols,
                                const sla_int *rowptr, const sla_int *colind,
                                sla_dtype dtype, sla_int nbatch,
                                const void *vals, sla_ownership own,
                                sla_matrix **out);
 
 /* Deep copy (pattern and every value array; the copy owns its arrays). */
-sla_status sla_matrix_copy(sla_ctx *ctx, const sla_matrix *A,
+SLA_API sla_status sla_matrix_copy(sla_ctx *ctx, const sla_matrix *A,
                            sla_matrix **out);
 
 /* Transpose of value array ib (or all of them when ib < 0) as a new matrix.
  * perm, if not NULL, receives nnz entries: entry k of A is entry perm[k] of
  * the transpose. */
-sla_status sla_matrix_transpose(sla_ctx *ctx, const sla_matrix *A,
+SLA_API sla_status sla_matrix_transpose(sla_ctx *ctx, const sla_matrix *A,
                                 sla_int *perm, sla_matrix **out);
 
-void sla_matrix_destroy(sla_matrix **A);
+SLA_API void sla_matrix_destroy(sla_matrix **A);
 
-sla_int sla_matrix_nrows(const sla_matrix *A);
-sla_int sla_matrix_ncols(const sla_matrix *A);
-sla_int sla_matrix_nnz(const sla_matrix *A);
-sla_int sla_matrix_nbatch(const sla_matrix *A);
-sla_dtype sla_matrix_dtype(const sla_matrix *A);
+SLA_API sla_int sla_matrix_nrows(const sla_matrix *A);
+SLA_API sla_int sla_matrix_ncols(const sla_matrix *A);
+SLA_API sla_int sla_matrix_nnz(const sla_matrix *A);
+SLA_API sla_int sla_matrix_nbatch(const sla_matrix *A);
+SLA_API sla_dtype sla_matrix_dtype(const sla_matrix *A);
 
 /* The row pointers (nrows + 1 entries). */
-const sla_int *sla_matrix_rowptr(const sla_matrix *A);
+SLA_API const sla_int *sla_matrix_rowptr(const sla_matrix *A);
 
 /* Copy the column indices out (nnz entries). */
-void sla_matrix_get_colind(const sla_matrix *A, sla_int *colind);
+SLA_API void sla_matrix_get_colind(const sla_matrix *A, sla_int *colind);
 
 /* Row index of every stored entry (nnz entries), the COO form of the
  * pattern. */
-void sla_matrix_get_rowind(const sla_matrix *A, sla_int *rowind);
+SLA_API void sla_matrix_get_rowind(const sla_matrix *A, sla_int *rowind);
 
 /* Value array ib (type dtype, nnz entries), or NULL if ib is out of range. */
-const void *sla_matrix_values(const sla_matrix *A, sla_int ib);
+SLA_API const void *sla_matrix_values(const sla_matrix *A, sla_int ib);
 
 /* Overwrite value array ib with nnz values of the matrix's dtype
  * (validated finite). For a borrowed matrix the caller's array is written.
  * With nnz == 0 nothing is copied and vals may be NULL. */
-sla_status sla_matrix_set_values(sla_ctx *ctx, sla_matrix *A, sla_int ib,
+SLA_API sla_status sla_matrix_set_values(sla_ctx *ctx, sla_matrix *A, sla_int ib,
                                  const void *vals);
 
 /* Point a borrowed matrix (SLA_BORROW) at another caller array of nbatch
@@ -104,16 +104,16 @@ sla_status sla_matrix_set_values(sla_ctx *ctx, sla_matrix *A, sla_int ib,
  * solvers created on A keep their analysis; call sla_solver_refresh before
  * their next solve. A matrix that owns its values: SLA_ERR_ARGUMENT. vals
  * may be NULL only when the matrix has no stored entries. */
-sla_status sla_matrix_borrow_values(sla_ctx *ctx, sla_matrix *A,
+SLA_API sla_status sla_matrix_borrow_values(sla_ctx *ctx, sla_matrix *A,
                                     const void *vals);
 
 /* Check value array ib (all when ib < 0) for NaN/Inf: SLA_ERR_VALUE names
  * the first bad entry. */
-sla_status sla_matrix_check_values(sla_ctx *ctx, const sla_matrix *A,
+SLA_API sla_status sla_matrix_check_values(sla_ctx *ctx, const sla_matrix *A,
                                    sla_int ib);
 
 /* Dense copy of value array ib, column-major, ld >= nrows. */
-sla_status sla_matrix_to_dense(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
+SLA_API sla_status sla_matrix_to_dense(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
                                double *dense, sla_int ld);
 
 /* Structure queries on value array ib. symmetric: |a_ij - a_ji| <= tol *
@@ -128,7 +128,7 @@ typedef struct sla_matrix_props {
     double max_abs;            /* max |a_ij| */
 } sla_matrix_props;
 
-sla_status sla_matrix_properties(sla_ctx *ctx, const sla_matrix *A,
+SLA_API sla_status sla_matrix_properties(sla_ctx *ctx, const sla_matrix *A,
                                  sla_int ib, double tol,
                                  sla_matrix_props *props);
 

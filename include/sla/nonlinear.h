@@ -95,8 +95,8 @@ typedef enum sla_nl_reason {
     SLA_NL_DIVERGED_NONFINITE = -4    /* the iterate or residual became NaN/Inf */
 } sla_nl_reason;
 
-const char *sla_nl_reason_name(sla_nl_reason r);
-const char *sla_nl_method_name(sla_nl_method m);
+SLA_API const char *sla_nl_reason_name(sla_nl_reason r);
+SLA_API const char *sla_nl_method_name(sla_nl_method m);
 
 typedef struct sla_nl_options {
     sla_nl_method method;
@@ -128,7 +128,7 @@ typedef struct sla_nl_options {
     sla_solver_options linear; /* linear solves (Newton steps, Picard systems, adjoint) */
 } sla_nl_options;
 
-void sla_nl_options_default(sla_nl_options *opts);
+SLA_API void sla_nl_options_default(sla_nl_options *opts);
 
 /* Parse "key=value,..." into opts (starting from its contents). Keys:
  * method (newton|anderson|picard), rtol, atol, stol, maxiter, line_search
@@ -137,7 +137,7 @@ void sla_nl_options_default(sla_nl_options *opts);
  * sla_solver_options_parse (linear_method=cg, linear_precond=amg, ...).
  * An unknown key is SLA_ERR_ARGUMENT naming the nearest valid one; ranges
  * are checked by sla_nlsolver_create. */
-sla_status sla_nl_options_parse(sla_ctx *ctx, const char *str, sla_nl_options *opts);
+SLA_API sla_status sla_nl_options_parse(sla_ctx *ctx, const char *str, sla_nl_options *opts);
 
 /* Report of one nonlinear solve. history points into the solver (valid
  * until its next solve or destroy): ||F||_2 at iterations 0..iterations. */
@@ -168,17 +168,17 @@ typedef struct sla_nlsolver sla_nlsolver;
  * at the first Jacobian. Errors: SLA_ERR_ARGUMENT (NULL residual, no way
  * to solve with the chosen method, bad options), SLA_ERR_DIMENSION
  * (pattern not n x n), SLA_ERR_NOMEM. */
-sla_status sla_nlsolver_create(sla_ctx *ctx, const sla_nl_problem *prob,
+SLA_API sla_status sla_nlsolver_create(sla_ctx *ctx, const sla_nl_problem *prob,
                                const sla_nl_options *opts, sla_nlsolver **out);
 
-void sla_nlsolver_destroy(sla_nlsolver **S);
+SLA_API void sla_nlsolver_destroy(sla_nlsolver **S);
 
 /* sizeof(sla_nl_problem), sizeof(sla_nl_options) and sizeof(sla_nl_info) of
  * this build, for bindings that mirror the structs (the Python package
  * checks at import). */
-size_t sla_nl_problem_size(void);
-size_t sla_nl_options_size(void);
-size_t sla_nl_info_size(void);
+SLA_API size_t sla_nl_problem_size(void);
+SLA_API size_t sla_nl_options_size(void);
+SLA_API size_t sla_nl_info_size(void);
 
 /* Solve F(u, theta) = 0 starting from u (n values, overwritten with the
  * solution or the last iterate). theta (ntheta values) is copied; the
@@ -187,7 +187,7 @@ size_t sla_nl_info_size(void);
  * an error: SLA_ERR_ARGUMENT, SLA_ERR_VALUE (NaN/Inf in u0, theta, or from
  * a callback at a point where F was finite), SLA_ERR_CALLBACK, SLA_ERR_NOMEM,
  * or a linear-solver set-up error other than a singular/indefinite matrix. */
-sla_status sla_nlsolver_solve(sla_ctx *ctx, sla_nlsolver *S, const double *theta, double *u,
+SLA_API sla_status sla_nlsolver_solve(sla_ctx *ctx, sla_nlsolver *S, const double *theta, double *u,
                               sla_nl_info *info);
 
 /* Implicit-function VJP at the last converged solve: with gu = dL/du
@@ -197,7 +197,7 @@ sla_status sla_nlsolver_solve(sla_ctx *ctx, sla_nlsolver *S, const double *theta
  * Errors: SLA_ERR_ARGUMENT (no converged solve, NULL gu, vjp_theta missing
  * while gtheta is requested), SLA_ERR_VALUE, SLA_ERR_CALLBACK, linear-solve
  * errors; SLA_NOT_CONVERGED when the adjoint solve missed its tolerance. */
-sla_status sla_nlsolver_solve_vjp(sla_ctx *ctx, sla_nlsolver *S, const double *gu,
+SLA_API sla_status sla_nlsolver_solve_vjp(sla_ctx *ctx, sla_nlsolver *S, const double *gu,
                                   double *gtheta, double *lambda, sla_solve_info *info);
 
 /* ---- built-in problems ---------------------------------------------- */
@@ -217,7 +217,7 @@ typedef enum sla_nl_bratu_param {
  * F_i = 4 u_i - sum_neighbours u_j - h^2 mu_i e^{u_i}. Symmetric Jacobian
  * A - h^2 diag(mu e^u); solutions exist for mu up to about 6.808 (the
  * continuous turning point). Picard linearisation: A u = h^2 mu e^u. */
-sla_status sla_nl_bratu2d(sla_ctx *ctx, sla_int N, sla_nl_bratu_param param,
+SLA_API sla_status sla_nl_bratu2d(sla_ctx *ctx, sla_int N, sla_nl_bratu_param param,
                           sla_nl_builtin **out);
 
 /* Nonlinear diffusion: -div(kappa(u) grad u) = f with kappa(u) = 1 +
@@ -225,10 +225,10 @@ sla_status sla_nl_bratu2d(sla_ctx *ctx, sla_int N, sla_nl_bratu_param param,
  * kappa at its two ends (kappa(0) = 1 at the boundary):
  * F_i = sum_edges k_ij(u) (u_i - u_j) - h^2 f_i. theta = f (ntheta = N^2).
  * The Jacobian is nonsymmetric (for u != 0). Picard: A(u) u = h^2 f. */
-sla_status sla_nl_diffusion2d(sla_ctx *ctx, sla_int N, double alpha, sla_nl_builtin **out);
+SLA_API sla_status sla_nl_diffusion2d(sla_ctx *ctx, sla_int N, double alpha, sla_nl_builtin **out);
 
-const sla_nl_problem *sla_nl_builtin_problem(const sla_nl_builtin *B);
-void sla_nl_builtin_destroy(sla_nl_builtin **B);
+SLA_API const sla_nl_problem *sla_nl_builtin_problem(const sla_nl_builtin *B);
+SLA_API void sla_nl_builtin_destroy(sla_nl_builtin **B);
 
 #ifdef __cplusplus
 }

@@ -73,13 +73,13 @@ typedef enum sla_reason {
     SLA_DIVERGED_TIME = -7         /* the time budget options.max_seconds ran out */
 } sla_reason;
 
-const char *sla_reason_name(sla_reason r);
-const char *sla_method_name(sla_method m);
-const char *sla_precond_name(sla_precond_kind p);
-const char *sla_ordering_name(sla_ordering o);
+SLA_API const char *sla_reason_name(sla_reason r);
+SLA_API const char *sla_method_name(sla_method m);
+SLA_API const char *sla_precond_name(sla_precond_kind p);
+SLA_API const char *sla_ordering_name(sla_ordering o);
 
 /* Whether a direct method's library was compiled into this build. */
-bool sla_method_available(sla_method m);
+SLA_API bool sla_method_available(sla_method m);
 
 /* ---- the method registry ------------------------------------------------
  * One table lists every method and every preconditioner once, with the
@@ -125,8 +125,8 @@ typedef struct sla_method_desc {
 /* The number of entries in the registry, and entry i (0 <= i < count;
  * NULL otherwise): methods first in sla_method order, then preconditioners
  * in sla_precond_kind order. The entries are static and never change. */
-int sla_method_count(void);
-const sla_method_desc *sla_method_at(int i);
+SLA_API int sla_method_count(void);
+SLA_API const sla_method_desc *sla_method_at(int i);
 
 /* The method (or preconditioner) named `name`, a public name or an alias
  * (what front ends translate; sla_solver_options_parse takes public names
@@ -134,8 +134,8 @@ const sla_method_desc *sla_method_at(int i);
  * An unknown name is SLA_ERR_ARGUMENT with a message naming the nearest
  * valid one ("unknown method 'cgg' (did you mean 'cg'?)"); *m is then left
  * unchanged. ctx may be NULL, as everywhere. */
-sla_status sla_method_from_name(sla_ctx *ctx, const char *name, sla_method *m);
-sla_status sla_precond_from_name(sla_ctx *ctx, const char *name, sla_precond_kind *p);
+SLA_API sla_status sla_method_from_name(sla_ctx *ctx, const char *name, sla_method *m);
+SLA_API sla_status sla_precond_from_name(sla_ctx *ctx, const char *name, sla_precond_kind *p);
 
 /* A user preconditioner z = M^-1 r (and z = M^-T r for adjoint solves of
  * nonsymmetric systems; NULL apply_transpose means M is symmetric).
@@ -248,11 +248,11 @@ typedef struct sla_solver_options {
 /* Values of sla_solver_options.equilibrate. */
 enum { SLA_EQUILIBRATE_AUTO = 0, SLA_EQUILIBRATE_ON = 1, SLA_EQUILIBRATE_OFF = 2 };
 
-void sla_solver_options_default(sla_solver_options *opts);
+SLA_API void sla_solver_options_default(sla_solver_options *opts);
 
 /* sizeof(sla_solver_options) of this build, for bindings that mirror the
  * struct or pass a block of their own to be filled. */
-size_t sla_solver_options_size(void);
+SLA_API size_t sla_solver_options_size(void);
 
 /* Parse "key=value,key=value" into opts (starting from its current
  * contents). Keys: method, precond, rtol, atol, maxiter, restart, omega,
@@ -262,7 +262,7 @@ size_t sla_solver_options_size(void);
  * ilut_droptol, ilut_fill, ilut_pivot, equilibrate (auto|on|off),
  * saamg_reuse (interpolation|full|none).
  * An unknown key or value is SLA_ERR_ARGUMENT, naming the nearest valid one. */
-sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str,
+SLA_API sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str,
                                     sla_solver_options *opts);
 
 /* The report of one solve (forward or adjoint). */
@@ -298,7 +298,7 @@ typedef struct sla_solve_info {
 
 /* sizeof(sla_solve_info) of this build, for bindings that mirror the struct
  * (the Python package checks its copy against it at import). */
-size_t sla_solve_info_size(void);
+SLA_API size_t sla_solve_info_size(void);
 
 typedef struct sla_solver sla_solver;
 
@@ -309,7 +309,7 @@ typedef struct sla_solver sla_solver;
  * Jacobi/SSOR, zero pivot in ILU(0)/IC(0)/ILUT with ilu_shift = 0),
  * SLA_ERR_NOT_SPD (IC(0) breakdown: a negative pivot),
  * SLA_ERR_NOMEM. */
-sla_status sla_solver_create(sla_ctx *ctx, const sla_matrix *A,
+SLA_API sla_status sla_solver_create(sla_ctx *ctx, const sla_matrix *A,
                              const sla_solver_options *opts,
                              sla_solver **out);
 
@@ -321,24 +321,24 @@ sla_status sla_solver_create(sla_ctx *ctx, const sla_matrix *A,
  * choice fails on the new values (a trial Cholesky meets an indefinite
  * matrix: LU), an explicit method keeps its choice; the solves' note says
  * so. */
-sla_status sla_solver_refresh(sla_ctx *ctx, sla_solver *S);
+SLA_API sla_status sla_solver_refresh(sla_ctx *ctx, sla_solver *S);
 
-void sla_solver_destroy(sla_solver **S);
+SLA_API void sla_solver_destroy(sla_solver **S);
 
 /* The method actually used (after auto dispatch) and the set-up time. */
-sla_method sla_solver_method(const sla_solver *S);
-double sla_solver_setup_seconds(const sla_solver *S);
+SLA_API sla_method sla_solver_method(const sla_solver *S);
+SLA_API double sla_solver_setup_seconds(const sla_solver *S);
 
 /* Solve A_ib X = B for nrhs right-hand sides (column-major, leading
  * dimensions ldb, ldx >= n). info receives nrhs reports (may be NULL).
  * Returns SLA_OK when every column converged, SLA_NOT_CONVERGED when some
  * did not, an error otherwise. */
-sla_status sla_solver_solve(sla_ctx *ctx, sla_solver *S, sla_int ib,
+SLA_API sla_status sla_solver_solve(sla_ctx *ctx, sla_solver *S, sla_int ib,
                             sla_int nrhs, const double *b, sla_int ldb,
                             double *x, sla_int ldx, sla_solve_info *info);
 
 /* Solve A_ib^T X = B with the transposed operator and preconditioner. */
-sla_status sla_solver_solve_transpose(sla_ctx *ctx, sla_solver *S,
+SLA_API sla_status sla_solver_solve_transpose(sla_ctx *ctx, sla_solver *S,
                                       sla_int ib, sla_int nrhs,
                                       const double *b, sla_int ldb,
                                       double *x, sla_int ldx,
@@ -350,7 +350,7 @@ sla_status sla_solver_solve_transpose(sla_ctx *ctx, sla_solver *S,
  * X[col_k, r] over the stored entries (nnz values, overwritten; may be
  * NULL). Extra memory O(n + nnz), whatever the iteration count.
  * info receives nrhs adjoint reports. */
-sla_status sla_solver_solve_vjp(sla_ctx *ctx, sla_solver *S, sla_int ib,
+SLA_API sla_status sla_solver_solve_vjp(sla_ctx *ctx, sla_solver *S, sla_int ib,
                                 sla_int nrhs, const double *x, sla_int ldx,
                                 const double *gx, sla_int ldgx, double *gb,
                                 sla_int ldgb, double *gA,
@@ -358,12 +358,12 @@ sla_status sla_solver_solve_vjp(sla_ctx *ctx, sla_solver *S, sla_int ib,
 
 /* Batched: one right-hand side per value array, b and x [nbatch][n],
  * info [nbatch]. The batch runs in parallel over the context's threads. */
-sla_status sla_solver_solve_batch(sla_ctx *ctx, sla_solver *S,
+SLA_API sla_status sla_solver_solve_batch(sla_ctx *ctx, sla_solver *S,
                                   const double *b, double *x,
                                   sla_solve_info *info);
 
 /* Batched VJP: x, gx, gb [nbatch][n]; gA [nbatch][nnz]. */
-sla_status sla_solver_solve_batch_vjp(sla_ctx *ctx, sla_solver *S,
+SLA_API sla_status sla_solver_solve_batch_vjp(sla_ctx *ctx, sla_solver *S,
                                       const double *x, const double *gx,
                                       double *gb, double *gA,
                                       sla_solve_info *info);
@@ -373,12 +373,12 @@ sla_status sla_solver_solve_batch_vjp(sla_ctx *ctx, sla_solver *S,
  * solver i's matrix. Runs in parallel over the context's threads (a list
  * that names one solver more than once runs one item at a time: one
  * solver object never solves twice at once; see README "Thread safety"). */
-sla_status sla_solve_list(sla_ctx *ctx, sla_int count,
+SLA_API sla_status sla_solve_list(sla_ctx *ctx, sla_int count,
                           sla_solver *const *solvers,
                           const double *const *b, double *const *x,
                           sla_solve_info *info);
 
-sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count,
+SLA_API sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count,
                               sla_solver *const *solvers,
                               const double *const *x,
                               const double *const *gx, double *const *gb,
@@ -389,7 +389,7 @@ sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count,
  * functions, which is included at the end of this header. */
 
 /* One-shot: create a solver, solve A_0 x = b, destroy it. */
-sla_status sla_solve(sla_ctx *ctx, const sla_matrix *A,
+SLA_API sla_status sla_solve(sla_ctx *ctx, const sla_matrix *A,
                      const sla_solver_options *opts, const double *b,
                      double *x, sla_solve_info *info);
 

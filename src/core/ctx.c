@@ -22,7 +22,7 @@ static void c_free(void *p, void *user)
 
 static const sla_allocator c_allocator = {c_malloc, c_free, NULL};
 
-const char *sla_version(void) { return "0.1.0"; }
+const char *sla_version(void) { return SLA_VERSION_STRING; }
 
 const char *sla_status_name(sla_status s)
 {
