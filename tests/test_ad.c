@@ -245,7 +245,7 @@ static void test_multi_and_batch_vjp(void)
     sla_solver *SL[1] = {S};
     const double *xl[1] = {x}, *gl[1] = {g};
     double *gbl[1] = {gb}, *gAl[1] = {gA};
-    CHECK_OK(ctx, sla_solve_list_vjp(ctx, 1, SL, xl, gl, gbl, gAl, info));
+    CHECK_OK(ctx, sla_solver_solve_list_vjp(ctx, 1, SL, xl, gl, gbl, gAl, info));
     CHECK_OK(ctx, sla_solver_solve_vjp(ctx, S, 0, 1, x, n, g, n, gb1, n, g1, NULL));
     CHECK(tu_reldiff(nnz, gA, g1) < 1e-14);
     sla_solver_destroy(&S);

@@ -376,7 +376,7 @@ static void test_batch_and_list(void)
     }
     for (int nt = 1; nt <= 2; nt++) {
         sla_ctx_set_threads(ctx, nt);
-        CHECK_OK(ctx, sla_solve_list(ctx, 3, SL, (const double *const *)bl, xl, info));
+        CHECK_OK(ctx, sla_solver_solve_list(ctx, 3, SL, (const double *const *)bl, xl, info));
         for (int i = 0; i < 3; i++) {
             sla_int m = sla_matrix_nrows(L[i]);
             double *ref = malloc((size_t)m * sizeof *ref);
@@ -389,7 +389,7 @@ static void test_batch_and_list(void)
     sla_ctx_set_threads(ctx, 0);
     /* an error inside a list names the item */
     bl[1][3] = NAN;
-    CHECK_ERR(ctx, sla_solve_list(ctx, 3, SL, (const double *const *)bl, xl, info), SLA_ERR_VALUE,
+    CHECK_ERR(ctx, sla_solver_solve_list(ctx, 3, SL, (const double *const *)bl, xl, info), SLA_ERR_VALUE,
               "item 1");
     for (int i = 0; i < 3; i++) {
         sla_solver_destroy(&SL[i]);

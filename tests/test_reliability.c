@@ -165,8 +165,8 @@ static sla_status sc_solver(sla_ctx *c, const void *arg)
     double *xl[2] = {x, x + n};
     const double *xc[2] = {x, x + n};
     double *gbl[2] = {gb, gb + n}, *gAl[2] = {g, g + nnz};
-    TRY(sla_solve_list(c, 2, L, bl, xl, NULL));
-    TRY(sla_solve_list_vjp(c, 2, L, xc, bl, gbl, gAl, NULL));
+    TRY(sla_solver_solve_list(c, 2, L, bl, xl, NULL));
+    TRY(sla_solver_solve_list_vjp(c, 2, L, xc, bl, gbl, gAl, NULL));
     TRY(sla_solve(c, A, &o, b, x, NULL));
 done:
     sla_solver_destroy(&S);

@@ -1,7 +1,7 @@
 /* cli.h — what the command files of the `sla` tool share (tools/cli_util.c):
  * the command table's entry points and help texts, the option parser
  * (`optdef`, command_args), reading matrices and vectors, JSON report
- * helpers, the one "did you mean" matcher of tools/ (cli_nearest), and
+ * helpers, "did you mean" through the library (cli_nearest), and
  * the translation of solver flags into the library's option strings
  * (cli_solver_flag), so that names and ranges are checked by the library.
  * Part of the CLI, not the library. Needs _POSIX_C_SOURCE defined before
@@ -39,10 +39,10 @@ int lib_fail(sla_ctx *ctx, sla_status st, const char *what);
 /* calloc, at least one element; NULL with a message when out of memory. */
 void *xcalloc(size_t count, size_t size);
 
-/* The name in names[0..count) nearest to word (edit distance), the first
- * of equals; NULL when count is 0. The only "did you mean" matcher of the
- * CLI (the library has its own for its option strings). */
-const char *cli_nearest(const char *word, const char *const *names, int count);
+/* The name in names[0..count) nearest to word by the library's matcher
+ * (sla_nearest_name, the one of C, CLI and Python), or `none` when no name
+ * is close. */
+const char *cli_nearest(const char *word, const char *const *names, int count, const char *none);
 
 /* The index of s in names[0..count), or -1 with the message "OPT: unknown
  * value 'S' (did you mean N?)" ("unknown kind" when opt is not a flag). */

@@ -1,7 +1,7 @@
 /* cli_output.h — how the command-line tool writes its output files.
  * Part of the CLI, not the library.
  *
- * The guarantees (README, "Output files"):
+ * The guarantees (docs/cli.md, "Output files"):
  *   - every output name is checked before any work: no control characters,
  *     an existing folder that we may write, not a directory, not one of the
  *     command's input files, not the same file as another output (compared

@@ -1,7 +1,7 @@
 /* cli_util.c — the helpers every command of the `sla` tool shares: the
  * option parser (optdef, parse_args, command_args), reporting a failed
  * library call, reading matrices and dense arrays, JSON report pieces, the
- * one "did you mean" matcher of tools/ (cli_nearest), and cli_solver_flag,
+ * "did you mean" through the library's matcher (cli_nearest), and cli_solver_flag,
  * which hands a solver flag to the library's option parser so that the
  * library checks names and ranges. Part of the CLI, not the library. */
 #define _POSIX_C_SOURCE 200809L
@@ -40,41 +40,12 @@ void *xcalloc(size_t count, size_t size)
     return p;
 }
 
-static size_t edit_distance(const char *a, const char *b)
+/* The library's matcher (sla_nearest_name: an abbreviation, or a close
+ * edit distance), with a fallback when nothing is close. */
+const char *cli_nearest(const char *word, const char *const *names, int count, const char *none)
 {
-    size_t la = strlen(a), lb = strlen(b);
-    size_t *row = calloc(lb + 1, sizeof *row);
-    if (!row) return (size_t)-1;
-    for (size_t j = 0; j <= lb; j++) row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] == b[j - 1] ? 0 : 1);
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    size_t d = row[lb];
-    free(row);
-    return d;
-}
-
-const char *cli_nearest(const char *word, const char *const *names, int count)
-{
-    const char *best = NULL;
-    size_t bestd = (size_t)-1;
-    for (int i = 0; i < count; i++) {
-        size_t d = edit_distance(word, names[i]);
-        if (d < bestd) {
-            bestd = d;
-            best = names[i];
-        }
-    }
-    return best;
+    const char *near = sla_nearest_name(word, names, (size_t)count);
+    return near ? near : none;
 }
 
 /* A number as JSON (null when not finite). */
@@ -153,8 +124,8 @@ int parse_args(const char *cmd, int argc, char **argv, int start, optdef *defs,
             const char *names[64];
             int nn = 0;
             for (int k = 0; k < ndefs && nn < 64; k++) names[nn++] = defs[k].name;
-            const char *near = cli_nearest(name, names, nn);
-            err("%s: unknown option '%s' (did you mean %s?)", cmd, name, near ? near : "--help");
+            err("%s: unknown option '%s' (did you mean %s?)", cmd, name,
+                cli_nearest(name, names, nn, "--help"));
             return EXIT_BAD;
         }
         if (d->has_arg) {
@@ -300,8 +271,17 @@ int lookup_name(const char *opt, const char *s, const char *const *names, int co
 {
     for (int i = 0; i < count; i++)
         if (strcmp(s, names[i]) == 0) return i;
-    err("%s: unknown %s '%s' (did you mean %s?)", opt, opt[0] == '-' ? "value" : "kind", s,
-        cli_nearest(s, names, count));
+    const char *near = cli_nearest(s, names, count, NULL);
+    if (near) {
+        err("%s: unknown %s '%s' (did you mean %s?)", opt, opt[0] == '-' ? "value" : "kind", s, near);
+    } else {
+        char list[512];
+        size_t at = 0;
+        list[0] = '\0';
+        for (int i = 0; i < count && at < sizeof list; i++)
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "", names[i]);
+        err("%s: unknown %s '%s' (one of %s)", opt, opt[0] == '-' ? "value" : "kind", s, list);
+    }
     return -1;
 }
 

@@ -49,7 +49,7 @@ static const char main_help[] =
     "\n"
     "Exit status: 0 success, 2 bad input, 3 not converged, 1 other failure.\n"
     "Output files are checked before any work and written only on success,\n"
-    "all or none, each replaced atomically; see README, \"Output files\".\n";
+    "all or none, each replaced atomically; see docs/cli.md, \"Output files\".\n";
 
 /* The commands, in the order "did you mean" prefers among equals. "help"
  * has no function: `sla help CMD` prints CMD's help. */
@@ -103,7 +103,7 @@ int main(int argc, char **argv)
         const char *names[N_COMMANDS];
         for (int i = 0; i < N_COMMANDS; i++) names[i] = commands[i].name;
         err("unknown command '%s' (did you mean %s?); see 'sla --help'", cmd,
-            cli_nearest(cmd, names, N_COMMANDS));
+            cli_nearest(cmd, names, N_COMMANDS, "--help"));
     }
     return EXIT_BAD;
 }

@@ -63,7 +63,7 @@ typedef struct sla_dist_matrix sla_dist_matrix;
  * Errors (on every rank): SLA_ERR_ARGUMENT, SLA_ERR_DIMENSION (a rank with
  * no rows), SLA_ERR_INDEX (naming the rank, row and entry), SLA_ERR_VALUE,
  * SLA_ERR_TOO_LARGE (more than 2^31-1 local rows or ghosts), SLA_ERR_NOMEM,
- * SLA_ERR_IO (an MPI call failed). */
+ * SLA_ERR_COMM (an MPI call failed). */
 SLA_API sla_status sla_dist_matrix_create(sla_ctx *ctx, MPI_Comm comm, sla_int nlocal,
                                   const sla_int *rowptr, const sla_int *colind,
                                   const double *vals, sla_dist_matrix **out);
@@ -222,7 +222,7 @@ SLA_API sla_status sla_dist_matrix_save(sla_ctx *ctx, const sla_dist_matrix *D, 
 /* Load a saved matrix onto the ranks of comm, whose number may differ from
  * the number that saved it: the rows are redistributed in contiguous
  * blocks of the saved numbering; original row indices are kept. Errors:
- * SLA_ERR_IO, SLA_ERR_FORMAT (naming the file), the errors of
+ * SLA_ERR_IO, SLA_ERR_FORMAT (naming the file), SLA_ERR_COMM (MPI), the errors of
  * sla_dist_matrix_create. */
 SLA_API sla_status sla_dist_matrix_load(sla_ctx *ctx, MPI_Comm comm, const char *prefix,
                                 sla_dist_matrix **out);
@@ -234,7 +234,7 @@ SLA_API sla_status sla_dist_matrix_load(sla_ctx *ctx, MPI_Comm comm, const char 
  * first onto the least loaded rank). Each rank receives *local_count
  * matrices (*local, an array of them, allocated with ctx's allocator) and
  * *index (their positions in the root's list). Free with
- * sla_dist_list_free. Errors as sla_matrix_from_csr, SLA_ERR_IO (MPI). */
+ * sla_dist_list_free. Errors as sla_matrix_from_csr, SLA_ERR_COMM (MPI). */
 SLA_API sla_status sla_dist_list_scatter(sla_ctx *ctx, MPI_Comm comm, int root, sla_int count,
                                  const sla_matrix *const *mats, sla_int *local_count,
                                  sla_matrix ***local, sla_int **index);
@@ -252,7 +252,7 @@ typedef struct sla_dist_list_summary {
     double seconds;           /* wall time of the slowest rank */
 } sla_dist_list_summary;
 
-/* Solve every rank's local list (sla_solve_list: the items run in parallel
+/* Solve every rank's local list (sla_solver_solve_list: the items run in parallel
  * over the context's threads) in one collective call; info (local_count
  * entries, may be NULL) receives the local reports and summary (may be
  * NULL) the global ones. Returns the same status on every rank: an error
@@ -263,7 +263,7 @@ SLA_API sla_status sla_dist_solve_list(sla_ctx *ctx, MPI_Comm comm, sla_int loca
                                double *const *x, sla_solve_info *info,
                                sla_dist_list_summary *summary);
 
-/* The VJPs of the same list (sla_solve_list_vjp per rank), collectively. */
+/* The VJPs of the same list (sla_solver_solve_list_vjp per rank), collectively. */
 SLA_API sla_status sla_dist_solve_list_vjp(sla_ctx *ctx, MPI_Comm comm, sla_int local_count,
                                    sla_solver *const *solvers, const double *const *x,
                                    const double *const *gx, double *const *gb,

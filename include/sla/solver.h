@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 typedef enum sla_method {
-    SLA_METHOD_AUTO = 0, /* chosen from structure and the symbolic analysis; see README */
+    SLA_METHOD_AUTO = 0, /* chosen from structure and the symbolic analysis; see docs/dispatch.md */
     SLA_METHOD_CG,
     SLA_METHOD_BICGSTAB,
     SLA_METHOD_GMRES,
@@ -38,7 +38,7 @@ typedef enum sla_method {
 
 /* Fill-reducing ordering for the direct methods. */
 typedef enum sla_ordering {
-    SLA_ORDER_AUTO = 0, /* the backend's choice, tuned per method (see README) */
+    SLA_ORDER_AUTO = 0, /* the backend's choice, tuned per method (see docs/direct.md) */
     SLA_ORDER_AMD,      /* approximate minimum degree (COLAMD for unsymmetric LU) */
     SLA_ORDER_METIS,    /* nested dissection by METIS */
     SLA_ORDER_NATURAL   /* no reordering */
@@ -153,7 +153,7 @@ typedef int (*sla_monitor_fn)(void *user, sla_int iteration,
                               double rel_residual);
 
 /* BoomerAMG settings (hypre's numbering); defaults tuned on 2D/3D Poisson
- * and anisotropic diffusion on this machine class (see README). */
+ * and anisotropic diffusion on this machine class (see docs/dispatch.md). */
 typedef struct sla_amg_options {
     double strong_threshold;  /* strength of connection; default 0.25 */
     int coarsen_type;         /* default 10 (HMIS) */
@@ -372,17 +372,26 @@ SLA_API sla_status sla_solver_solve_batch_vjp(sla_ctx *ctx, sla_solver *S,
  * graphs), each with one right-hand side: b[i], x[i] have the size of
  * solver i's matrix. Runs in parallel over the context's threads (a list
  * that names one solver more than once runs one item at a time: one
- * solver object never solves twice at once; see README "Thread safety"). */
-SLA_API sla_status sla_solve_list(sla_ctx *ctx, sla_int count,
-                          sla_solver *const *solvers,
-                          const double *const *b, double *const *x,
-                          sla_solve_info *info);
+ * solver object never solves twice at once; see docs/reliability.md,
+ * "Thread safety"). */
+SLA_API sla_status sla_solver_solve_list(sla_ctx *ctx, sla_int count,
+                                         sla_solver *const *solvers,
+                                         const double *const *b, double *const *x,
+                                         sla_solve_info *info);
 
-SLA_API sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count,
-                              sla_solver *const *solvers,
-                              const double *const *x,
-                              const double *const *gx, double *const *gb,
-                              double *const *gA, sla_solve_info *info);
+/* The VJPs of the same list: x[i], gx[i] in, gb[i], gA[i] out. */
+SLA_API sla_status sla_solver_solve_list_vjp(sla_ctx *ctx, sla_int count,
+                                             sla_solver *const *solvers,
+                                             const double *const *x,
+                                             const double *const *gx, double *const *gb,
+                                             double *const *gA, sla_solve_info *info);
+
+/* Earlier spellings of the two above, kept as conveniences. */
+SLA_API sla_status sla_solve_list(sla_ctx *ctx, sla_int count, sla_solver *const *solvers,
+                                  const double *const *b, double *const *x, sla_solve_info *info);
+SLA_API sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count, sla_solver *const *solvers,
+                                      const double *const *x, const double *const *gx,
+                                      double *const *gb, double *const *gA, sla_solve_info *info);
 
 /* sla_solver_logdet, sla_solver_logdet_vjp (and the deprecated
  * sla_solver_logdet_grad): declared in eig.h with the other logdet

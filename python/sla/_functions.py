@@ -185,7 +185,7 @@ def _ptr_array(tensors):
 
 
 class ListSolveFn(torch.autograd.Function):
-    """x_i = A_i^-1 b_i for matrices with different patterns (sla_solve_list)."""
+    """x_i = A_i^-1 b_i for matrices with different patterns (sla_solver_solve_list)."""
 
     @staticmethod
     def forward(ctx, solvers, box, *tensors):
@@ -198,7 +198,7 @@ class ListSolveFn(torch.autograd.Function):
             for s, v in zip(solvers, values):
                 s.prepare(v)
             sp = (ctypes.c_void_p * max(N, 1))(*[s.ptr.value for s in solvers])
-            st = L.check(L.sla_solve_list(L.ctx(), N, sp, _ptr_array(bs), _ptr_array(xs),
+            st = L.check(L.sla_solver_solve_list(L.ctx(), N, sp, _ptr_array(bs), _ptr_array(xs),
                                           _info_at(infos, 0)),
                          "list solve")
         finally:
@@ -230,7 +230,7 @@ class ListSolveFn(torch.autograd.Function):
             for s, v in zip(solvers, values):
                 s.prepare(v)
             sp = (ctypes.c_void_p * max(N, 1))(*[s.ptr.value for s in solvers])
-            st = L.check(L.sla_solve_list_vjp(L.ctx(), N, sp, _ptr_array(xs), _ptr_array(gxs),
+            st = L.check(L.sla_solver_solve_list_vjp(L.ctx(), N, sp, _ptr_array(xs), _ptr_array(gxs),
                                               _ptr_array(gbs), _ptr_array(gAs),
                                               _info_at(infos, 0)),
                          "list solve backward")

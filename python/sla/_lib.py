@@ -226,8 +226,8 @@ sla_solver_solve_vjp = _proto("sla_solver_solve_vjp", c_int, P, P, c_int64, c_in
 sla_solver_solve_batch = _proto("sla_solver_solve_batch", c_int, P, P, PTR, PTR, INFO_P)
 sla_solver_solve_batch_vjp = _proto("sla_solver_solve_batch_vjp", c_int, P, P, PTR, PTR, PTR, PTR,
                                     INFO_P)
-sla_solve_list = _proto("sla_solve_list", c_int, P, c_int64, P, P, P, INFO_P)
-sla_solve_list_vjp = _proto("sla_solve_list_vjp", c_int, P, c_int64, P, P, P, P, P, INFO_P)
+sla_solver_solve_list = _proto("sla_solver_solve_list", c_int, P, c_int64, P, P, P, INFO_P)
+sla_solver_solve_list_vjp = _proto("sla_solver_solve_list_vjp", c_int, P, c_int64, P, P, P, P, P, INFO_P)
 sla_solver_logdet = _proto("sla_solver_logdet", c_int, P, P, c_int64, ctypes.POINTER(c_double),
                            ctypes.POINTER(c_double))
 sla_reason_name = _proto("sla_reason_name", c_char_p, c_int)

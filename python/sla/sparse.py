@@ -103,7 +103,7 @@ class SparseTensor:
     checks it against the current indices (O(nnz), see sla._core), so
     indices rewritten in place (even through a numpy view) are followed.
     A matrix without stored entries is the zero matrix; a 0-size batch
-    gives empty results (see the README's "Degenerate sizes").
+    gives empty results (see docs/python.md, "Degenerate sizes").
     """
 
     def __init__(self, values, row, col, shape):
@@ -495,8 +495,8 @@ class SparseTensor:
 
 class SparseTensorList:
     """Matrices with different patterns (a batch of graphs or meshes),
-    solved together by sla_solve_list (in parallel over the C context's
-    threads), with gradients through sla_solve_list_vjp."""
+    solved together by sla_solver_solve_list (in parallel over the C context's
+    threads), with gradients through sla_solver_solve_list_vjp."""
 
     def __init__(self, tensors):
         self.tensors = list(tensors)

@@ -167,4 +167,10 @@ void sla__blas_threads_restore(int blas_threads);
 /* Bytes of memory available now (MemAvailable on Linux), or 0 if unknown. */
 double sla__available_memory(void);
 
+/* " (did you mean 'x'?)" for the unknown s[0..len) among names, into buf
+ * (names.c, with sla_nearest_name); when none is close: " (one of a, b,
+ * ...)" if list, else "". Returns buf. */
+const char *sla__suggest(char *buf, size_t size, const char *s, size_t len,
+                         const char *const *names, int count, bool list);
+
 #endif

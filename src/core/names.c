@@ -8,6 +8,7 @@
  */
 #include "internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define NAME_MAX_LEN 60
@@ -54,4 +55,28 @@ const char *sla_nearest_name(const char *name, const char *const *candidates, si
         }
     }
     return pick;
+}
+
+/* " (did you mean 'x'?)" for the unknown s[0..len) among names, into buf;
+ * when none is close: " (one of a, b, ...)" if list, else "". */
+const char *sla__suggest(char *buf, size_t size, const char *s, size_t len,
+                         const char *const *names, int count, bool list)
+{
+    char word[64];
+    const char *near = NULL;
+    if (len < sizeof word) {
+        memcpy(word, s, len);
+        word[len] = '\0';
+        near = sla_nearest_name(word, names, (size_t)count);
+    }
+    buf[0] = '\0';
+    if (near) {
+        snprintf(buf, size, " (did you mean '%s'?)", near);
+    } else if (list) {
+        size_t at = (size_t)snprintf(buf, size, " (one of");
+        for (int i = 0; i < count && at < size; i++)
+            at += (size_t)snprintf(buf + at, size - at, "%s %s", i ? "," : "", names[i]);
+        if (at < size) snprintf(buf + at, size - at, ")");
+    }
+    return buf;
 }

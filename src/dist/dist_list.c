@@ -235,8 +235,8 @@ static sla_status run_list(sla_ctx *ctx, MPI_Comm comm, sla_int count, sla_solve
     double t0 = MPI_Wtime();
     if (count > 0) {
         memset(inf, 0, (size_t)count * sizeof *inf);
-        st = vjp ? sla_solve_list_vjp(ctx, count, solvers, in1, in2, out1, out2, inf)
-                 : sla_solve_list(ctx, count, solvers, in1, out1, inf);
+        st = vjp ? sla_solver_solve_list_vjp(ctx, count, solvers, in1, in2, out1, out2, inf)
+                 : sla_solver_solve_list(ctx, count, solvers, in1, out1, inf);
     }
     st = finish_list(ctx, comm, st, count, inf, MPI_Wtime() - t0, summary);
     if (inf != info) sla__free(&a, inf);

@@ -18,41 +18,6 @@
 
 /* ---- nearest name (for "did you mean") -------------------------------------- */
 
-/* integrator: replace by sla_nearest_name */
-static size_t edit_distance(const char *a, size_t la, const char *b)
-{
-    size_t lb = strlen(b), row[65];
-    if (la > 64 || lb > 64) return (size_t)-1;
-    for (size_t j = 0; j <= lb; j++) row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
-/* integrator: replace by sla_nearest_name */
-static const char *nearest_name(const char *s, size_t len, const char *const *names, size_t count)
-{
-    const char *pick = count ? names[0] : "";
-    size_t best = (size_t)-1;
-    for (size_t i = 0; i < count; i++) {
-        size_t d = edit_distance(s, len, names[i]);
-        if (d < best) {
-            best = d;
-            pick = names[i];
-        }
-    }
-    return pick;
-}
-
 /* Index of s[0..len) in names (exact, or ignoring ASCII case), -1 if none. */
 static int find_name(const char *s, size_t len, const char *const *names, size_t count, bool nocase)
 {
@@ -204,8 +169,9 @@ static sla_status parse_pairs(sla_ctx *ctx, const char *str, pair_fn f, void *op
 
 static sla_status unknown_key(sla_ctx *ctx, const char *k, size_t kl, const char *const *keys, size_t count)
 {
-    return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown option '%.*s' (did you mean '%s'?)", (int)kl, k,
-                      nearest_name(k, kl, keys, count));
+    char hint[512];
+    return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown option '%.*s'%s", (int)kl, k,
+                      sla__suggest(hint, sizeof hint, k, kl, keys, (int)count, true));
 }
 
 /* ---- eigsh -------------------------------------------------------------------- */
@@ -245,11 +211,12 @@ static sla_status eigsh_pair(sla_ctx *ctx, const char *k, size_t kl, const char 
         const char *names[COUNT(ms)];
         for (size_t i = 0; i < COUNT(ms); i++) names[i] = sla_method_name(ms[i]);
         int m = find_name(v, vl, names, COUNT(ms), false);
-        if (m < 0)
+        if (m < 0) {
+            char hint[512];
             return sla__error(ctx, SLA_ERR_ARGUMENT,
-                              "option factor_method: unknown method '%.*s' (did you mean '%s'? auto or a "
-                              "direct method)",
-                              (int)vl, v, nearest_name(v, vl, names, COUNT(ms)));
+                              "option factor_method: unknown method '%.*s'%s (auto or a direct method)",
+                              (int)vl, v, sla__suggest(hint, sizeof hint, v, vl, names, (int)COUNT(ms), false));
+        }
         o->factor_method = ms[m];
         break;
     }

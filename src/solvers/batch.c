@@ -121,26 +121,39 @@ static sla_status list_has_repeats(sla_ctx *ctx, sla_int count, sla_solver *cons
     return SLA_OK;
 }
 
-sla_status sla_solve_list(sla_ctx *ctx, sla_int count, sla_solver *const *solvers,
+sla_status sla_solver_solve_list(sla_ctx *ctx, sla_int count, sla_solver *const *solvers,
                           const double *const *b, double *const *x, sla_solve_info *info)
 {
     if (count < 0 || (count > 0 && (!solvers || !b || !x)))
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solve_list: NULL argument or negative count");
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_solve_list: NULL argument or negative count");
     batch_job J = {.list = solvers, .bl = b, .xl = x, .info = info};
     bool rep;
     sla_status st = list_has_repeats(ctx, count, solvers, &rep);
     return st ? st : sla__run_items_mode(ctx, count, list_solve_item, &J, rep);
 }
 
-sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count, sla_solver *const *solvers,
+sla_status sla_solver_solve_list_vjp(sla_ctx *ctx, sla_int count, sla_solver *const *solvers,
                               const double *const *x, const double *const *gx,
                               double *const *gb, double *const *gA, sla_solve_info *info)
 {
     if (count < 0 || (count > 0 && (!solvers || !x || !gx)))
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solve_list_vjp: NULL argument or negative count");
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_solve_list_vjp: NULL argument or negative count");
     batch_job J = {.list = solvers, .xinl = x, .gxl = gx, .gbl = gb, .gAl = gA, .info = info};
     bool rep;
     sla_status st = list_has_repeats(ctx, count, solvers, &rep);
     return st ? st : sla__run_items_mode(ctx, count, list_vjp_item, &J, rep);
 }
 
+/* The earlier spellings, kept as conveniences. */
+sla_status sla_solve_list(sla_ctx *ctx, sla_int count, sla_solver *const *solvers,
+                          const double *const *b, double *const *x, sla_solve_info *info)
+{
+    return sla_solver_solve_list(ctx, count, solvers, b, x, info);
+}
+
+sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count, sla_solver *const *solvers,
+                              const double *const *x, const double *const *gx,
+                              double *const *gb, double *const *gA, sla_solve_info *info)
+{
+    return sla_solver_solve_list_vjp(ctx, count, solvers, x, gx, gb, gA, info);
+}

@@ -76,7 +76,7 @@ void sla__pc_destroy(sla__pc **pc);
 sla_status sla__ssor_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double omega, sla__pc *pc);
 sla_status sla__ic0_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *pc);
 sla_status sla__ilu0_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *pc);
-/* ILUT(droptol, fill) with threshold column pivoting (precond_fact.c);
+/* ILUT(droptol, fill) with threshold column pivoting (precond_ilut.c);
  * see sla_solver_options' ilut_* fields. */
 sla_status sla__ilut_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double droptol,
                            double fill, double pivot, sla__pc *pc);

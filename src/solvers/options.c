@@ -88,30 +88,6 @@ const char *sla_reason_name(sla_reason r)
     return "unknown";
 }
 
-/* " (did you mean 'x'?)" for the unknown s[0..len) among names, into buf;
- * when none is close: " (one of a, b, ...)" if list, else "". */
-static const char *suggest(char *buf, size_t size, const char *s, size_t len,
-                           const char *const *names, int count, bool list)
-{
-    char word[64];
-    const char *near = NULL;
-    if (len < sizeof word) {
-        memcpy(word, s, len);
-        word[len] = '\0';
-        near = sla_nearest_name(word, names, (size_t)count);
-    }
-    buf[0] = '\0';
-    if (near) {
-        snprintf(buf, size, " (did you mean '%s'?)", near);
-    } else if (list) {
-        size_t at = (size_t)snprintf(buf, size, " (one of");
-        for (int i = 0; i < count && at < size; i++)
-            at += (size_t)snprintf(buf + at, size - at, "%s %s", i ? "," : "", names[i]);
-        if (at < size) snprintf(buf + at, size - at, ")");
-    }
-    return buf;
-}
-
 static int lookup(const char *s, size_t len, const char *const *names, int count)
 {
     for (int i = 0; i < count; i++)
@@ -156,7 +132,7 @@ static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char 
     int key = lookup(k, kl, keys, COUNT(keys));
     if (key < 0)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown option '%.*s'%s", (int)kl, k,
-                          suggest(hint, sizeof hint, k, kl, keys, COUNT(keys), true));
+                          sla__suggest(hint, sizeof hint, k, kl, keys, COUNT(keys), true));
     double d = 0.0;
     sla_status st = SLA_OK;
     switch (key) {
@@ -198,7 +174,7 @@ static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char 
         int q = lookup(v, vl, ordering_names, COUNT(ordering_names));
         if (q < 0)
             return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown ordering '%.*s'%s", (int)vl, v,
-                              suggest(hint, sizeof hint, v, vl, ordering_names,
+                              sla__suggest(hint, sizeof hint, v, vl, ordering_names,
                                       COUNT(ordering_names), true));
         o->ordering = (sla_ordering)q;
         return SLA_OK;
@@ -248,7 +224,7 @@ static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char 
         int r = lookup(v, vl, reuse_names, 3);
         if (r < 0)
             return sla__error(ctx, SLA_ERR_ARGUMENT, "option saamg_reuse: interpolation, full or none%s",
-                              suggest(hint, sizeof hint, v, vl, reuse_names, 3, false));
+                              sla__suggest(hint, sizeof hint, v, vl, reuse_names, 3, false));
         o->saamg_reuse = r;
         break;
     }

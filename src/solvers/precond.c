@@ -1,5 +1,6 @@
 /* Preconditioner set-up and dispatch; Jacobi and the user callback live
- * here, the factorized ones (SSOR, IC(0), ILU(0), ILUT) in precond_fact.c, AMG in precond_amg.c. */
+ * here, the factorized ones in precond_fact.c (SSOR, IC(0), ILU(0)) and precond_ilut.c (ILUT), AMG
+ * in src/backends/hypre_amg.c (hypre) and precond_saamg.c (sla's own). */
 #include "krylov.h"
 
 #include <math.h>

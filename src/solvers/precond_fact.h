@@ -30,7 +30,7 @@ typedef struct fact {
 } fact;
 
 /* The pivot rule (see the top of precond_fact.c), measured on the zero-diagonal
- * matrices of tests/data (README, "Zero pivots"). PIVOT_TINY: a larger
+ * matrices of tests/data (docs/krylov.md, "Zero pivots"). PIVOT_TINY: a larger
  * threshold also replaces small pivots that are right (fs_183_6 with ILU(0):
  * 7 GMRES iterations at 1e-12, 32 at 1e-3). PIVOT_SHIFT: ILU(0) on west0067
  * converges in 133 GMRES iterations with 1e-1 and diverges with 1e-3 or
