@@ -70,6 +70,23 @@ grep -q "missing.mtx" "$tmp/e.err" || fail "missing file: no message ($(cat "$tm
 $MPIEXEC --oversubscribe -n 2 "$SLA" solve "$tmp/P.mtx" --method cholesky > /dev/null 2> "$tmp/e.err"
 rc=$?
 [ $rc = 2 ] || fail "cholesky: exit $rc"
+# the refusal names the method and what runs distributed (from the registry)
+grep -q "cholesky" "$tmp/e.err" && grep -q "distributed methods: .*cg" "$tmp/e.err" ||
+  fail "cholesky: unclear message ($(cat "$tmp/e.err"))"
+$MPIEXEC --oversubscribe -n 2 "$SLA" solve "$tmp/P.mtx" --precond saamg > /dev/null 2> "$tmp/e.err"
+rc=$?
+[ $rc = 2 ] || fail "precond saamg: exit $rc"
+grep -q "saamg" "$tmp/e.err" && grep -q "distributed preconditioners: .*jacobi" "$tmp/e.err" ||
+  fail "precond saamg: unclear message ($(cat "$tmp/e.err"))"
+# names and ranges are the library's (sla_solver_options_parse), as in the serial CLI
+$MPIEXEC --oversubscribe -n 2 "$SLA" solve "$tmp/P.mtx" --method cgg > /dev/null 2> "$tmp/e.err"
+rc=$?
+[ $rc = 2 ] || fail "--method cgg: exit $rc"
+grep -q "did you mean 'cg'" "$tmp/e.err" || fail "--method cgg: no suggestion ($(cat "$tmp/e.err"))"
+[ "$(grep -c "cgg" "$tmp/e.err")" = 1 ] || fail "--method cgg: not reported once ($(cat "$tmp/e.err"))"
+$MPIEXEC --oversubscribe -n 2 "$SLA" solve "$tmp/P.mtx" --rtol -1 > /dev/null 2> "$tmp/e.err"
+rc=$?
+[ $rc = 2 ] || fail "--rtol -1: exit $rc"
 # issue 21: a bad --grad-A is refused before any work, on every rank, and
 # the files before it keep their contents; --out = the matrix is refused
 echo PRECIOUS > "$tmp/keep.mtx"

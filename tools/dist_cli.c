@@ -2,21 +2,25 @@
  * partitions and distributes them, every rank solves its part with the
  * distributed Krylov solver, rank 0 gathers and writes global files and
  * prints the same report as the serial command (JSON with "ranks": P).
- * Part of the CLI, not the library. */
+ * The solver flags go through the library's option parser as in
+ * cmd_solve.c; the method registry (sla_method_at) says which methods and
+ * preconditioners the distributed layer runs. Part of the CLI, not the
+ * library. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <sla.h>
 #include <sla/dist.h>
 
-#include "cli_output.h"
+#include "cli.h"
 #include "dist_cli.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-enum { X_OK = 0, X_INTERNAL = 1, X_BAD = 2, X_NOCONV = 3 };
 
 int sla_cli_dist_wanted(int argc, char **argv)
 {
@@ -33,83 +37,145 @@ typedef struct {
     int threads;
 } dargs;
 
-static int bad(int rank, const char *fmt, const char *a)
+/* The solver flags of the distributed `sla solve` and the library option
+ * each one sets: the same path as cmd_solve.c (cli_solver_flags ->
+ * sla_solver_options_parse), so names and ranges are the library's. */
+static const cli_flag_key dist_flags[] = {
+    {"--method", "method"}, {"--precond", "precond"}, {"--rtol", "rtol"},
+    {"--atol", "atol"},     {"--maxiter", "maxiter"}, {"--restart", "restart"},
+    {"--omega", "omega"},
+};
+#define N_DIST_FLAGS ((int)(sizeof dist_flags / sizeof dist_flags[0]))
+
+/* The registry's row of a method (precond false) or preconditioner value. */
+static const sla_method_desc *registry_row(int value, int precond)
 {
-    if (rank == 0) {
-        fputs("sla: ", stderr);
-        fprintf(stderr, fmt, a);
-        fputc('\n', stderr);
+    for (int i = 0; i < sla_method_count(); i++) {
+        const sla_method_desc *e = sla_method_at(i);
+        if ((e->kind == SLA_KIND_PRECOND) == !!precond && e->value == value) return e;
     }
-    return X_BAD;
+    return NULL;
 }
 
-static int lookup(int rank, const char *opt, const char *v, const char *const *names, int n)
+/* Whether the distributed layer runs a row: method auto (settled below from
+ * the structure), or a Krylov method or preconditioner the registry marks
+ * SLA_CAP_DISTRIBUTED that is in this build. */
+static int dist_runs(const sla_method_desc *e)
 {
-    for (int k = 0; k < n; k++)
-        if (!strcmp(v, names[k])) return k;
-    if (rank == 0) fprintf(stderr, "sla: %s: unknown value '%s'\n", opt, v);
-    return -1;
+    if (e->kind == SLA_KIND_AUTO) return 1;
+    if (!e->available || !(e->flags & SLA_CAP_DISTRIBUTED)) return 0;
+    return e->kind == SLA_KIND_KRYLOV || e->kind == SLA_KIND_PRECOND;
 }
 
-static int parse(int rank, int argc, char **argv, dargs *d)
+/* "sla solve: FLAG NAME: not available in a distributed solve
+ * (distributed methods: ...)", the list from the registry. Returns EXIT_BAD. */
+static int refuse(const char *flag, const sla_method_desc *e)
 {
-    static const char *const methods[] = {"auto", "cg", "bicgstab", "gmres", "minres"};
-    static const sla_method mvals[] = {SLA_METHOD_AUTO, SLA_METHOD_CG, SLA_METHOD_BICGSTAB, SLA_METHOD_GMRES,
-                                       SLA_METHOD_MINRES};
-    static const char *const pcs[] = {"none", "jacobi", "ssor", "ic0", "ilu0", "amg"};
-    static const sla_precond_kind pvals[] = {SLA_PRECOND_NONE, SLA_PRECOND_JACOBI, SLA_PRECOND_SSOR,
-                                             SLA_PRECOND_IC0, SLA_PRECOND_ILU0, SLA_PRECOND_AMG};
+    const int precond = e->kind == SLA_KIND_PRECOND;
+    char list[256] = "";
+    size_t at = 0;
+    for (int i = 0; i < sla_method_count() && at < sizeof list; i++) {
+        const sla_method_desc *r = sla_method_at(i);
+        if ((r->kind == SLA_KIND_PRECOND) != precond || !dist_runs(r)) continue;
+        at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", at ? ", " : "", r->name);
+    }
+    fprintf(stderr, "sla solve: %s %s: %s (distributed %s: %s)\n", flag, e->name,
+            e->available ? "not available in a distributed solve" : "not in this build",
+            precond ? "preconditioners" : "methods", list);
+    return EXIT_BAD;
+}
+
+/* Silence stdout and stderr while every rank but 0 parses the same argv
+ * (rank 0 reports, and prints --help); saved[] restores them. */
+static void mute(int rank, int saved[2])
+{
+    saved[0] = saved[1] = -1;
+    if (rank == 0) return;
+    fflush(stdout);
+    fflush(stderr);
+    int null = open("/dev/null", O_WRONLY);
+    if (null < 0) return;
+    for (int k = 0; k < 2; k++) {
+        saved[k] = dup(k + 1);
+        dup2(null, k + 1);
+    }
+    close(null);
+}
+
+static void unmute(int saved[2])
+{
+    fflush(stdout);
+    fflush(stderr);
+    for (int k = 0; k < 2; k++) {
+        if (saved[k] < 0) continue;
+        dup2(saved[k], k + 1);
+        close(saved[k]);
+    }
+}
+
+static int parse_flags(sla_ctx *ctx, int argc, char **argv, dargs *d)
+{
+    optdef defs[] = {
+        {"--rhs", NULL, 1, NULL, 0},     {"--out", "-o", 1, NULL, 0},
+        {"--method", NULL, 1, NULL, 0},  {"--precond", NULL, 1, NULL, 0},
+        {"--rtol", NULL, 1, NULL, 0},    {"--atol", NULL, 1, NULL, 0},
+        {"--maxiter", NULL, 1, NULL, 0}, {"--restart", NULL, 1, NULL, 0},
+        {"--omega", NULL, 1, NULL, 0},   {"--threads", NULL, 1, NULL, 0},
+        {"--adjoint", NULL, 1, NULL, 0}, {"--grad-b", NULL, 1, NULL, 0},
+        {"--grad-A", NULL, 1, NULL, 0},  {"--json", NULL, 0, NULL, 0},
+        {"--verbose", "-v", 0, NULL, 0}, {"--help", "-h", 0, NULL, 0},
+        {"--partition", NULL, 1, NULL, 0},
+    };
+    const int nd = (int)(sizeof defs / sizeof defs[0]);
     static const char *const parts[] = {"block", "metis"};
+    const char *pos[1];
+    int rc;
+    if (command_args("solve", cli_solve_help, "expected a matrix file", argc, argv, defs, nd, pos, 1, &rc))
+        return rc ? rc : -1; /* -1: --help printed, nothing to run */
+    d->apath = pos[0];
+    d->json = optseen(defs, nd, "--json");
+    d->verbose = optseen(defs, nd, "--verbose");
+    d->rhs = optval(defs, nd, "--rhs");
+    d->out = optval(defs, nd, "--out");
+    d->adj = optval(defs, nd, "--adjoint");
+    d->gb = optval(defs, nd, "--grad-b");
+    d->ga = optval(defs, nd, "--grad-A");
+    if ((rc = cli_solver_flags(ctx, "solve", defs, nd, dist_flags, N_DIST_FLAGS, &d->o))) return rc;
+    if (optval(defs, nd, "--maxiter") && d->o.maxiter < 1) {
+        /* as in cmd_solve.c: the library reads 0 as "its default" */
+        fprintf(stderr, "sla solve: --maxiter: must be >= 1 (got %s)\n", optval(defs, nd, "--maxiter"));
+        return EXIT_BAD;
+    }
+    /* what the distributed layer runs, from the registry */
+    const sla_method_desc *m = registry_row((int)d->o.method, 0);
+    const sla_method_desc *p = registry_row((int)d->o.precond, 1);
+    if (m && !dist_runs(m)) return refuse("--method", m);
+    if (p && !dist_runs(p)) return refuse("--precond", p);
+    const char *pv = optval(defs, nd, "--partition");
+    int k = pv ? lookup_name("--partition", pv, parts, 2) : 0;
+    if (k < 0) return EXIT_BAD;
+    d->part = k ? SLA_PART_METIS : SLA_PART_BLOCK;
+    long long threads = 0;
+    if (opt_threads(defs, nd, &threads)) return EXIT_BAD;
+    d->threads = (int)threads;
+    if ((d->gb || d->ga) && !d->adj) {
+        err("solve: %s needs --adjoint w.mtx", d->gb ? "--grad-b" : "--grad-A");
+        return EXIT_BAD;
+    }
+    return EXIT_OK;
+}
+
+/* The flags on every rank, messages from rank 0 only. Returns EXIT_OK, an
+ * exit status, or -1 after --help. */
+static int parse(sla_ctx *ctx, int rank, int argc, char **argv, dargs *d)
+{
     memset(d, 0, sizeof *d);
     sla_solver_options_default(&d->o);
-    for (int a = 2; a < argc; a++) {
-        const char *s = argv[a];
-        const char *v = a + 1 < argc ? argv[a + 1] : NULL;
-        int k;
-        char *end;
-        if (!strcmp(s, "--json")) d->json = 1;
-        else if (!strcmp(s, "--verbose") || !strcmp(s, "-v")) d->verbose = 1;
-        else if (s[0] != '-') {
-            if (d->apath) return bad(rank, "solve: more than one matrix file ('%s')", s);
-            d->apath = s;
-        } else if (!v) return bad(rank, "solve: %s needs a value", s);
-        else {
-            a++;
-            if (!strcmp(s, "--rhs")) d->rhs = v;
-            else if (!strcmp(s, "--out") || !strcmp(s, "-o")) d->out = v;
-            else if (!strcmp(s, "--adjoint")) d->adj = v;
-            else if (!strcmp(s, "--grad-b")) d->gb = v;
-            else if (!strcmp(s, "--grad-A")) d->ga = v;
-            else if (!strcmp(s, "--method")) {
-                if ((k = lookup(rank, s, v, methods, 5)) < 0) {
-                    if (rank == 0) fprintf(stderr, "sla: distributed solves use cg, bicgstab, gmres or minres\n");
-                    return X_BAD;
-                }
-                d->o.method = mvals[k];
-            } else if (!strcmp(s, "--precond")) {
-                if ((k = lookup(rank, s, v, pcs, 6)) < 0) return X_BAD;
-                d->o.precond = pvals[k];
-            } else if (!strcmp(s, "--partition")) {
-                if ((k = lookup(rank, s, v, parts, 2)) < 0) return X_BAD;
-                d->part = k ? SLA_PART_METIS : SLA_PART_BLOCK;
-            } else if (!strcmp(s, "--rtol") || !strcmp(s, "--atol") || !strcmp(s, "--omega")) {
-                double x = strtod(v, &end);
-                if (*end || end == v || !isfinite(x) || x < 0) return bad(rank, "solve: bad number '%s'", v);
-                if (!strcmp(s, "--rtol")) d->o.rtol = x;
-                else if (!strcmp(s, "--atol")) d->o.atol = x;
-                else d->o.omega = x;
-            } else if (!strcmp(s, "--maxiter") || !strcmp(s, "--restart") || !strcmp(s, "--threads")) {
-                long long x = strtoll(v, &end, 10);
-                if (*end || end == v || x < 0 || x > 1000000000LL) return bad(rank, "solve: bad integer '%s'", v);
-                if (!strcmp(s, "--maxiter")) d->o.maxiter = x;
-                else if (!strcmp(s, "--restart")) d->o.restart = (int)x;
-                else d->threads = (int)x;
-            } else return bad(rank, "solve: unknown option '%s' (distributed solve)", s);
-        }
-    }
-    if (!d->apath) return bad(rank, "solve: expected a matrix file%s", "");
-    if ((d->gb || d->ga) && !d->adj) return bad(rank, "solve: %s needs --adjoint w.mtx", d->gb ? "--grad-b" : "--grad-A");
-    return X_OK;
+    int saved[2];
+    mute(rank, saved);
+    int rc = parse_flags(ctx, argc, argv, d);
+    unmute(saved);
+    return rc;
 }
 
 /* rank 0's verdict to everyone */
@@ -160,8 +226,13 @@ int sla_cli_dist_solve(int argc, char **argv)
                           {.opt = "--grad-A", .what = "dL/dA", .kind = CLI_OUT_PATTERN}};
     int files_written = 0;
     char files_note[256] = "";
-    int rc = parse(rank, argc, argv, &d);
-    if (rc) goto done;
+    int rc = EXIT_INTERNAL;
+    if (sla_ctx_create(&ctx) != SLA_OK) goto done;
+    rc = parse(ctx, rank, argc, argv, &d);
+    if (rc) {
+        if (rc < 0) rc = EXIT_OK; /* --help */
+        goto done;
+    }
     /* output files: checked by rank 0 before any work, written at the end */
     if (rank == 0) {
         outs[0].path = d.out;
@@ -171,10 +242,6 @@ int sla_cli_dist_solve(int argc, char **argv)
         rc = cli_outputs_check(outs, 3, inputs, 3);
     }
     if ((rc = share(rc))) goto done;
-    if (sla_ctx_create(&ctx) != SLA_OK) {
-        rc = X_INTERNAL;
-        goto done;
-    }
     sla_ctx_set_threads(ctx, d.threads);
     if (d.verbose && rank == 0) {
         d.o.monitor = monitor;
@@ -183,11 +250,11 @@ int sla_cli_dist_solve(int argc, char **argv)
     /* rank 0 reads everything and settles method=auto from the structure */
     if (rank == 0) {
         sla_status st = sla_mm_read(ctx, d.apath, SLA_F64, &A);
-        if (st) rc = st == SLA_ERR_NOMEM ? X_INTERNAL : X_BAD;
+        if (st) rc = st == SLA_ERR_NOMEM ? EXIT_INTERNAL : EXIT_BAD;
         else if (sla_matrix_nrows(A) != sla_matrix_ncols(A) || sla_matrix_nrows(A) < P) {
             fprintf(stderr, "sla: %s: a %lld x %lld matrix cannot be solved on %d ranks (square, n >= ranks)\n",
                     d.apath, (long long)sla_matrix_nrows(A), (long long)sla_matrix_ncols(A), P);
-            rc = X_BAD;
+            rc = EXIT_BAD;
         }
         if (st) fprintf(stderr, "sla: %s\n", sla_ctx_message(ctx));
         if (!rc) {
@@ -200,11 +267,11 @@ int sla_cli_dist_solve(int argc, char **argv)
                 st = sla_mm_read_dense(ctx, d.rhs, &nr, &nc, &r);
                 if (st) {
                     fprintf(stderr, "sla: %s\n", sla_ctx_message(ctx));
-                    rc = X_BAD;
+                    rc = EXIT_BAD;
                 } else if (nr != n || nc != 1) {
                     fprintf(stderr, "sla: %s: right-hand side is %lld x %lld, expected %lld x 1 (distributed solves "
                             "take one right-hand side)\n", d.rhs, (long long)nr, (long long)nc, (long long)n);
-                    rc = X_BAD;
+                    rc = EXIT_BAD;
                 } else memcpy(bg, r, (size_t)n * sizeof *bg);
                 sla_free(ctx, r);
             } else {
@@ -219,11 +286,11 @@ int sla_cli_dist_solve(int argc, char **argv)
             st = sla_mm_read_dense(ctx, d.adj, &nr, &nc, &wg);
             if (st) {
                 fprintf(stderr, "sla: %s\n", sla_ctx_message(ctx));
-                rc = X_BAD;
+                rc = EXIT_BAD;
             } else if (nr != n || nc != 1) {
                 fprintf(stderr, "sla: %s: adjoint seed is %lld x %lld, expected %lld x 1\n", d.adj, (long long)nr,
                         (long long)nc, (long long)n);
-                rc = X_BAD;
+                rc = EXIT_BAD;
             }
         }
         if (!rc && d.o.method == SLA_METHOD_AUTO) {
@@ -245,7 +312,7 @@ int sla_cli_dist_solve(int argc, char **argv)
     if (!st) st = sla_dist_solver_create(ctx, D, &d.o, &S);
     if (st) {
         if (rank == 0) fprintf(stderr, "sla: %s: %s\n", d.apath, sla_ctx_message(ctx));
-        rc = st == SLA_ERR_NOMEM ? X_INTERNAL : X_BAD;
+        rc = st == SLA_ERR_NOMEM ? EXIT_INTERNAL : EXIT_BAD;
         goto done;
     }
     sla_int nl = sla_dist_matrix_nlocal(D);
@@ -257,7 +324,7 @@ int sla_cli_dist_solve(int argc, char **argv)
     st = sla_dist_solver_solve(ctx, S, b, x, &fw);
     if (st < 0) {
         if (rank == 0) fprintf(stderr, "sla: %s\n", sla_ctx_message(ctx));
-        rc = X_INTERNAL;
+        rc = EXIT_INTERNAL;
         goto done;
     }
     int ok = fw.converged;
@@ -274,7 +341,7 @@ int sla_cli_dist_solve(int argc, char **argv)
         t_adj = MPI_Wtime() - t_adj;
         if (st < 0) {
             if (rank == 0) fprintf(stderr, "sla: %s\n", sla_ctx_message(ctx));
-            rc = X_INTERNAL;
+            rc = EXIT_INTERNAL;
             goto done;
         }
         if (!aw.converged) ok = 0;
@@ -344,7 +411,7 @@ int sla_cli_dist_solve(int argc, char **argv)
             fprintf(stderr, "sla: %s did not converge\n", fw.converged ? "adjoint solve" : "solve");
         if (want_files && !files_written) fprintf(stderr, "sla: %s\n", files_note);
     }
-    if (!rc && !ok) rc = X_NOCONV;
+    if (!rc && !ok) rc = EXIT_NOCONV;
     rc = share(rc);
 done:
     sla_dist_solver_destroy(&S);
