@@ -23,6 +23,27 @@ run;                      expect 2 "no command"
 run solv A.mtx;           expect 2 "unknown command"; stderr_has "did you mean solve" "unknown command"
 run --frobnicate;         expect 2 "unknown top-level option"
 
+# ---- methods: the registry (sla_method_at) --------------------------------
+run methods --help;       expect 0 "methods --help"; stdout_has "usage: sla methods" "methods --help"
+run methods;              expect 0 "methods"
+stdout_has '^cg +krylov +available' "methods lists cg"
+stdout_has '^cholesky +direct +(available|unavailable)' "methods lists cholesky (or says unavailable)"
+stdout_has '^ilu0 +precond +available' "methods lists ilu0"
+stdout_has 'aliases: cholmod' "methods shows aliases"
+run methods --json;       expect 0 "methods --json"
+if /usr/bin/python3 -c 'import json,sys; json.load(sys.stdin)' <"$OUT"; then ok; else
+    fail "methods --json: not valid JSON"; fi
+if /usr/bin/python3 -c '
+import json, sys
+rows = {r["name"]: r for r in json.load(sys.stdin)}
+assert rows["cg"]["kind"] == "krylov" and rows["cg"]["available"] is True
+assert "distributed" in rows["cg"]["capabilities"]
+assert rows["cholesky"]["kind"] == "direct" and rows["cholesky"]["aliases"] == ["cholmod"]
+assert rows["ilu0"]["kind"] == "precond" and rows["ilu0"]["summary"]
+' <"$OUT"; then ok; else fail "methods --json: rows cg, cholesky, ilu0"; fi
+run methods --frobnicate; expect 2 "methods unknown flag"; stderr_has "unknown option" "methods unknown flag"
+run methods cg;           expect 2 "methods with an argument"
+
 # ---- gen + info ----------------------------------------------------------
 run gen poisson2d 8 -o "$A";  expect 0 "gen poisson2d 8"
 run info "$A" --json;         expect 0 "info --json"; one_json_object "info --json"
