@@ -1,6 +1,5 @@
 /* Pieces every Krylov method shares: the true residual, the report,
- * the tolerance and the monitor, and the iteration of a method (from the
- * method registry). */
+ * the tolerance and the monitor. */
 #include "krylov.h"
 #include "methods.h"
 
