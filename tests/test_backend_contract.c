@@ -71,26 +71,40 @@ typedef struct backend {
     double differ;            /* the two factors' solutions of test_batch_refactor differ by more */
     int alloc_points;         /* allocations of sla's own that the sweep fails, at least */
     bool args;                /* argument checks: A NULL, ib, ld < n, nrhs < 0, other matrix */
+    bool same_rows;           /* refuses other columns with the same row lengths (mismatch) */
     mspec refac, conc, alloc; /* batch/refactorization, concurrency, allocation sweep */
 } backend;
 
 static const backend BACKENDS[] = {
-    {"cholmod", sla__backend_cholmod, CH, 2, true, {"amd", "amd", "metis", "natural"}, NULL, 15,
-     false, 1e-14, 1, false, SLA_ERR_ARGUMENT, NULL, false, true, 0.1, 3, true,
-     M("poisson2d", mk_poisson, 2, 9), M("random-spd", mk_random, 400, 5, 2, 3),
-     F("bcsstk01-f32", "bcsstk01.mtx", SLA_F32)},
-    {"umfpack", sla__backend_umfpack, UM, 1, false, {"amd|colamd", "amd|colamd", "metis", "natural"},
-     NULL, 15, true, 1e-12, 2, true, SLA_ERR_ARGUMENT, NULL, true, true, 0, 5, false,
-     M("convdiff2d", mk_convdiff, 9, 5, 3), M("random", mk_random, 300, 5, 0, 11),
-     F("west0067-f32", "west0067.mtx", SLA_F32)},
-    {"klu", sla__backend_klu, KL, 1, false, {"amd|colamd", "amd|colamd", NULL, "natural"}, "metis",
-     3, true, 1e-12, 2, true, SLA_ERR_ARGUMENT, NULL, true, false, 0, 5, false,
-     M("convdiff2d", mk_convdiff, 9, 5, 3), M("random", mk_random, 300, 5, 0, 11),
-     F("west0067-f32", "west0067.mtx", SLA_F32)},
-    {"superlu", sla__backend_superlu, SU, 1, false, {"colamd", "mmd_at_plus_a", NULL, "natural"},
-     "METIS", 0, false, 1e-13, 1, false, SLA_ERR_DIMENSION, "value 3", true, false, 1e-3, 5, true,
-     F("west0067", "west0067.mtx", SLA_F64),
-     M("convdiff2d", mk_convdiff, 20, 15, 5), F("west0067-f32", "west0067.mtx", SLA_F32)},
+    {.name = "cholmod", .get = sla__backend_cholmod, .bit = CH, .nmodes = 2, .spd = true,
+     .ord_name = {"amd", "amd", "metis", "natural"}, .refuse_frag = NULL, .predicts = 15,
+     .bwd_inf = false, .bwd_tol = 1e-14, .nthreads = 1, .near_singular = false,
+     .mismatch = SLA_ERR_ARGUMENT, .nan_value = "value 3", .nan_rhs = false, .selinv = true,
+     .differ = 0.1, .alloc_points = 3, .args = true, .same_rows = true,
+     .refac = M("poisson2d", mk_poisson, 2, 9), .conc = M("random-spd", mk_random, 400, 5, 2, 3),
+     .alloc = F("bcsstk01-f32", "bcsstk01.mtx", SLA_F32)},
+    {.name = "umfpack", .get = sla__backend_umfpack, .bit = UM, .nmodes = 1, .spd = false,
+     .ord_name = {"amd|colamd", "amd|colamd", "metis", "natural"}, .refuse_frag = NULL,
+     .predicts = 15, .bwd_inf = true, .bwd_tol = 1e-12, .nthreads = 2, .near_singular = true,
+     .mismatch = SLA_ERR_ARGUMENT, .nan_value = "value 3", .nan_rhs = true, .selinv = true,
+     .differ = 0, .alloc_points = 5, .args = true, .same_rows = true,
+     .refac = M("convdiff2d", mk_convdiff, 9, 5, 3), .conc = M("random", mk_random, 300, 5, 0, 11),
+     .alloc = F("west0067-f32", "west0067.mtx", SLA_F32)},
+    {.name = "klu", .get = sla__backend_klu, .bit = KL, .nmodes = 1, .spd = false,
+     .ord_name = {"amd|colamd", "amd|colamd", NULL, "natural"}, .refuse_frag = "metis",
+     .predicts = 3, .bwd_inf = true, .bwd_tol = 1e-12, .nthreads = 2, .near_singular = true,
+     .mismatch = SLA_ERR_ARGUMENT, .nan_value = "value 3", .nan_rhs = true, .selinv = false,
+     .differ = 0, .alloc_points = 5, .args = true, .same_rows = true,
+     .refac = M("convdiff2d", mk_convdiff, 9, 5, 3), .conc = M("random", mk_random, 300, 5, 0, 11),
+     .alloc = F("west0067-f32", "west0067.mtx", SLA_F32)},
+    {.name = "superlu", .get = sla__backend_superlu, .bit = SU, .nmodes = 1, .spd = false,
+     .ord_name = {"colamd", "mmd_at_plus_a", NULL, "natural"}, .refuse_frag = "METIS",
+     .predicts = 0, .bwd_inf = false, .bwd_tol = 1e-13, .nthreads = 1, .near_singular = false,
+     .mismatch = SLA_ERR_DIMENSION, .nan_value = "value 3", .nan_rhs = true, .selinv = false,
+     .differ = 1e-3, .alloc_points = 5, .args = true, .same_rows = false,
+     .refac = F("west0067", "west0067.mtx", SLA_F64),
+     .conc = M("convdiff2d", mk_convdiff, 20, 15, 5),
+     .alloc = F("west0067-f32", "west0067.mtx", SLA_F32)},
 };
 
 /* The solve cases: matrix, relative error bound against LAPACK, orderings,
@@ -651,7 +665,7 @@ static void test_empty_and_errors(sla_ctx *ctx)
     }
     sla_matrix_destroy(&A);
 
-    /* argument errors (UMFPACK and KLU check none of these: see BACKENDS) */
+    /* argument errors */
     CHECK_OK(ctx, sla_gen_poisson(ctx, 1, 5, &A));
     if (!A) return;
     sla__direct_opts o = {.ordering = SLA_ORDER_AUTO, .ldlt = false, .nthreads = 1};
@@ -686,13 +700,31 @@ static void test_empty_and_errors(sla_ctx *ctx)
     OPS->free_sym(NULL);
     sla_matrix_destroy(&A);
 
-    /* a NaN slipped into a borrowed value array after the analysis */
+    /* a NaN slipped into a borrowed value array after the analysis (which
+     * may be asked for no predictions: stats NULL) */
     sla_int rp3[4] = {0, 2, 4, 5}, ci3[5] = {0, 1, 0, 1, 2};
     double v3[5] = {4, 1, 1, 3, 2};
-    if (!BE->nan_value) return;
     CHECK_OK(ctx, sla_matrix_from_csr(ctx, 3, 3, rp3, ci3, SLA_F64, 1, v3, SLA_BORROW, &A));
     sym = num = NULL;
-    if (A) CHECK_OK(ctx, OPS->analyze(ctx, A, &o, &sym, &stats));
+    if (A) CHECK_OK(ctx, OPS->analyze(ctx, A, &o, &sym, NULL));
+    /* same n and nnz, another pattern: other row lengths, or (same_rows)
+     * other columns in the same rows */
+    const sla_int rp_rows[4] = {0, 1, 4, 5}, ci_rows[5] = {0, 0, 1, 2, 2};
+    const sla_int ci_cols[5] = {0, 2, 0, 1, 2};
+    for (int k = 0; sym && BE->args && k < 2; k++) {
+        if (k == 1 && !BE->same_rows) continue;
+        CHECK_OK(ctx, sla_matrix_from_csr(ctx, 3, 3, k ? rp3 : rp_rows, k ? ci_cols : ci_rows,
+                                          SLA_F64, 1, v3, SLA_COPY, &B));
+        num2 = NULL;
+        if (B) CHECK_ERR(ctx, OPS->factor(ctx, sym, B, 0, &num2), BE->mismatch, "analysis");
+        CHECK(num2 == NULL);
+        sla_matrix_destroy(&B);
+    }
+    if (!BE->nan_value) {
+        OPS->free_sym(sym);
+        sla_matrix_destroy(&A);
+        return;
+    }
     v3[3] = NAN;
     if (sym) CHECK_ERR(ctx, OPS->factor(ctx, sym, A, 0, &num), SLA_ERR_VALUE, BE->nan_value);
     CHECK(num == NULL);

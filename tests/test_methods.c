@@ -36,7 +36,13 @@ static void test_listing(sla_ctx *ctx)
                 CHECK((int)p == d->value);
             }
             const sla__method_entry *e = sla__precond_find((sla_precond_kind)d->value);
-            CHECK(e && &e->desc == d && !e->backend && !e->krylov);
+            CHECK(e && &e->desc == d && !e->backend && !e->krylov && !e->ldlt);
+            /* what sla_dist_solver accepts (block Jacobi for the local ones) */
+            const sla_precond_kind pv = (sla_precond_kind)d->value;
+            CHECK(((d->flags & SLA_CAP_DISTRIBUTED) != 0) ==
+                  (pv == SLA_PRECOND_NONE || pv == SLA_PRECOND_JACOBI || pv == SLA_PRECOND_SSOR ||
+                   pv == SLA_PRECOND_IC0 || pv == SLA_PRECOND_ILU0 || pv == SLA_PRECOND_ILUT ||
+                   pv == SLA_PRECOND_AMG));
             sla_method m = SLA_METHOD_CG;
             CHECK_ST(ctx, sla_method_from_name(ctx, d->name, &m), SLA_ERR_ARGUMENT);
             CHECK(m == SLA_METHOD_CG);
@@ -55,8 +61,16 @@ static void test_listing(sla_ctx *ctx)
         const sla__method_entry *e = sla__method_find(v);
         CHECK(e && &e->desc == d);
         if (!e) continue;
-        /* what runs it agrees with the kind */
+        /* what runs it agrees with the kind; sla__krylov_method reads the
+         * table, so the Krylov set is also checked against the enum */
         CHECK(e->krylov == sla__krylov_method(v));
+        CHECK((e->krylov != NULL) == (v == SLA_METHOD_CG || v == SLA_METHOD_BICGSTAB ||
+                                      v == SLA_METHOD_GMRES || v == SLA_METHOD_MINRES));
+        /* the symmetric-only direct methods (the solver refuses them on an
+         * unsymmetric matrix) and the LDL^T variant */
+        CHECK((d->kind == SLA_KIND_DIRECT && (d->flags & SLA_CAP_SYMMETRIC)) ==
+              (v == SLA_METHOD_CHOLESKY || v == SLA_METHOD_LDLT));
+        CHECK(e->ldlt == (v == SLA_METHOD_LDLT));
         CHECK((e->krylov != NULL) == (d->kind == SLA_KIND_KRYLOV));
         CHECK((e->backend != NULL) == (d->kind == SLA_KIND_DIRECT));
         CHECK(d->available == sla_method_available(v));

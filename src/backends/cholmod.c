@@ -237,17 +237,11 @@ static sla_status chol_factor(sla_ctx *ctx, void *symv, const sla_matrix *A, sla
     if (nump) *nump = NULL;
     chol_sym *s = symv;
     if (!s || !A || !nump) return sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod factor: NULL argument");
-    if (A->nrows != s->n || A->ncols != s->n || A->nnz != s->nnz)
-        return sla__error(ctx, SLA_ERR_ARGUMENT,
-                          "cholmod factor: matrix (%lld x %lld, %lld entries) does not match the analysis "
-                          "(%lld x %lld, %lld entries)",
-                          (long long)A->nrows, (long long)A->ncols, (long long)A->nnz, (long long)s->n,
-                          (long long)s->n, (long long)s->nnz);
-    if (ib < 0 || ib >= A->nbatch)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "cholmod factor: value array %lld out of range [0, %lld)",
-                          (long long)ib, (long long)A->nbatch);
+    /* sizes, the column indices (the analysis' copy is what CHOLMOD reads), ib */
+    sla_status st = sla__check_factor_args(ctx, "cholmod", A, ib, s->n, s->nnz, NULL,
+                                           (const sla_int *)s->colind);
+    if (st) return st;
 
-    sla_status st = SLA_OK;
     double *xcopy = NULL;
     chol_num *f = sla__ctx_calloc(ctx, 1, sizeof *f, "cholmod numeric object");
     if (!f) return SLA_ERR_NOMEM;
@@ -267,6 +261,9 @@ static sla_status chol_factor(sla_ctx *ctx, void *symv, const sla_matrix *A, sla
     /* CHOLMOD only reads A: double values are used in place. */
     double *x = sla__values_f64_view(ctx, A, ib, &xcopy, "cholmod values");
     if (!x) { st = SLA_ERR_NOMEM; goto done; }
+    /* a NaN would otherwise pass for an indefinite matrix (or a zero pivot) */
+    st = sla__check_finite_values(ctx, "cholmod", A->nnz, x, ib);
+    if (st) goto done;
 
     f->L = cholmod_l_copy_factor(s->L, &f->cm);
     if (!f->L) { st = chol_fail(ctx, &f->cm, "factor (copy of the symbolic factor)"); goto done; }

@@ -1,6 +1,7 @@
 /* Helpers shared by the direct backends (klu.c, umfpack.c, superlu.c,
  * cholmod.c): structural singularity, permutation parity, the rounding-noise
- * pivot test of the LU backends, and value arrays as doubles. They work on
+ * pivot test of the LU backends, the argument and value checks of factor and
+ * solve, and value arrays as doubles. They work on
  * sla's own CSR arrays and need no backend library, so this file is always
  * compiled. */
 #include "../solvers/direct.h"
@@ -170,6 +171,57 @@ sla_status sla__pivot_check(sla_ctx *ctx, const char *who, const sla_matrix *A, 
                           "%.2g times the largest entry of that row (columns scaled), below n*eps "
                           "= %.2g",
                           who, (long long)kmin, rmin, sla__pivot_tolerance(n));
+    return SLA_OK;
+}
+
+sla_status sla__check_factor_args(sla_ctx *ctx, const char *who, const sla_matrix *A, sla_int ib,
+                                  sla_int n, sla_int nnz, const sla_int *rowptr,
+                                  const sla_int *colind)
+{
+    if (!A) return sla__error(ctx, SLA_ERR_ARGUMENT, "%s factor: matrix is NULL", who);
+    if (A->nrows != n || A->ncols != n || A->nnz != nnz)
+        return sla__error(ctx, SLA_ERR_ARGUMENT,
+                          "%s factor: matrix (%lld x %lld, %lld entries) does not match the "
+                          "analysis (%lld x %lld, %lld entries)",
+                          who, (long long)A->nrows, (long long)A->ncols, (long long)A->nnz,
+                          (long long)n, (long long)n, (long long)nnz);
+    if (rowptr)
+        for (sla_int i = 0; i < n; i++)
+            if (A->rowptr[i + 1] != rowptr[i + 1])
+                return sla__error(ctx, SLA_ERR_ARGUMENT,
+                                  "%s factor: the pattern of row %lld does not match the analysis",
+                                  who, (long long)i);
+    if (colind)
+        for (sla_int k = 0; k < nnz; k++)
+            if ((sla_int)A->colind[k] != colind[k])
+                return sla__error(ctx, SLA_ERR_ARGUMENT,
+                                  "%s factor: entry %lld's column does not match the analysis",
+                                  who, (long long)k);
+    if (ib < 0 || ib >= A->nbatch)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "%s factor: value array %lld out of range [0, %lld)",
+                          who, (long long)ib, (long long)A->nbatch);
+    return SLA_OK;
+}
+
+sla_status sla__check_solve_args(sla_ctx *ctx, const char *who, sla_int n, sla_int nrhs,
+                                 const double *b, sla_int ldb, const double *x, sla_int ldx)
+{
+    if (nrhs < 0 || ldb < n || ldx < n)
+        return sla__error(ctx, SLA_ERR_ARGUMENT,
+                          "%s solve: bad sizes (n %lld, nrhs %lld, ldb %lld, ldx %lld)", who,
+                          (long long)n, (long long)nrhs, (long long)ldb, (long long)ldx);
+    if (n > 0 && nrhs > 0 && (!b || !x))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "%s solve: b or x is NULL", who);
+    return SLA_OK;
+}
+
+sla_status sla__check_finite_values(sla_ctx *ctx, const char *who, sla_int nnz, const double *ax,
+                                    sla_int ib)
+{
+    for (sla_int k = 0; k < nnz; k++)
+        if (!isfinite(ax[k]))
+            return sla__error(ctx, SLA_ERR_VALUE, "%s: value %lld of array %lld is %g", who,
+                              (long long)k, (long long)ib, ax[k]);
     return SLA_OK;
 }
 

@@ -89,7 +89,12 @@ static sla_status klu_analyze_(sla_ctx *ctx, const sla_matrix *A, const sla__dir
 {
     sla_status st = SLA_OK;
     sla_ordering ord = o ? o->ordering : SLA_ORDER_AUTO;
+    if (!sym) return sla__error(ctx, SLA_ERR_ARGUMENT, "klu analyze: sym is NULL");
     *sym = NULL;
+    if (!A) return sla__error(ctx, SLA_ERR_ARGUMENT, "klu analyze: matrix is NULL");
+    if (A->nrows != A->ncols)
+        return sla__error(ctx, SLA_ERR_DIMENSION, "klu analyze: matrix is %lld x %lld, not square",
+                          (long long)A->nrows, (long long)A->ncols);
     if (ord == SLA_ORDER_METIS)
         return sla__error(ctx, SLA_ERR_UNSUPPORTED,
                           "klu: ordering metis is not available with KLU (it orders with AMD "
@@ -158,10 +163,14 @@ done:
 static sla_status klu_factor_(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_int ib, void **num)
 {
     klu_sym *S = sym;
-    sla_status st = SLA_OK;
     sla_allocator a = sla__ctx_alloc(ctx);
     double *tmp = NULL;
+    if (!num) return sla__error(ctx, SLA_ERR_ARGUMENT, "klu factor: num is NULL");
     *num = NULL;
+    if (!S) return sla__error(ctx, SLA_ERR_ARGUMENT, "klu factor: symbolic object is NULL");
+    sla_status st = sla__check_factor_args(ctx, "klu", A, ib, S->n, S->nnz,
+                                           (const sla_int *)S->Ap, (const sla_int *)S->Ai);
+    if (st) return st;
     klu_num *N = sla__ctx_calloc(ctx, 1, sizeof *N, "klu numeric object");
     if (!N) return SLA_ERR_NOMEM;
     N->alloc = a;
@@ -178,6 +187,9 @@ static sla_status klu_factor_(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_
         st = SLA_ERR_NOMEM;
         goto done;
     }
+    /* KLU would factor a NaN or Inf without complaint */
+    st = sla__check_finite_values(ctx, "klu", S->nnz, ax, ib);
+    if (st) goto done;
     N->numeric = klu_l_factor(S->Ap, S->Ai, ax, S->symbolic, &N->common);
     if (!N->numeric || N->common.status != KLU_OK) {
         if (N->common.status == KLU_SINGULAR)
@@ -210,8 +222,10 @@ static sla_status klu_solve_(sla_ctx *ctx, void *sym, void *num, bool transpose,
 {
     klu_sym *S = sym;
     klu_num *N = num;
-    sla_status st = SLA_OK;
-    if (S->n == 0 || nrhs <= 0) return SLA_OK;
+    if (!S || !N) return sla__error(ctx, SLA_ERR_ARGUMENT, "klu solve: NULL factor");
+    sla_status st = sla__check_solve_args(ctx, "klu", S->n, nrhs, b, ldb, x, ldx);
+    if (st) return st;
+    if (S->n == 0 || nrhs == 0) return SLA_OK;
     for (sla_int j = 0; j < nrhs; j++) memcpy(x + j * ldx, b + j * ldb, (size_t)S->n * sizeof *x);
     ss_int ok;
 #ifdef _OPENMP
@@ -243,6 +257,8 @@ static sla_status klu_logdet_(sla_ctx *ctx, void *sym, void *num, double *sign, 
 {
     klu_sym *S = sym;
     klu_num *N = num;
+    if (!S || !N || !sign || !logabsdet)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "klu logdet: NULL argument");
     *sign = 1.0;
     *logabsdet = 0.0;
     if (S->n == 0) return SLA_OK;

@@ -127,7 +127,7 @@ static sla_status slu_analyze(sla_ctx *ctx, const sla_matrix *A, const sla__dire
 {
     if (!sym) return sla__error(ctx, SLA_ERR_ARGUMENT, "superlu: sym is NULL");
     *sym = NULL;
-    if (!A || !o || !stats) return sla__error(ctx, SLA_ERR_ARGUMENT, "superlu: NULL argument");
+    if (!A || !o) return sla__error(ctx, SLA_ERR_ARGUMENT, "superlu: NULL argument");
     if (A->nrows != A->ncols)
         return sla__error(ctx, SLA_ERR_DIMENSION, "superlu: matrix is %lld x %lld, not square",
                           (long long)A->nrows, (long long)A->ncols);
@@ -188,10 +188,12 @@ static sla_status slu_analyze(sla_ctx *ctx, const sla_matrix *A, const sla__dire
         Destroy_CompCol_Permuted(&AC);
     }
 
-    stats->factor_nnz = 0.0; /* SuperLU's symbolic work happens inside dgstrf */
-    stats->flops = 0.0;
-    stats->bytes = 0.0;
-    snprintf(stats->ordering, sizeof stats->ordering, "%s", oname);
+    if (stats) {
+        stats->factor_nnz = 0.0; /* SuperLU's symbolic work happens inside dgstrf */
+        stats->flops = 0.0;
+        stats->bytes = 0.0;
+        snprintf(stats->ordering, sizeof stats->ordering, "%s", oname);
+    }
 
 done:
     if (st) {
@@ -229,6 +231,10 @@ static sla_status slu_factor(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_i
                           "(n %d, nnz %d)",
                           (long long)A->nrows, (long long)A->ncols, (long long)A->nnz, s->n,
                           s->nnz);
+    for (int i = 0; i < s->n; i++) /* the row pointers the analysis ordered with */
+        if (A->rowptr[i + 1] != s->colptr[i + 1])
+            return sla__error(ctx, SLA_ERR_DIMENSION,
+                              "superlu: the pattern of row %d does not match the analysis", i);
     if (ib < 0 || ib >= A->nbatch)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "superlu: value array %lld out of range [0, %lld)",
                           (long long)ib, (long long)A->nbatch);
@@ -255,12 +261,9 @@ static sla_status slu_factor(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_i
         st = SLA_ERR_NOMEM;
         goto done;
     }
-    for (int k = 0; k < nnz; k++)
-        if (!isfinite(vals[k])) { /* SuperLU would take a NaN column for a zero pivot */
-            st = sla__error(ctx, SLA_ERR_VALUE, "superlu: value %d of array %lld is %g", k,
-                            (long long)ib, vals[k]);
-            goto done;
-        }
+    /* SuperLU would take a NaN column for a zero pivot */
+    st = sla__check_finite_values(ctx, "superlu", nnz, vals, ib);
+    if (st) goto done;
 
     SuperMatrix M, AC;
     NCformat Mstore;

@@ -95,7 +95,12 @@ static sla_status umf_analyze(sla_ctx *ctx, const sla_matrix *A, const sla__dire
     sla_status st = SLA_OK;
     double *ax = NULL;
     sla_allocator a = sla__ctx_alloc(ctx);
+    if (!sym) return sla__error(ctx, SLA_ERR_ARGUMENT, "umfpack analyze: sym is NULL");
     *sym = NULL;
+    if (!A) return sla__error(ctx, SLA_ERR_ARGUMENT, "umfpack analyze: matrix is NULL");
+    if (A->nrows != A->ncols)
+        return sla__error(ctx, SLA_ERR_DIMENSION, "umfpack analyze: matrix is %lld x %lld, not square",
+                          (long long)A->nrows, (long long)A->ncols);
     umf_sym *S = sla__ctx_calloc(ctx, 1, sizeof *S, "umfpack symbolic object");
     if (!S) return SLA_ERR_NOMEM;
     S->alloc = a;
@@ -223,8 +228,12 @@ done:
 static sla_status umf_factor(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_int ib, void **num)
 {
     umf_sym *S = sym;
-    sla_status st = SLA_OK;
+    if (!num) return sla__error(ctx, SLA_ERR_ARGUMENT, "umfpack factor: num is NULL");
     *num = NULL;
+    if (!S) return sla__error(ctx, SLA_ERR_ARGUMENT, "umfpack factor: symbolic object is NULL");
+    sla_status st = sla__check_factor_args(ctx, "umfpack", A, ib, S->n, S->nnz,
+                                           (const sla_int *)S->Ap, (const sla_int *)S->Ai);
+    if (st) return st;
     umf_num *N = sla__ctx_calloc(ctx, 1, sizeof *N, "umfpack numeric object");
     if (!N) return SLA_ERR_NOMEM;
     N->alloc = sla__ctx_alloc(ctx);
@@ -235,6 +244,9 @@ static sla_status umf_factor(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_i
         goto done;
     }
     if (S->n == 0) goto done;
+    /* UMFPACK would report a NaN as a singular matrix, an Inf not at all */
+    st = sla__check_finite_values(ctx, "umfpack", S->nnz, N->Ax, ib);
+    if (st) goto done;
 
     double info[UMFPACK_INFO];
     ss_int status = umfpack_dl_numeric(S->Ap, S->Ai, N->Ax, S->symbolic, &N->numeric, S->control,
@@ -267,7 +279,10 @@ static sla_status umf_solve(sla_ctx *ctx, void *sym, void *num, bool transpose, 
     sla_allocator a = sla__ctx_alloc(ctx);
     ss_int *Wi = NULL;
     double *W = NULL;
-    if (S->n == 0 || nrhs <= 0) return SLA_OK;
+    if (!S || !N) return sla__error(ctx, SLA_ERR_ARGUMENT, "umfpack solve: NULL factor");
+    st = sla__check_solve_args(ctx, "umfpack", S->n, nrhs, b, ldb, x, ldx);
+    if (st) return st;
+    if (S->n == 0 || nrhs == 0) return SLA_OK;
     /* A x = b is M^T x = b. */
     ss_int sys = transpose ? UMFPACK_A : UMFPACK_At;
     size_t wlen = (S->control[UMFPACK_IRSTEP] > 0 ? 5 : 1) * (size_t)S->n;
@@ -309,6 +324,8 @@ static sla_status umf_logdet(sla_ctx *ctx, void *sym, void *num, double *sign, d
 {
     umf_sym *S = sym;
     umf_num *N = num;
+    if (!S || !N || !sign || !logabsdet)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "umfpack logdet: NULL argument");
     *sign = 1.0;
     *logabsdet = 0.0;
     if (S->n == 0) return SLA_OK;

@@ -4,6 +4,7 @@
  * block-Jacobi preconditioners from the local diagonal block; the solve VJP
  * as one adjoint solve with the transposed operator. */
 #include "../solvers/krylov.h"
+#include "../solvers/methods.h"
 #include "dist_internal.h"
 
 #include <math.h>
@@ -52,25 +53,20 @@ static void op_allreduce(void *comm, double *vals, int count)
 
 static sla_status check_options(sla_ctx *ctx, const sla_solver_options *o)
 {
-    if (!sla__krylov_method(o->method))
+    /* what the distributed layer runs: SLA_CAP_DISTRIBUTED in the method
+     * registry (src/solvers/methods.c) */
+    const sla__method_entry *m = sla__method_find(o->method);
+    if (!m || !(m->desc.flags & SLA_CAP_DISTRIBUTED) || !m->krylov)
         return sla__error(ctx, SLA_ERR_UNSUPPORTED,
                           "distributed solver: method %s is not available distributed (use cg, bicgstab, "
                           "gmres or minres)",
                           sla_method_name(o->method));
-    switch (o->precond) {
-    case SLA_PRECOND_NONE:
-    case SLA_PRECOND_JACOBI:
-    case SLA_PRECOND_SSOR:
-    case SLA_PRECOND_IC0:
-    case SLA_PRECOND_ILU0:
-    case SLA_PRECOND_ILUT:
-    case SLA_PRECOND_AMG: break;
-    default:
+    const sla__method_entry *p = sla__precond_find(o->precond);
+    if (!p || !(p->desc.flags & SLA_CAP_DISTRIBUTED))
         return sla__error(ctx, SLA_ERR_UNSUPPORTED,
                           "distributed solver: precond %s is not available distributed (use none, jacobi, "
                           "amg, or block Jacobi with ilu0, ilut, ic0 or ssor)",
                           sla_precond_name(o->precond));
-    }
     if (!(o->rtol >= 0.0) || !(o->atol >= 0.0) || !isfinite(o->rtol) || !isfinite(o->atol))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "rtol and atol must be finite and >= 0 (got %g, %g)", o->rtol,
                           o->atol);

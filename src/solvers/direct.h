@@ -34,17 +34,23 @@ typedef struct sla__direct_ops {
     const char *name; /* "cholmod", "umfpack", "klu", "superlu" */
 
     /* Symbolic analysis of A's pattern (square, checked by the caller).
-     * *sym is NULL on failure. SLA_ERR_SINGULAR for structural singularity
-     * when the backend detects it here. */
+     * *sym is NULL on failure. stats may be NULL (no predictions wanted).
+     * SLA_ERR_ARGUMENT for A or sym NULL; SLA_ERR_SINGULAR for structural
+     * singularity when the backend detects it here. */
     sla_status (*analyze)(sla_ctx *ctx, const sla_matrix *A, const sla__direct_opts *o,
                           void **sym, sla__direct_stats *stats);
 
     /* Numeric factorization of value array ib. *num is NULL on failure.
-     * SLA_ERR_NOT_SPD (Cholesky: "not positive definite at column k"),
-     * SLA_ERR_SINGULAR (zero pivot: name it), SLA_ERR_NOMEM. */
+     * SLA_ERR_ARGUMENT (NULL argument, ib out of range), a matrix other
+     * than the analysed one (n, nnz or pattern: SLA_ERR_ARGUMENT, SuperLU
+     * SLA_ERR_DIMENSION; the message says "analysis"), SLA_ERR_VALUE (a
+     * value is NaN or Inf: "value k of array ib"), SLA_ERR_NOT_SPD
+     * (Cholesky: "not positive definite at column k"), SLA_ERR_SINGULAR
+     * (zero pivot: name it), SLA_ERR_NOMEM. */
     sla_status (*factor)(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_int ib, void **num);
 
-    /* x = A^-1 b (transpose: A^-T b) for nrhs columns. b and x may not alias. */
+    /* x = A^-1 b (transpose: A^-T b) for nrhs columns. b and x may not alias.
+     * SLA_ERR_ARGUMENT for nrhs < 0, ldb < n or ldx < n, a NULL factor. */
     sla_status (*solve)(sla_ctx *ctx, void *sym, void *num, bool transpose, sla_int nrhs,
                         const double *b, sla_int ldb, double *x, sla_int ldx);
 
@@ -123,6 +129,27 @@ double sla__pivot_tolerance(sla_int n);
 sla_status sla__pivot_check(sla_ctx *ctx, const char *who, const sla_matrix *A, const double *ax,
                             const double *rs, bool rs_recip, const double *udiag,
                             const sla_int *q);
+
+/* The argument checks of a backend's factor (who: "umfpack", ...):
+ * SLA_ERR_ARGUMENT when A is NULL, is not the analysed n x n matrix with
+ * nnz entries ("does not match the analysis"), has another pattern than
+ * rowptr/colind (64-bit copies kept by the analysis; NULL: not compared),
+ * or when ib is not a value array of A. */
+sla_status sla__check_factor_args(sla_ctx *ctx, const char *who, const sla_matrix *A, sla_int ib,
+                                  sla_int n, sla_int nnz, const sla_int *rowptr,
+                                  const sla_int *colind);
+
+/* The argument checks of a backend's solve: SLA_ERR_ARGUMENT for nrhs < 0,
+ * ldb < n or ldx < n, and for b or x NULL when there is something to
+ * solve (n > 0 and nrhs > 0). */
+sla_status sla__check_solve_args(sla_ctx *ctx, const char *who, sla_int n, sla_int nrhs,
+                                 const double *b, sla_int ldb, const double *x, sla_int ldx);
+
+/* SLA_ERR_VALUE when one of the nnz values ax (value array ib of a matrix)
+ * is NaN or Inf, naming the first ("who: value k of array ib is nan");
+ * backends would take it for a zero pivot or factor it silently. */
+sla_status sla__check_finite_values(sla_ctx *ctx, const char *who, sla_int nnz, const double *ax,
+                                    sla_int ib);
 
 /* Value array ib of A as a new double array (what: the allocation's name
  * in an out-of-memory message); NULL when out of memory. */

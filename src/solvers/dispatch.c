@@ -384,8 +384,18 @@ krylov:
             snprintf(budget, sizeof budget, " (switches to %s after %lld iterations)",
                      sla_method_name(dm), (long long)S->kry_budget);
     }
-    snprintf(S->note, sizeof S->note, "auto: %s; %.120s -> %s%s", why, msg,
-             S->auto_amg ? "cg + saamg" : sla_method_name(S->method), budget);
+    /* the choice and its budget first; the analysis message (at most 120
+     * characters) gets what is left of the note, so that nothing is cut
+     * silently */
+    char tail[32 + sizeof budget]; /* " -> ", the longest method name, budget */
+    snprintf(tail, sizeof tail, " -> %s%s", S->auto_amg ? "cg + saamg" : sla_method_name(S->method),
+             budget);
+    size_t fixed = strlen("auto: ; ") + strlen(why) + strlen(tail);
+    int room = fixed < sizeof S->note ? (int)(sizeof S->note - 1 - fixed) : 0;
+    int len = snprintf(S->note, sizeof S->note, "auto: %s; %.*s%s", why, room < 120 ? room : 120,
+                       msg, tail);
+    if (len >= (int)sizeof S->note) /* cannot happen with the strings above; mark it if it does */
+        memcpy(S->note + sizeof S->note - 4, "...", 4);
     sla_status st = sla__solver_setup_pcs(ctx, S);
     if (st != SLA_ERR_NOT_SPD || !S->auto_amg) return st;
     /* saamg found A indefinite (a nonpositive diagonal on a coarse level):

@@ -1,6 +1,7 @@
 /* Pieces every Krylov method shares: the true residual, the report,
  * the tolerance and the monitor. */
 #include "krylov.h"
+#include "methods.h"
 
 #include <math.h>
 
@@ -60,13 +61,10 @@ sla_status sla__kpc_error(sla_ctx *ctx, sla_status st, const char *method)
     return sla__error(ctx, st, "%s: the preconditioner failed (%s)", method, sla_status_name(st));
 }
 
+/* The iteration is the registry's (src/solvers/methods.c): one place says
+ * which methods are Krylov methods and what runs them. */
 sla__krylov_fn sla__krylov_method(sla_method m)
 {
-    switch (m) {
-    case SLA_METHOD_CG: return sla__cg;
-    case SLA_METHOD_BICGSTAB: return sla__bicgstab;
-    case SLA_METHOD_GMRES: return sla__gmres;
-    case SLA_METHOD_MINRES: return sla__minres;
-    default: return NULL;
-    }
+    const sla__method_entry *e = sla__method_find(m);
+    return e ? e->krylov : NULL;
 }

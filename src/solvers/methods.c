@@ -38,56 +38,57 @@
 #define DIST SLA_CAP_DISTRIBUTED
 
 /* name, aliases, value, kind, capabilities, available, backend, summary;
- * then the backend getter (direct) and the iteration (Krylov). Every method
+ * then the backend getter (direct), the iteration (Krylov), and whether a
+ * direct method runs its backend's LDL^T variant (ldlt). Every method
  * solves with A^T too (the VJP's adjoint solve): TR on all of them. */
 static const sla__method_entry table[] = {
     {{"auto", NO_ALIASES, SLA_METHOD_AUTO, SLA_KIND_AUTO, TR, true, "",
-      "chosen from structure and the symbolic analysis"}, NULL, NULL},
+      "chosen from structure and the symbolic analysis"}, NULL, NULL, false},
     {{"cg", NO_ALIASES, SLA_METHOD_CG, SLA_KIND_KRYLOV, SYM | SPD | TR | DIST, true, "krylov",
-      "conjugate gradients (symmetric positive definite A)"}, NULL, sla__cg},
+      "conjugate gradients (symmetric positive definite A)"}, NULL, sla__cg, false},
     {{"bicgstab", NO_ALIASES, SLA_METHOD_BICGSTAB, SLA_KIND_KRYLOV, TR | DIST, true, "krylov",
-      "BiCGSTAB (general A)"}, NULL, sla__bicgstab},
+      "BiCGSTAB (general A)"}, NULL, sla__bicgstab, false},
     {{"gmres", NO_ALIASES, SLA_METHOD_GMRES, SLA_KIND_KRYLOV, TR | DIST, true, "krylov",
-      "restarted GMRES (general A; option restart)"}, NULL, sla__gmres},
+      "restarted GMRES (general A; option restart)"}, NULL, sla__gmres, false},
     {{"minres", NO_ALIASES, SLA_METHOD_MINRES, SLA_KIND_KRYLOV, SYM | TR | DIST, true, "krylov",
-      "MINRES (symmetric, possibly indefinite A)"}, NULL, sla__minres},
+      "MINRES (symmetric, possibly indefinite A)"}, NULL, sla__minres, false},
     {{"cholesky", ALIASES("cholmod"), SLA_METHOD_CHOLESKY, SLA_KIND_DIRECT, SYM | SPD | TR,
       HAVE_SUITESPARSE, "cholmod", "CHOLMOD supernodal LL^T (SPD matrices)"},
-     sla__backend_cholmod, NULL},
+     sla__backend_cholmod, NULL, false},
     {{"ldlt", ALIASES("ldl"), SLA_METHOD_LDLT, SLA_KIND_DIRECT, SYM | TR, HAVE_SUITESPARSE,
       "cholmod", "CHOLMOD simplicial LDL^T (symmetric; no pivoting)"},
-     sla__backend_cholmod, NULL},
+     sla__backend_cholmod, NULL, true},
     {{"lu", NO_ALIASES, SLA_METHOD_LU, SLA_KIND_DIRECT, TR, HAVE_SUITESPARSE, "umfpack",
-      "general sparse LU (UMFPACK)"}, sla__backend_umfpack, NULL},
+      "general sparse LU (UMFPACK)"}, sla__backend_umfpack, NULL, false},
     {{"umfpack", NO_ALIASES, SLA_METHOD_UMFPACK, SLA_KIND_DIRECT, TR, HAVE_SUITESPARSE, "umfpack",
-      "UMFPACK multifrontal LU"}, sla__backend_umfpack, NULL},
+      "UMFPACK multifrontal LU"}, sla__backend_umfpack, NULL, false},
     {{"klu", NO_ALIASES, SLA_METHOD_KLU, SLA_KIND_DIRECT, TR, HAVE_SUITESPARSE, "klu",
       "KLU left-looking LU for very sparse (circuit-like) matrices"},
-     sla__backend_klu, NULL},
+     sla__backend_klu, NULL, false},
     {{"superlu", NO_ALIASES, SLA_METHOD_SUPERLU, SLA_KIND_DIRECT, TR, HAVE_SUPERLU, "superlu",
-      "SuperLU supernodal LU (SciPy's spsolve engine)"}, sla__backend_superlu, NULL},
+      "SuperLU supernodal LU (SciPy's spsolve engine)"}, sla__backend_superlu, NULL, false},
 
     {{"none", NO_ALIASES, SLA_PRECOND_NONE, SLA_KIND_PRECOND, TR | DIST, true, "",
-      "no preconditioner"}, NULL, NULL},
+      "no preconditioner"}, NULL, NULL, false},
     {{"jacobi", ALIASES("diag"), SLA_PRECOND_JACOBI, SLA_KIND_PRECOND, TR | DIST, true, "",
-      "diagonal scaling"}, NULL, NULL},
+      "diagonal scaling"}, NULL, NULL, false},
     {{"ssor", NO_ALIASES, SLA_PRECOND_SSOR, SLA_KIND_PRECOND, TR | DIST, true, "",
-      "symmetric successive over-relaxation (option omega)"}, NULL, NULL},
+      "symmetric successive over-relaxation (option omega)"}, NULL, NULL, false},
     {{"ic0", ALIASES("ic"), SLA_PRECOND_IC0, SLA_KIND_PRECOND, SYM | SPD | TR | DIST, true, "",
-      "incomplete Cholesky, zero fill"}, NULL, NULL},
+      "incomplete Cholesky, zero fill"}, NULL, NULL, false},
     {{"ilu0", ALIASES("ilu"), SLA_PRECOND_ILU0, SLA_KIND_PRECOND, TR | DIST, true, "",
-      "incomplete LU, zero fill"}, NULL, NULL},
+      "incomplete LU, zero fill"}, NULL, NULL, false},
     /* user: M^-T only when the callbacks give apply_transpose */
     {{"user", NO_ALIASES, SLA_PRECOND_USER, SLA_KIND_PRECOND, 0, true, "",
-      "the callbacks in options.user_precond"}, NULL, NULL},
+      "the callbacks in options.user_precond"}, NULL, NULL, false},
     {{"amg", ALIASES("boomeramg"), SLA_PRECOND_AMG, SLA_KIND_PRECOND, TR | DIST, HAVE_HYPRE,
-      "hypre", "algebraic multigrid: one hypre BoomerAMG cycle"}, NULL, NULL},
+      "hypre", "algebraic multigrid: one hypre BoomerAMG cycle"}, NULL, NULL, false},
     /* saamg: its cycle is its own transpose for symmetric A only */
     {{"saamg", NO_ALIASES, SLA_PRECOND_SAAMG, SLA_KIND_PRECOND, 0, true, "",
-      "smoothed-aggregation AMG, one V(1,1) cycle (lean memory)"}, NULL, NULL},
+      "smoothed-aggregation AMG, one V(1,1) cycle (lean memory)"}, NULL, NULL, false},
     {{"ilut", NO_ALIASES, SLA_PRECOND_ILUT, SLA_KIND_PRECOND, TR | DIST, true, "",
       "threshold incomplete LU with pivoting (options ilut_droptol, ilut_fill, ilut_pivot)"},
-     NULL, NULL},
+     NULL, NULL, false},
 };
 
 #define N_ENTRIES ((int)(sizeof table / sizeof table[0]))

@@ -19,6 +19,9 @@ typedef struct sla__method_entry {
     const sla__direct_ops *(*backend)(void);
     /* Krylov methods: the iteration (sla__krylov_method answers the same) */
     sla__krylov_fn krylov;
+    /* direct methods: the backend's LDL^T variant (sla__direct_opts.ldlt;
+     * CHOLMOD: simplicial LDL^T instead of LL^T) */
+    bool ldlt;
 } sla__method_entry;
 
 /* The row of method m, or of preconditioner p; NULL for a value that names

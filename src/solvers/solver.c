@@ -77,7 +77,8 @@ sla_status sla__solver_direct_analyze(sla_ctx *ctx, sla_solver *S, sla_method m)
         S->num = sla__calloc(&S->alloc, (size_t)S->A->nbatch, sizeof *S->num);
         if (!S->num) return sla__error(ctx, SLA_ERR_NOMEM, "out of memory for factor handles");
     }
-    sla__direct_opts o = {.ordering = S->opts.ordering, .ldlt = (m == SLA_METHOD_LDLT),
+    const sla__method_entry *e = sla__method_find(m);
+    sla__direct_opts o = {.ordering = S->opts.ordering, .ldlt = e && e->ldlt,
                           .nthreads = sla__threads(ctx)};
     memset(&S->dstats, 0, sizeof S->dstats);
     sla_status st = d->analyze(ctx, S->A, &o, &S->sym, &S->dstats);
@@ -149,14 +150,22 @@ static sla_status structure(sla_ctx *ctx, const sla_matrix *A, bool *sym, bool *
     return SLA_OK;
 }
 
-/* Cholesky and LDL^T factor one triangle: an explicit request for them on
+/* The symmetric-only direct methods (SLA_CAP_SYMMETRIC in the registry:
+ * Cholesky and LDL^T) factor one triangle: an explicit request for them on
  * a matrix that is not symmetric (to SLA_SYM_TOL relative to max |a|)
- * would silently solve with a different matrix, so it is refused. */
+ * would silently solve with a different matrix, so it is refused. (The
+ * symmetric Krylov methods read all of A and are not refused.) */
 #define SLA_SYM_TOL 1e-12
+
+static bool symmetric_only_direct(sla_method m)
+{
+    const sla__method_entry *e = sla__method_find(m);
+    return e && e->desc.kind == SLA_KIND_DIRECT && (e->desc.flags & SLA_CAP_SYMMETRIC);
+}
 
 static sla_status check_symmetric_method(sla_ctx *ctx, sla_method m, double symerr)
 {
-    if ((m == SLA_METHOD_CHOLESKY || m == SLA_METHOD_LDLT) && !(symerr <= SLA_SYM_TOL))
+    if (symmetric_only_direct(m) && !(symerr <= SLA_SYM_TOL))
         return sla__error(ctx, SLA_ERR_ARGUMENT,
                           "method %s needs a symmetric matrix, and this one is not symmetric "
                           "(max |a_ij - a_ji| / max |a| = %.3g > %g); use method lu or a Krylov method",
