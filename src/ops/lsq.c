@@ -346,8 +346,7 @@ sla_status sla__lsq_run(sla_ctx *ctx, const sla__lsq_op *op, const sla_lsq_optio
 {
     const sla_int m = op->m, n = op->n, mm = op->mm;
     const int nt = op->nt;
-    sla_int mn = m < n ? m : n;
-    sla_int maxiter = o->maxiter > 0 ? o->maxiter : (2 * mn > 20 ? 2 * mn : 20);
+    sla_int maxiter = o->maxiter > 0 ? o->maxiter : (2 * n > 20 ? 2 * n : 20);
     size_t len = (size_t)2 * (size_t)mm + (size_t)5 * (size_t)n + 1;
     double *buf = sla__ctx_malloc(ctx, len, sizeof *buf, "least-squares vectors");
     if (!buf) return SLA_ERR_NOMEM;
