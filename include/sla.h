@@ -11,5 +11,6 @@
 #include "sla/solver.h"
 #include "sla/eig.h"
 #include "sla/nonlinear.h"
+#include "sla/lsq.h"
 
 #endif

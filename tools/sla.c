@@ -11,6 +11,7 @@
  *   sla demo [inverse|poisson]    inverse problem; solve + adjoint + FD check
  *   sla nlsolve bratu2d N --mu M  nonlinear solve and its implicit gradient
  *   sla methods [--json]          the method registry: methods, preconditioners
+ *   sla lsqr A.mtx [--damp L]     damped least squares (LSQR, LSMR) and its VJP
  *
  * Exit status: 0 success, 1 internal failure (out of memory, failed demo
  * check), 2 bad input or unusable matrix, 3 a solve did not converge.
@@ -40,6 +41,7 @@ static const char main_help[] =
     "  info A.mtx         size and structure of a matrix\n"
     "  eigsh A.mtx -k K   k eigenpairs of a symmetric matrix (ARPACK)\n"
     "  logdet A.mtx       sign and log|det A|, --grad-A for its gradient\n"
+    "  lsqr A.mtx         damped least squares (LSQR/LSMR, any shape), --adjoint\n"
     "  nlsolve bratu2d N  nonlinear solve -Laplace u = mu e^u and dL/dmu (--mu M)\n"
     "  methods            the solver methods and preconditioners of this build\n"
     "                     (kind, capabilities, aliases; --json)\n"
@@ -65,7 +67,7 @@ static const struct command {
     {"info", cmd_info, cli_info_help},          {"demo", cmd_demo, cli_demo_help},
     {"help", NULL, main_help},                  {"eigsh", cmd_eigsh, cli_eigsh_help},
     {"logdet", cmd_logdet, cli_logdet_help},    {"nlsolve", cmd_nlsolve, cli_nlsolve_help},
-    {"methods", cmd_methods, cli_methods_help},
+    {"methods", cmd_methods, cli_methods_help}, {"lsqr", cmd_lsqr, cli_lsqr_help},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

@@ -21,6 +21,7 @@ from ._lib import (SlaConvergenceWarning, SlaError, SlaMemoryError, SlaNotSPDErr
 from ._core import SolveInfo, clear_cache
 from ._functions import EigshInfo
 from ._nonlinear import NonlinearInfo, nonlinear_solve
+from ._lsq import LsqInfo, lsmr, lsqr
 from .sparse import SparseTensor, SparseTensorList, diffusion2d, poisson, spsolve
 
 __all__ = [
@@ -28,4 +29,5 @@ __all__ = [
     "poisson", "diffusion2d", "clear_cache", "set_num_threads", "get_num_threads",
     "version", "library_path", "SlaError", "SlaValueError", "SlaSingularError",
     "SlaNotSPDError", "SlaUnavailableError", "SlaMemoryError", "SlaConvergenceWarning",
+    "lsqr", "lsmr", "LsqInfo",
 ]

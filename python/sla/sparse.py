@@ -440,6 +440,11 @@ class SparseTensor:
             return (out + (box["info"],)) if return_eigenvectors else (out, box["info"])
         return out
 
+    def lsqr(self, b, **kw):
+        """Damped least squares argmin ||A x - b||^2 + damp^2 ||x||^2 (sla.lsqr; method="lsmr" for LSMR)."""
+        from ._lsq import lsmr, lsqr
+        return (lsmr if kw.pop("method", "lsqr") == "lsmr" else lsqr)(self, b, **kw)
+
     def _eigsh_trivial(self, k, n, B, box):
         """eigsh without ARPACK: a 0-size batch (empty results) or a matrix
         without stored entries (the zero matrix: eigenvalues 0, eigenvectors
