@@ -248,8 +248,10 @@ static void test_refresh(sla_ctx *ctx)
                    "residual %.1e\n",
                    reuse, round, kept ? "kept" : "rebuilt", t_refresh, t_create,
                    (long long)info.iterations, res);
-            if (kept) CHECK(t_refresh < 0.3 * t_create);
-            else CHECK(t_refresh > 0.3 * t_create);
+            /* kept or rebuilt: the solve info's note says which (times are
+             * printed above, not asserted: a loaded machine bends them) */
+            if (reuse > 0) CHECK(strstr(info.note, kept ? "hierarchy kept" : "hierarchy rebuilt") != NULL);
+            else CHECK(strstr(info.note, "hierarchy") == NULL);
         }
         sla_solver_destroy(&S);
     }

