@@ -10,6 +10,7 @@
 #include "sla/ops.h"
 #include "sla/solver.h"
 #include "sla/eig.h"
+#include "sla/eigs.h"
 #include "sla/nonlinear.h"
 #include "sla/lsq.h"
 

@@ -25,13 +25,14 @@ int cmd_info(int argc, char **argv);    /* cmd_info.c */
 int cmd_demo(int argc, char **argv);    /* cmd_demo.c */
 int cmd_nlsolve(int argc, char **argv); /* cmd_nlsolve.c */
 int cmd_eigsh(int argc, char **argv);   /* cmd_eig.c */
+int cmd_eigs(int argc, char **argv);    /* cmd_eigs.c */
 int cmd_logdet(int argc, char **argv);  /* cmd_logdet.c */
 int cmd_methods(int argc, char **argv); /* cmd_methods.c */
 int cmd_lsqr(int argc, char **argv);    /* cmd_lsq.c */
 
 extern const char cli_solve_help[], cli_gen_help[], cli_info_help[], cli_demo_help[],
     cli_nlsolve_help[], cli_eigsh_help[], cli_logdet_help[], cli_methods_help[],
-    cli_lsqr_help[];
+    cli_lsqr_help[], cli_eigs_help[];
 
 /* ---- messages and memory -------------------------------------------- */
 

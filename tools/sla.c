@@ -7,6 +7,7 @@
  *   sla gen KIND N -o A.mtx       write a generated test matrix
  *   sla info A.mtx [--json]       structure of a matrix
  *   sla eigsh A.mtx -k K          k eigenpairs of a symmetric matrix
+ *   sla eigs A.mtx -k K           k eigenvalues of a general matrix
  *   sla logdet A.mtx              sign and log|det A| (and its gradient)
  *   sla demo [inverse|poisson]    inverse problem; solve + adjoint + FD check
  *   sla nlsolve bratu2d N --mu M  nonlinear solve and its implicit gradient
@@ -40,6 +41,7 @@ static const char main_help[] =
     "                     convdiff2d, aniso2d, random, arrow)\n"
     "  info A.mtx         size and structure of a matrix\n"
     "  eigsh A.mtx -k K   k eigenpairs of a symmetric matrix (ARPACK)\n"
+    "  eigs A.mtx -k K    k eigenvalues of a general matrix (ARPACK)\n"
     "  logdet A.mtx       sign and log|det A|, --grad-A for its gradient\n"
     "  lsqr A.mtx         damped least squares (LSQR/LSMR, any shape), --adjoint\n"
     "  nlsolve bratu2d N  nonlinear solve -Laplace u = mu e^u and dL/dmu (--mu M)\n"
@@ -68,6 +70,7 @@ static const struct command {
     {"help", NULL, main_help},                  {"eigsh", cmd_eigsh, cli_eigsh_help},
     {"logdet", cmd_logdet, cli_logdet_help},    {"nlsolve", cmd_nlsolve, cli_nlsolve_help},
     {"methods", cmd_methods, cli_methods_help}, {"lsqr", cmd_lsqr, cli_lsqr_help},
+    {"methods", cmd_methods, cli_methods_help}, {"eigs", cmd_eigs, cli_eigs_help},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

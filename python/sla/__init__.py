@@ -22,6 +22,7 @@ from ._core import SolveInfo, clear_cache
 from ._functions import EigshInfo
 from ._nonlinear import NonlinearInfo, nonlinear_solve
 from ._lsq import LsqInfo, lsmr, lsqr
+from ._eigs import eigs, eigsh_generalized
 from .sparse import SparseTensor, SparseTensorList, diffusion2d, poisson, spsolve
 
 __all__ = [

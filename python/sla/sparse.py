@@ -364,9 +364,14 @@ class SparseTensor:
         sign, lad = self.slogdet(method, **options)
         return sign * torch.exp(lad)
 
+    def eigs(self, k=6, which="LM", sigma=None, return_eigenvectors=True, **kw):
+        """k eigenvalues of a general square matrix, as SciPy's eigs (see sla._eigs.eigs)."""
+        from ._eigs import eigs
+        return eigs(self, k, which, sigma, return_eigenvectors, **kw)
+
     def eigsh(self, k=6, which="LM", sigma=None, return_eigenvectors=True, tol=0.0, ncv=0,
               maxiter=0, v0=None, factor_method="auto", degenerate_tol=1e-9, grad_rtol=1e-12,
-              grad_maxiter=0, return_info=False):
+              grad_maxiter=0, return_info=False, M=None):
         """k eigenpairs of a symmetric matrix (every matrix of a batch), by
         the C library's ARPACK Lanczos (sla_eigsh / sla_eigsh_batch).
 
@@ -389,7 +394,13 @@ class SparseTensor:
         stored value is an independent variable (the gradient of a_ij and
         a_ji are separate entries). A loss that depends on the basis chosen
         inside a degenerate cluster (|l_i - l_j| <= degenerate_tol max |l|)
-        is refused by C (SlaUnavailableError naming the pair)."""
+        is refused by C (SlaUnavailableError naming the pair).
+
+        M: the generalized problem A x = l M x (see sla._eigs.eigsh_generalized)."""
+        if M is not None:
+            from ._eigs import eigsh_generalized
+            return eigsh_generalized(self, M, k, which, sigma, return_eigenvectors, tol, ncv,
+                                     maxiter, factor_method)
         api = L.eigsh_api("SparseTensor.eigsh")
         if self.shape[-2] != self.shape[-1]:
             raise ValueError("eigsh needs a square matrix (shape %s)" % (self.shape,))

@@ -15,8 +15,9 @@
 #include <pthread.h>
 #include <limits.h>
 /* ARPACK keeps its state between reverse-communication calls in Fortran
- * SAVE variables: one eigsh at a time in the process. */
-static pthread_mutex_t arpack_lock = PTHREAD_MUTEX_INITIALIZER;
+ * SAVE variables: one ARPACK run at a time in the process. */
+pthread_mutex_t sla__arpack_lock = PTHREAD_MUTEX_INITIALIZER; /* shared with eigs.c, eigsh_gen.c */
+#define arpack_lock sla__arpack_lock
 #endif
 
 const char *sla_eig_which_name(sla_eig_which w)

@@ -1,0 +1,134 @@
+"""Tests of SparseTensor.eigs (nonsymmetric, sla_eigs) and
+SparseTensor.eigsh(M=...) (generalized symmetric-definite): results against
+SciPy, eigenvalue gradients with torch.autograd.gradcheck in float64."""
+
+import os
+import sys
+import unittest
+
+import numpy as np
+import scipy.linalg as sla_dense
+import scipy.sparse as sp
+import torch
+from torch.autograd import gradcheck
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import sla  # noqa: E402
+from sla import _lib  # noqa: E402
+
+F64 = torch.float64
+HAVE = hasattr(_lib.lib, "sla_eigs") and _lib.optional("eigsh") is not None
+
+
+def random_nonsym(n, per_row, seed):
+    rng = np.random.default_rng(seed)
+    R = sp.random(n, n, density=min(1.0, per_row / n), random_state=rng, format="coo")
+    R = (R + sp.eye(n) * 0.5).tocoo()
+    R.data = rng.uniform(-1, 1, R.nnz)
+    row = torch.from_numpy(R.row.astype(np.int64))
+    col = torch.from_numpy(R.col.astype(np.int64))
+    return row, col, torch.tensor(R.data, dtype=F64), R.tocsr()
+
+
+def match(a, b):
+    """max over a of the distance to the nearest of b."""
+    return max(np.min(np.abs(b - z)) for z in a)
+
+
+@unittest.skipUnless(HAVE, "libsla without eigs or ARPACK")
+class TestEigs(unittest.TestCase):
+    def test_values_vectors_vs_dense(self):
+        n = 60
+        row, col, v, R = random_nonsym(n, 4, 1)
+        A = sla.SparseTensor(v, row, col, (n, n))
+        ref = np.linalg.eigvals(R.toarray())
+        for which, key in (("LM", np.abs), ("LR", np.real)):
+            lam, X = A.eigs(k=5, which=which)
+            self.assertEqual(lam.dtype, torch.complex128)
+            lam = lam.numpy()
+            self.assertLess(match(lam, ref), 1e-9)
+            best = np.sort(key(ref))[::-1][:5]
+            np.testing.assert_allclose(np.sort(key(lam))[::-1], best, rtol=1e-9, atol=1e-12)
+            Xn = X.numpy()
+            for j in range(5):  # A x = l x, complex vectors as SciPy's
+                r = R @ Xn[:, j] - lam[j] * Xn[:, j]
+                self.assertLess(np.linalg.norm(r), 1e-9 * max(1, abs(lam[j])))
+        lam = A.eigs(k=3, sigma=0.2, return_eigenvectors=False).numpy()
+        np.testing.assert_allclose(np.sort(np.abs(lam - 0.2)), np.sort(np.abs(ref - 0.2))[:3],
+                                   rtol=1e-9)
+
+    def test_gradcheck(self):
+        n = 30
+        row, col, v, _ = random_nonsym(n, 3, 2)
+
+        def f(vals):
+            lam = sla.SparseTensor(vals, row, col, (n, n)).eigs(k=4, return_eigenvectors=False)
+            w = torch.tensor([1.0, 0.7, -0.4, 0.3], dtype=F64)
+            return (w * lam.real).sum() + (w.flip(0) * lam.imag).sum(), (lam.abs() ** 2).sum()
+
+        vals = v.clone().requires_grad_(True)
+        self.assertTrue(gradcheck(f, (vals,), eps=1e-6, atol=1e-6, rtol=1e-5))
+
+    def test_errors(self):
+        n = 20
+        row, col, v, _ = random_nonsym(n, 3, 3)
+        A = sla.SparseTensor(v, row, col, (n, n))
+        with self.assertRaises(ValueError):
+            A.eigs(k=n - 1)
+        with self.assertRaises(ValueError):
+            A.eigs(k=2, which="LA")
+
+
+@unittest.skipUnless(HAVE, "libsla without eigs or ARPACK")
+class TestGeneralized(unittest.TestCase):
+    def setUp(self):
+        n = self.n = 40
+        h = 1.0 / (n + 1)
+        i = np.arange(n)
+        rows = np.concatenate([i, i[:-1], i[1:]])
+        cols = np.concatenate([i, i[1:], i[:-1]])
+        self.row = torch.from_numpy(rows.astype(np.int64))
+        self.col = torch.from_numpy(cols.astype(np.int64))
+        self.kv = torch.tensor(np.concatenate([np.full(n, 2 / h), np.full(2 * n - 2, -1 / h)]), dtype=F64)
+        self.mv = torch.tensor(np.concatenate([np.full(n, 4 * h / 6), np.full(2 * n - 2, h / 6)]),
+                               dtype=F64)
+
+    def mats(self, kv, mv):
+        n = self.n
+        return (sla.SparseTensor(kv, self.row, self.col, (n, n)),
+                sla.SparseTensor(mv, self.row, self.col, (n, n)))
+
+    def test_vs_scipy(self):
+        K, M = self.mats(self.kv, self.mv)
+        lam, X = K.eigsh(k=4, M=M)
+        Kd = sp.csr_matrix((self.kv.numpy(), (self.row.numpy(), self.col.numpy()))).toarray()
+        Md = sp.csr_matrix((self.mv.numpy(), (self.row.numpy(), self.col.numpy()))).toarray()
+        ref = sla_dense.eigh(Kd, Md, eigvals_only=True)
+        np.testing.assert_allclose(lam.numpy(), ref[:4], rtol=1e-10)
+        np.testing.assert_allclose(X.numpy().T @ Md @ X.numpy(), np.eye(4), atol=1e-10)
+        lam = K.eigsh(k=2, M=M, sigma=500.0, return_eigenvectors=False).numpy()
+        near = ref[np.argsort(np.abs(ref - 500.0))[:2]]
+        np.testing.assert_allclose(np.sort(lam), np.sort(near), rtol=1e-10)
+
+    def test_gradcheck(self):
+        n = self.n
+
+        def f(kd, ko, md, mo):  # symmetric by construction: (diagonal, off-diagonal)
+            K, M = self.mats(torch.cat([kd, ko, ko]), torch.cat([md, mo, mo]))
+            lam = K.eigsh(k=3, M=M, return_eigenvectors=False)
+            return (lam * torch.tensor([1.0, -0.5, 0.25], dtype=F64)).sum()
+
+        kd, ko = self.kv[:n].clone(), self.kv[n:2 * n - 1].clone()
+        md, mo = self.mv[:n].clone(), self.mv[n:2 * n - 1].clone()
+        ins = tuple(t.requires_grad_(True) for t in (kd, ko, md, mo))
+        self.assertTrue(gradcheck(f, ins, eps=1e-7, atol=1e-5, rtol=1e-5))
+
+    def test_eigenvector_grad_refused(self):
+        K, M = self.mats(self.kv.clone().requires_grad_(True), self.mv)
+        lam, X = K.eigsh(k=2, M=M)
+        with self.assertRaises(sla.SlaError):
+            X.sum().backward()
+
+
+if __name__ == "__main__":
+    unittest.main()
