@@ -19,12 +19,13 @@ from ._lib import (SlaConvergenceWarning, SlaError, SlaMemoryError, SlaNotSPDErr
                    SlaSingularError, SlaUnavailableError, SlaValueError, get_num_threads,
                    library_path, set_num_threads, version)
 from ._core import SolveInfo, clear_cache
+from ._config import SolverConfig
 from ._functions import EigshInfo
 from ._nonlinear import NonlinearInfo, nonlinear_solve
 from .sparse import SparseTensor, SparseTensorList, diffusion2d, poisson, spsolve
 
 __all__ = [
-    "SparseTensor", "SparseTensorList", "SolveInfo", "EigshInfo", "NonlinearInfo", "spsolve", "nonlinear_solve",
+    "SparseTensor", "SparseTensorList", "SolverConfig", "SolveInfo", "EigshInfo", "NonlinearInfo", "spsolve", "nonlinear_solve",
     "poisson", "diffusion2d", "clear_cache", "set_num_threads", "get_num_threads",
     "version", "library_path", "SlaError", "SlaValueError", "SlaSingularError",
     "SlaNotSPDError", "SlaUnavailableError", "SlaMemoryError", "SlaConvergenceWarning",
