@@ -10,7 +10,8 @@ the C library libsla (ctypes; no numerical algorithm is written in Python).
     lam, V = A.eigsh(4, which="SA")                  # ARPACK, gradients via sla_eigsh_batch_vjp
     u = sla.nonlinear_solve(F, u0, *params, jacobian=A)  # F written in torch; Newton in C
 
-The library is found through $SLA_LIBRARY, else the build tree
+The library is the package's own copy (sla/lib/libsla.so, built by
+``pip install ./python``), else $SLA_LIBRARY, else the build tree
 (build/lib/libsla.so next to this package's python/ directory), else the
 system's libsla.so.
 """
