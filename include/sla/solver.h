@@ -397,6 +397,18 @@ SLA_API sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count, sla_solver *c
  * sla_solver_logdet_grad): declared in eig.h with the other logdet
  * functions, which is included at the end of this header. */
 
+/* Is value array ib of A symmetric positive definite? *answer is true when
+ * A is square, symmetric (|a_ij - a_ji| <= 1e-12 max|a|: the symmetry
+ * method=cholesky accepts), every diagonal entry is stored and positive,
+ * and a trial Cholesky factorization (method=cholesky, CHOLMOD) succeeds;
+ * false when any of them fails (a factorization that meets a nonpositive
+ * pivot, SLA_ERR_NOT_SPD or SLA_ERR_SINGULAR, is a "no", not an error).
+ * A 0 x 0 matrix is SPD. Costs one sparse Cholesky factorization of the
+ * matrix (nothing is kept). Errors: SLA_ERR_ARGUMENT, SLA_ERR_INDEX,
+ * SLA_ERR_UNAVAILABLE (a build without CHOLMOD),
+ * SLA_ERR_NOMEM / _TOO_LARGE (the factor does not fit the memory limit). */
+SLA_API sla_status sla_matrix_is_spd(sla_ctx *ctx, const sla_matrix *A, sla_int ib, bool *answer);
+
 /* One-shot: create a solver, solve A_0 x = b, destroy it. */
 SLA_API sla_status sla_solve(sla_ctx *ctx, const sla_matrix *A,
                      const sla_solver_options *opts, const double *b,

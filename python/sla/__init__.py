@@ -10,7 +10,8 @@ the C library libsla (ctypes; no numerical algorithm is written in Python).
     lam, V = A.eigsh(4, which="SA")                  # ARPACK, gradients via sla_eigsh_batch_vjp
     u = sla.nonlinear_solve(F, u0, *params, jacobian=A)  # F written in torch; Newton in C
 
-The library is found through $SLA_LIBRARY, else the build tree
+The library is the package's own copy (sla/lib/libsla.so, built by
+``pip install ./python``), else $SLA_LIBRARY, else the build tree
 (build/lib/libsla.so next to this package's python/ directory), else the
 system's libsla.so.
 """
@@ -19,6 +20,7 @@ from ._lib import (SlaConvergenceWarning, SlaError, SlaMemoryError, SlaNotSPDErr
                    SlaSingularError, SlaUnavailableError, SlaValueError, get_num_threads,
                    library_path, set_num_threads, version)
 from ._core import SolveInfo, clear_cache
+from ._config import SolverConfig
 from ._functions import EigshInfo
 from ._nonlinear import NonlinearInfo, nonlinear_solve
 from ._lsq import LsqInfo, lsmr, lsqr
@@ -26,7 +28,7 @@ from ._eigs import eigs, eigsh_generalized
 from .sparse import SparseTensor, SparseTensorList, diffusion2d, poisson, spsolve
 
 __all__ = [
-    "SparseTensor", "SparseTensorList", "SolveInfo", "EigshInfo", "NonlinearInfo", "spsolve", "nonlinear_solve",
+    "SparseTensor", "SparseTensorList", "SolverConfig", "SolveInfo", "EigshInfo", "NonlinearInfo", "spsolve", "nonlinear_solve",
     "poisson", "diffusion2d", "clear_cache", "set_num_threads", "get_num_threads",
     "version", "library_path", "SlaError", "SlaValueError", "SlaSingularError",
     "SlaNotSPDError", "SlaUnavailableError", "SlaMemoryError", "SlaConvergenceWarning",

@@ -102,10 +102,16 @@ class SlaConvergenceWarning(UserWarning):
 
 
 def _candidates():
+    """Where libsla is looked for, in order: the copy inside the package
+    (sla/lib/libsla.so, put there by `pip install ./python`), $SLA_LIBRARY,
+    the build tree (build/lib/libsla.so next to python/), the system's."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    bundled = os.path.join(here, "lib", "libsla.so")
+    if os.path.exists(bundled):
+        return [bundled], False
     env = os.environ.get("SLA_LIBRARY")
     if env:
         return [env], True
-    here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.dirname(os.path.dirname(here))  # python/sla -> repository root
     c = [os.path.join(root, "build", "lib", "libsla.so")]
     found = ctypes.util.find_library("sla")
@@ -127,8 +133,8 @@ def _load():
         except OSError as e:
             errors.append("%s: %s" % (path, e))
     hint = ("SLA_LIBRARY=%s could not be loaded" % cands[0]) if from_env else (
-        "build it with `make` (build/lib/libsla.so), install it, or point "
-        "SLA_LIBRARY at libsla.so")
+        "pip install ./python (which builds it into the package), build it with `make` "
+        "(build/lib/libsla.so), install it, or point SLA_LIBRARY at libsla.so")
     raise ImportError("sla: cannot load libsla (%s): %s" % (hint, "; ".join(errors)))
 
 

@@ -8,6 +8,9 @@ import torch
 
 from . import _lib as L
 from . import _core
+from . import _config
+from . import _factories
+from . import _structure
 from ._core import SolveInfo, options_string
 from . import _functions
 from ._functions import Diffusion2dFn, ListSolveFn, LogdetFn, MatvecFn, SolveFn
@@ -207,11 +210,14 @@ class SparseTensor:
 
     # ---- linear algebra -----------------------------------------------
 
-    def solve(self, b, method="auto", preconditioner=None, rtol=None, atol=None, maxiter=None,
+    def solve(self, b, method=None, preconditioner=None, rtol=None, atol=None, maxiter=None,
               return_info=False, x0=None, **options):
         """x with A x = b (a batch: A_i x_i = b_i).
 
         b: [*batch, n] or [*batch, n, k] (or [n] / [n, k] shared by a batch).
+        Arguments left at None (method included: None means auto) take
+        the values of the active ``sla.SolverConfig`` (a ``with`` block on
+        this thread), if any.
         method: auto, cg, bicgstab, gmres, minres, cholesky, ldlt, lu,
         umfpack, klu, superlu. preconditioner: None, jacobi, ssor, ic0, ilu0,
         ilut (threshold ILU with fill limit and column pivoting, like SciPy's
@@ -234,6 +240,8 @@ class SparseTensor:
         pattern: a backward pass reuses the forward's, and a later solve
         with new values on the same pattern refactors without re-analysis.
         """
+        method, preconditioner, rtol, atol, maxiter, options = _config.resolve(
+            method, preconditioner, rtol, atol, maxiter, options)
         if self.shape[-2] != self.shape[-1]:
             raise ValueError("solve needs a square matrix (shape %s)" % (self.shape,))
         if "use_x0" in options:
@@ -498,15 +506,29 @@ class SparseTensor:
 
     @classmethod
     def from_dense(cls, D, requires_grad=False):
-        """The nonzeros of a dense [M, N] tensor."""
-        D = torch.as_tensor(D)
-        if D.dim() != 2:
-            raise ValueError("from_dense takes a 2-D tensor (got shape %s)" % (tuple(D.shape),))
-        r, c = torch.nonzero(D, as_tuple=True)
-        v = D[r, c].detach().clone()
-        if not v.dtype.is_floating_point:
-            v = v.to(torch.float64)
-        return cls(v.requires_grad_(requires_grad), r, c, D.shape)
+        """The nonzeros of a dense [M, N] tensor (differentiable in them when
+        D requires grad; see sla._factories.from_dense)."""
+        return _factories.from_dense(cls, D, requires_grad)
+
+    # ---- factories, torch sparse interop, structure queries (issue 19;
+    # sla._factories, sla._structure) ---------------------------------------
+    eye = classmethod(_factories.eye)
+    diag = classmethod(_factories.diag)
+    tridiagonal = classmethod(_factories.tridiagonal)
+    random = classmethod(_factories.random)
+    poisson = classmethod(_factories.poisson)
+    diffusion2d = classmethod(_factories.diffusion2d)
+    convdiff2d = classmethod(_factories.convdiff2d)
+    aniso2d = classmethod(_factories.aniso2d)
+    arrow = classmethod(_factories.arrow)
+    from_torch = classmethod(_factories.from_torch)
+    to_torch_sparse = _factories.to_torch_sparse
+    is_symmetric = _structure.is_symmetric
+    is_hermitian = _structure.is_hermitian
+    is_positive_definite = _structure.is_positive_definite
+    has_positive_diagonal = _structure.has_positive_diagonal
+    density = property(_structure.density)
+    sparsity_pattern_equal = _structure.sparsity_pattern_equal
 
 
 class SparseTensorList:
@@ -539,10 +561,25 @@ class SparseTensorList:
     def from_scipy(cls, mats, dtype=torch.float64):
         return cls([SparseTensor.from_scipy(m, dtype) for m in mats])
 
-    def solve(self, bs, method="auto", preconditioner=None, rtol=None, atol=None, maxiter=None,
+    # structure queries per item (issue 19, sla._structure)
+    def is_symmetric(self, tol=0.0):
+        return _structure.is_symmetric(self.tensors, tol)
+
+    def is_hermitian(self, tol=0.0):
+        return _structure.is_hermitian(self.tensors, tol)
+
+    def is_positive_definite(self):
+        return _structure.is_positive_definite(self.tensors)
+
+    def has_positive_diagonal(self):
+        return _structure.has_positive_diagonal(self.tensors)
+
+    def solve(self, bs, method=None, preconditioner=None, rtol=None, atol=None, maxiter=None,
               return_info=False, **options):
         """[x_i] with A_i x_i = b_i (each b_i of shape (n_i,)); the options as
         in SparseTensor.solve. return_info: also a list of SolveInfo."""
+        method, preconditioner, rtol, atol, maxiter, options = _config.resolve(
+            method, preconditioner, rtol, atol, maxiter, options)
         bs = list(bs)
         if len(bs) != len(self.tensors):
             raise ValueError("SparseTensorList.solve: %d matrices but %d right-hand sides"
