@@ -437,7 +437,8 @@ class LaplacianFn(torch.autograd.Function):
         pat, res = ctx.args
         ga = torch.empty(va.shape, dtype=torch.float64)
         gl = gl.to(torch.float64).contiguous()
-        L.check(_laplacian_vjp(L.ctx(), _CMat(pat, va).ptr, res.ptr, gl.data_ptr(),
+        m = _CMat(pat, va)  # alive through the call
+        L.check(_laplacian_vjp(L.ctx(), m.ptr, res.ptr, gl.data_ptr(),
                                ga.data_ptr()), "laplacian backward")
         return ga.to(va.dtype), None, None
 
