@@ -8,6 +8,8 @@
 #include "sla/io.h"
 #include "sla/gen.h"
 #include "sla/ops.h"
+#include "sla/algebra.h"
+#include "sla/graph.h"
 #include "sla/solver.h"
 #include "sla/eig.h"
 #include "sla/eigs.h"

@@ -13,6 +13,7 @@ from . import _factories
 from . import _structure
 from ._core import SolveInfo, options_string
 from . import _functions
+from . import _algebra
 from ._functions import Diffusion2dFn, ListSolveFn, LogdetFn, MatvecFn, SolveFn
 
 
@@ -291,15 +292,30 @@ class SparseTensor:
         return unflatten(y3).to(_out_dtype(self.dtype, x if isinstance(x, torch.Tensor) else y3))
 
     def __matmul__(self, x):
-        return self.matvec(x)
+        """A @ x: the matvec for a dense x, SpGEMM for a SparseTensor x."""
+        return _algebra.matmul(self, x)
 
-    def T(self):
-        """The transpose (same values, row and col exchanged)."""
-        return SparseTensor(self.values, self.col, self.row, self.shape[:-2] +
-                            (self.shape[-1], self.shape[-2]))
+    # sparse algebra and graph tools (sla._algebra, libsla's algebra.h and graph.h)
+    T = property(lambda self: _algebra.transpose(self), doc="The transpose (a property).")
+    H = property(lambda self: _algebra.transpose(self), doc="The conjugate transpose (real: A.T).")
+    __add__ = lambda self, o: _algebra.add(self, o)  # noqa: E731
+    __sub__ = lambda self, o: _algebra.sub(self, o)  # noqa: E731
+    __rsub__ = lambda self, o: _algebra.rsub(self, o)  # noqa: E731
+    __mul__ = __rmul__ = lambda self, o: _algebra.mul(self, o)  # noqa: E731
+    __truediv__ = lambda self, o: _algebra.div(self, o)  # noqa: E731
+    __neg__ = lambda self: _algebra.neg(self)  # noqa: E731
+    norm = lambda self, ord="fro": _algebra.norm(self, ord)  # noqa: E731
+    sum = lambda self, dim=None: _algebra.sum(self, dim)  # noqa: E731
+    diagonal = lambda self: _algebra.diagonal(self)  # noqa: E731
+    connected_components = lambda self: _algebra.connected_components(self)  # noqa: E731
+    has_isolated_components = lambda self: _algebra.has_isolated_components(self)  # noqa: E731
+    to_connected_components = lambda self: _algebra.to_connected_components(self)  # noqa: E731
+    laplacian = lambda self: _algebra.laplacian(self)  # noqa: E731
+    degree = lambda self, weighted=True: _algebra.degree(self, weighted)  # noqa: E731
 
     def transpose(self):
-        return self.T()
+        """The transpose (as the property A.T)."""
+        return self.T
 
     def to_dense(self):
         """Dense [*batch, M, N] tensor (duplicates summed; differentiable)."""
@@ -616,6 +632,10 @@ class SparseTensorList:
 
     def __matmul__(self, xs):
         return self.matvec(xs)
+
+    # the inverse of SparseTensor.to_connected_components (sla._algebra)
+    block_diag = lambda self, nodes=None, n=None: _algebra.block_diag(  # noqa: E731
+        self, getattr(self, "nodes", None) if nodes is None else nodes, n)
 
 
 def spsolve(val, row, col, shape, b, **kwargs):

@@ -158,7 +158,7 @@ class EmptyPatternTests(unittest.TestCase):
             v, E.row, E.col, (3, 3)).matvec(x),
             (torch.zeros(0, dtype=F64, requires_grad=True),
              torch.randn(3, dtype=F64, requires_grad=True))))
-        self.assertEqual(tuple(empty(3).T().matvec(torch.ones(3, dtype=F64)).shape), (3,))
+        self.assertEqual(tuple(empty(3).T.matvec(torch.ones(3, dtype=F64)).shape), (3,))
 
     def test_solve_is_singular(self):
         b = torch.ones(3, dtype=F64)

@@ -1,0 +1,180 @@
+"""Sparse algebra and graph tools of SparseTensor against dense torch and
+SciPy; gradients by torch.autograd.gradcheck."""
+
+import math
+import os
+import sys
+import unittest
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.csgraph as csgraph
+import torch
+from torch.autograd import gradcheck
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import sla  # noqa: E402
+
+F64 = torch.float64
+
+
+def rnd(m, n, density, seed, requires_grad=False):
+    M = sp.random(m, n, density=density, random_state=np.random.default_rng(seed), format="coo")
+    return sla.SparseTensor.from_scipy(M, requires_grad=requires_grad), M.tocsr()
+
+
+def batched(A, nb, seed):
+    g = torch.Generator().manual_seed(seed)
+    v = torch.randn((nb, A.nnz), dtype=F64, generator=g)
+    return sla.SparseTensor(v, A.row, A.col, A.shape)
+
+
+class TestAlgebra(unittest.TestCase):
+    def test_matmul_vs_scipy(self):
+        A, Ms = rnd(30, 20, 0.15, 1)
+        B, Ns = rnd(20, 25, 0.15, 2)
+        C = A @ B
+        np.testing.assert_allclose(C.to_dense().numpy(), (Ms @ Ns).toarray(), atol=1e-14)
+        x = torch.randn(25, dtype=F64)
+        np.testing.assert_allclose((A @ (B @ x)).numpy(), (C @ x).numpy(), atol=1e-12)
+
+    def test_add_sub_mul_scale(self):
+        A, Ms = rnd(12, 9, 0.3, 3)
+        B, Ns = rnd(12, 9, 0.3, 4)
+        Da, Db = A.to_dense(), B.to_dense()
+        for got, ref in [(A + B, Da + Db), (A - B, Da - Db), (A * B, Da * Db),
+                         (2.5 * A, 2.5 * Da), (A * 2.5, 2.5 * Da), (-A, -Da), (A / 2, Da / 2)]:
+            torch.testing.assert_close(got.to_dense(), ref, atol=1e-14, rtol=0)
+        self.assertEqual((A * B).nnz, Ms.multiply(Ns).nnz)  # the intersection
+        self.assertEqual((A + B).nnz, (abs(Ms) + abs(Ns)).nnz)  # the union
+
+    def test_batched_and_broadcast(self):
+        A, _ = rnd(10, 8, 0.3, 5)
+        B, _ = rnd(8, 7, 0.3, 6)
+        Ab, Bb = batched(A, 3, 1), batched(B, 3, 2)
+        for X, Y in [(Ab, Bb), (Ab, B), (A, Bb)]:
+            C = X @ Y
+            ref = X.to_dense() @ Y.to_dense()
+            torch.testing.assert_close(C.to_dense(), ref, atol=1e-13, rtol=0)
+        A2, _ = rnd(10, 8, 0.3, 7)
+        for X, Y in [(Ab, batched(A2, 3, 3)), (Ab, A2)]:
+            torch.testing.assert_close((X + Y).to_dense(), X.to_dense() + Y.to_dense())
+            torch.testing.assert_close((X * Y).to_dense(), X.to_dense() * Y.to_dense())
+        with self.assertRaises(ValueError):
+            Ab @ batched(B, 2, 1)
+
+    def test_gradcheck(self):
+        A, _ = rnd(9, 7, 0.3, 8)
+        B, _ = rnd(7, 6, 0.3, 9)
+        A2, _ = rnd(9, 7, 0.3, 10)
+        va = A.values.clone().requires_grad_()
+        vb = B.values.clone().requires_grad_()
+        v2 = A2.values.clone().requires_grad_()
+        mk = lambda v, X: sla.SparseTensor(v, X.row, X.col, X.shape)  # noqa: E731
+        self.assertTrue(gradcheck(lambda a, b: (mk(a, A) @ mk(b, B)).values, (va, vb)))
+        self.assertTrue(gradcheck(lambda a, b: (mk(a, A) + mk(b, A2)).values, (va, v2)))
+        self.assertTrue(gradcheck(lambda a, b: (mk(a, A) - 3 * mk(b, A2)).values, (va, v2)))
+        self.assertTrue(gradcheck(lambda a, b: (mk(a, A) * mk(b, A2)).values, (va, v2)))
+        # batched with a broadcast operand
+        vab = torch.randn((2, A.nnz), dtype=F64, requires_grad=True)
+        self.assertTrue(gradcheck(lambda a, b: (mk(a, A) @ mk(b, B)).values, (vab, vb)))
+        self.assertTrue(gradcheck(lambda a, b: (mk(a, A) * mk(b, A2)).values, (vab, v2)))
+        # reductions
+        for f in [lambda a: mk(a, A).norm(), lambda a: mk(a, A).norm(1),
+                  lambda a: mk(a, A).norm(math.inf), lambda a: mk(a, A).sum(),
+                  lambda a: mk(a, A).sum(0), lambda a: mk(a, A).sum(1),
+                  lambda a: mk(a, A).diagonal()]:
+            self.assertTrue(gradcheck(f, (va,)))
+
+    def test_reductions_vs_dense(self):
+        A, Ms = rnd(11, 9, 0.3, 11)
+        D = torch.tensor(Ms.toarray())
+        torch.testing.assert_close(A.norm(), torch.linalg.norm(D))
+        torch.testing.assert_close(A.norm(1), torch.linalg.norm(D, 1))
+        torch.testing.assert_close(A.norm(math.inf), torch.linalg.norm(D, math.inf))
+        torch.testing.assert_close(A.sum(), D.sum())
+        torch.testing.assert_close(A.sum(0), D.sum(0))
+        torch.testing.assert_close(A.sum(1), D.sum(1))
+        torch.testing.assert_close(A.diagonal(), torch.diagonal(D))
+        Ab = batched(A, 2, 4)
+        torch.testing.assert_close(Ab.sum(1), Ab.to_dense().sum(-1))
+        torch.testing.assert_close(Ab.norm(), torch.linalg.norm(Ab.to_dense(), dim=(-2, -1)))
+
+    def test_transpose_property(self):
+        A, Ms = rnd(5, 4, 0.5, 12)
+        self.assertEqual(A.T.shape, (4, 5))
+        np.testing.assert_allclose(A.T.to_dense().numpy(), Ms.T.toarray())
+        np.testing.assert_allclose(A.H.to_dense().numpy(), Ms.T.toarray())
+        np.testing.assert_allclose(A.transpose().to_dense().numpy(), Ms.T.toarray())
+        torch.testing.assert_close((A.T @ A).to_dense(), A.to_dense().T @ A.to_dense())
+
+    def test_errors(self):
+        A, _ = rnd(5, 4, 0.5, 13)
+        with self.assertRaises(ValueError):
+            A @ A
+        with self.assertRaises(ValueError):
+            A + A.T
+        with self.assertRaises(TypeError):
+            A + 1.0
+        with self.assertRaises(ValueError):
+            A.norm("nuc")
+
+
+class TestGraph(unittest.TestCase):
+    def graph(self):
+        # components {0, 2, 4}, {1, 3}, {5}
+        row = torch.tensor([0, 2, 4, 1, 5, 0])
+        col = torch.tensor([2, 4, 2, 3, 5, 0])
+        v = torch.tensor([1.5, 2.0, 2.0, 0.5, 9.0, 3.0], dtype=F64)
+        return sla.SparseTensor(v, row, col, (6, 6))
+
+    def test_components_vs_scipy(self):
+        A = self.graph()
+        n, labels = A.connected_components()
+        ns, ls = csgraph.connected_components(A.to_scipy(), directed=True, connection="weak")
+        self.assertEqual(n, ns)
+        self.assertEqual(labels.tolist(), [0, 1, 0, 1, 0, 2])
+        self.assertTrue(A.has_isolated_components())
+        self.assertFalse(sla.poisson(2, 5).has_isolated_components())
+        R, Rs = rnd(200, 200, 0.004, 14)
+        n, labels = R.connected_components()
+        ns, ls = csgraph.connected_components(Rs, directed=True, connection="weak")
+        self.assertEqual(n, ns)
+        # same partition (labels may be numbered differently)
+        for k in range(n):
+            self.assertEqual(len(set(ls[labels.numpy() == k])), 1)
+
+    def test_split_and_assemble(self):
+        A = self.graph()
+        A.values.requires_grad_()
+        parts = A.to_connected_components()
+        self.assertEqual(len(parts), 3)
+        self.assertEqual([p.shape for p in parts], [(3, 3), (2, 2), (1, 1)])
+        back = parts.block_diag()
+        torch.testing.assert_close(back.to_dense(), A.to_dense())
+        back.to_dense().sum().backward()
+        torch.testing.assert_close(A.values.grad, torch.ones(6, dtype=F64))
+        plain = sla.SparseTensorList(list(parts)).block_diag()
+        self.assertEqual(plain.shape, (6, 6))
+
+    def test_laplacian_degree(self):
+        A = self.graph()
+        D = A.to_dense()
+        L = A.laplacian()
+        torch.testing.assert_close(L.to_dense(), torch.diag(D.sum(1)) - D)
+        S = (A + A.T) * 0.5
+        Ls = csgraph.laplacian(S.to_scipy().toarray())
+        np.testing.assert_allclose(S.laplacian().to_dense().numpy(), Ls, atol=1e-14)
+        torch.testing.assert_close(A.degree(), D.sum(1) - torch.diagonal(D))
+        torch.testing.assert_close(A.degree(weighted=False),
+                                   torch.tensor([1, 1, 1, 0, 1, 0], dtype=F64))
+        va = A.values.clone().requires_grad_()
+        mk = lambda v: sla.SparseTensor(v, A.row, A.col, A.shape)  # noqa: E731
+        self.assertTrue(gradcheck(lambda v: mk(v).laplacian().values, (va,)))
+        vb = torch.randn((2, A.nnz), dtype=F64, requires_grad=True)
+        self.assertTrue(gradcheck(lambda v: mk(v).laplacian().values, (vb,)))
+        self.assertTrue(gradcheck(lambda v: mk(v).degree(), (vb,)))
+
+
+if __name__ == "__main__":
+    unittest.main()

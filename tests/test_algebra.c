@@ -1,0 +1,390 @@
+/* Sparse-sparse algebra (SpGEMM, sum, elementwise product) and graph
+ * tools against dense references; their VJPs against central finite
+ * differences (float64) and the dot-product identity; bad input. */
+#include "test_util.h"
+
+static sla_ctx *ctx;
+
+/* m x n random matrix, about `per_row` entries a row (duplicates summed),
+ * nbatch value arrays. */
+static sla_matrix *rand_mat(sla_int m, sla_int n, int per_row, sla_int nbatch,
+                            unsigned long long seed)
+{
+    sla_int nz = m * per_row;
+    sla_int *r = malloc((size_t)(nz + 1) * sizeof *r), *c = malloc((size_t)(nz + 1) * sizeof *c);
+    double *v = malloc((size_t)(nz * nbatch + 1) * sizeof *v);
+    unsigned long long s = seed;
+    for (sla_int k = 0; k < nz; k++) {
+        r[k] = k / per_row;
+        c[k] = (sla_int)(tu_rand(&s) * 0.5 * (double)n + 0.5 * (double)n) % (n > 0 ? n : 1);
+    }
+    tu_fill(v, nz * nbatch, seed + 1);
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_matrix_from_coo(ctx, m, n, nz, r, c, SLA_F64, nbatch, v, NULL, &A));
+    free(r);
+    free(c);
+    free(v);
+    return A;
+}
+
+/* Dense column-major copy of value array ib. */
+static double *dense(const sla_matrix *A, sla_int ib)
+{
+    sla_int m = sla_matrix_nrows(A), n = sla_matrix_ncols(A);
+    double *d = calloc((size_t)(m * n + 1), sizeof *d);
+    sla_matrix_to_dense(ctx, A, ib, d, m > 0 ? m : 1);
+    return d;
+}
+
+/* Dense column-major copy of C's pattern with values v. */
+static double *dense_vals(const sla_matrix *C, const double *v)
+{
+    sla_int m = sla_matrix_nrows(C), n = sla_matrix_ncols(C), nnz = sla_matrix_nnz(C);
+    const sla_int *rp = sla_matrix_rowptr(C);
+    sla_int *ci = malloc((size_t)(nnz + 1) * sizeof *ci);
+    sla_matrix_get_colind(C, ci);
+    double *d = calloc((size_t)(m * n + 1), sizeof *d);
+    for (sla_int i = 0; i < m; i++)
+        for (sla_int p = rp[i]; p < rp[i + 1]; p++) d[ci[p] * m + i] = v[p];
+    free(ci);
+    return d;
+}
+
+static double dot(sla_int n, const double *a, const double *b)
+{
+    double s = 0;
+    for (sla_int i = 0; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+
+typedef enum { OP_GEMM, OP_ADD, OP_MUL } op_kind;
+static const double ALPHA = 1.5, BETA = -0.75;
+
+static sla_status op_symbolic(op_kind op, const sla_matrix *A, const sla_matrix *B, sla_matrix **C)
+{
+    return op == OP_GEMM ? sla_spgemm_symbolic(ctx, A, B, C)
+           : op == OP_ADD ? sla_spadd_symbolic(ctx, A, B, C)
+                          : sla_spmul_symbolic(ctx, A, B, C);
+}
+
+static sla_status op_numeric(op_kind op, const sla_matrix *A, const sla_matrix *B, sla_matrix *C,
+                             double *cv)
+{
+    return op == OP_GEMM ? sla_spgemm_numeric(ctx, A, B, C, cv)
+           : op == OP_ADD ? sla_spadd_numeric(ctx, ALPHA, A, BETA, B, C, cv)
+                          : sla_spmul_numeric(ctx, A, B, C, cv);
+}
+
+static sla_status op_vjp(op_kind op, const sla_matrix *A, const sla_matrix *B, const sla_matrix *C,
+                         const double *gC, double *gA, double *gB)
+{
+    return op == OP_GEMM ? sla_spgemm_vjp(ctx, A, B, C, gC, gA, gB)
+           : op == OP_ADD ? sla_spadd_vjp(ctx, ALPHA, A, BETA, B, C, gC, gA, gB)
+                          : sla_spmul_vjp(ctx, A, B, C, gC, gA, gB);
+}
+
+/* The dense reference of value array b of the result. */
+static double *op_dense(op_kind op, const sla_matrix *A, const sla_matrix *B, sla_int b)
+{
+    sla_int m = sla_matrix_nrows(A), k = sla_matrix_ncols(A), n = sla_matrix_ncols(B);
+    double *a = dense(A, sla_matrix_nbatch(A) == 1 ? 0 : b);
+    double *bb = dense(B, sla_matrix_nbatch(B) == 1 ? 0 : b);
+    double *c = calloc((size_t)(m * n + 1), sizeof *c);
+    for (sla_int i = 0; i < m; i++)
+        for (sla_int j = 0; j < n; j++) {
+            double s = 0;
+            if (op == OP_GEMM)
+                for (sla_int l = 0; l < k; l++) s += a[l * m + i] * bb[j * k + l];
+            else if (op == OP_ADD)
+                s = ALPHA * a[j * m + i] + BETA * bb[j * m + i];
+            else
+                s = a[j * m + i] * bb[j * m + i];
+            c[j * m + i] = s;
+        }
+    free(a);
+    free(bb);
+    return c;
+}
+
+/* L = <gC, op(A, B)> with A's value array ia (or B's) replaced. */
+static double loss(op_kind op, sla_matrix *A, sla_matrix *B, sla_matrix *C, const double *gC)
+{
+    sla_int nbC = sla_matrix_nbatch(C), nnz = sla_matrix_nnz(C);
+    double *cv = malloc((size_t)(nbC * nnz + 1) * sizeof *cv);
+    op_numeric(op, A, B, C, cv);
+    double L = dot(nbC * nnz, gC, cv);
+    free(cv);
+    return L;
+}
+
+/* Forward vs dense, VJP vs central differences and the dot-product identity. */
+static void check_op(op_kind op, sla_int m, sla_int k, sla_int n, sla_int nbA, sla_int nbB)
+{
+    sla_matrix *A = rand_mat(m, k, 3, nbA, 11 + (unsigned)op);
+    sla_matrix *B = op == OP_GEMM ? rand_mat(k, n, 3, nbB, 23) : rand_mat(m, k, 3, nbB, 29);
+    sla_matrix *C = NULL;
+    if (!A || !B) return;
+    CHECK_OK(ctx, op_symbolic(op, A, B, &C));
+    if (!C) return;
+    sla_int nbC = sla_matrix_nbatch(C), nnzC = sla_matrix_nnz(C);
+    sla_int nc = sla_matrix_ncols(C);
+    CHECK(nbC == (nbA > nbB ? nbA : nbB));
+    /* C's own values, then an external array */
+    CHECK_OK(ctx, op_numeric(op, A, B, C, NULL));
+    double maxerr = 0;
+    for (sla_int b = 0; b < nbC; b++) {
+        double *ref = op_dense(op, A, B, b);
+        double *got = dense_vals(C, (const double *)sla_matrix_values(C, b));
+        maxerr = fmax(maxerr, tu_reldiff(m * nc, got, ref));
+        free(ref);
+        free(got);
+    }
+    CHECK(maxerr < 1e-13);
+    /* VJP */
+    sla_int nnzA = sla_matrix_nnz(A), nnzB = sla_matrix_nnz(B);
+    double *gC = malloc((size_t)(nbC * nnzC + 1) * sizeof *gC);
+    double *gA = malloc((size_t)(nbA * nnzA + 1) * sizeof *gA);
+    double *gB = malloc((size_t)(nbB * nnzB + 1) * sizeof *gB);
+    tu_fill(gC, nbC * nnzC, 7);
+    CHECK_OK(ctx, op_vjp(op, A, B, C, gC, gA, gB));
+    /* central differences on some entries of A and B (bilinear: exact) */
+    double h = 1e-3, fderr = 0;
+    for (int which = 0; which < 2; which++) {
+        sla_matrix *X = which ? B : A;
+        const double *g = which ? gB : gA;
+        sla_int nnz = sla_matrix_nnz(X), nb = sla_matrix_nbatch(X);
+        double *v = malloc((size_t)(nnz + 1) * sizeof *v);
+        for (sla_int ib = 0; ib < nb; ib++) {
+            memcpy(v, sla_matrix_values(X, ib), (size_t)nnz * sizeof *v);
+            for (sla_int q = ib; q < nnz; q += nnz > 200 ? nnz / 40 : 5) {
+                double v0 = v[q], Lp, Lm;
+                v[q] = v0 + h;
+                sla_matrix_set_values(ctx, X, ib, v);
+                Lp = loss(op, A, B, C, gC);
+                v[q] = v0 - h;
+                sla_matrix_set_values(ctx, X, ib, v);
+                Lm = loss(op, A, B, C, gC);
+                v[q] = v0;
+                sla_matrix_set_values(ctx, X, ib, v);
+                fderr = fmax(fderr, fabs((Lp - Lm) / (2 * h) - g[ib * nnz + q]) /
+                                        fmax(1.0, fabs(g[ib * nnz + q])));
+            }
+        }
+        free(v);
+    }
+    CHECK(fderr < 1e-9);
+    if (fderr >= 1e-9) fprintf(stderr, "op %d: fd error %g\n", (int)op, fderr);
+    /* dot-product identity: <gC, dC> = <gA, dA> + <gB, dB> where dC is the
+     * linearization (for a product: dA B + A dB; for a sum: alpha dA +
+     * beta dB), i.e. L(A + dA, B + dB) - L(A, B) up to second order, which
+     * a bilinear map makes exactly (L(A+t dA, B+t dB) - L(A-t dA, B-t dB)) / 2t. */
+    if (op != OP_ADD || 1) {
+        double *dA = malloc((size_t)(nbA * nnzA + 1) * sizeof *dA);
+        double *dB = malloc((size_t)(nbB * nnzB + 1) * sizeof *dB);
+        double *va = malloc((size_t)(nbA * nnzA + 1) * sizeof *va);
+        double *vb = malloc((size_t)(nbB * nnzB + 1) * sizeof *vb);
+        tu_fill(dA, nbA * nnzA, 41);
+        tu_fill(dB, nbB * nnzB, 43);
+        for (sla_int b = 0; b < nbA; b++)
+            memcpy(va + b * nnzA, sla_matrix_values(A, b), (size_t)nnzA * sizeof *va);
+        for (sla_int b = 0; b < nbB; b++)
+            memcpy(vb + b * nnzB, sla_matrix_values(B, b), (size_t)nnzB * sizeof *vb);
+        double L[2], t = 0.5;
+        for (int s = 0; s < 2; s++) {
+            double sg = s ? -t : t;
+            double *xa = malloc((size_t)(nnzA + 1) * sizeof *xa),
+                   *xb = malloc((size_t)(nnzB + 1) * sizeof *xb);
+            for (sla_int b = 0; b < nbA; b++) {
+                for (sla_int q = 0; q < nnzA; q++) xa[q] = va[b * nnzA + q] + sg * dA[b * nnzA + q];
+                sla_matrix_set_values(ctx, A, b, xa);
+            }
+            for (sla_int b = 0; b < nbB; b++) {
+                for (sla_int q = 0; q < nnzB; q++) xb[q] = vb[b * nnzB + q] + sg * dB[b * nnzB + q];
+                sla_matrix_set_values(ctx, B, b, xb);
+            }
+            L[s] = loss(op, A, B, C, gC);
+            free(xa);
+            free(xb);
+        }
+        double lhs = (L[0] - L[1]) / (2 * t);
+        double rhs = dot(nbA * nnzA, gA, dA) + dot(nbB * nnzB, gB, dB);
+        CHECK(fabs(lhs - rhs) <= 1e-11 * fmax(1.0, fabs(rhs)));
+        free(dA);
+        free(dB);
+        free(va);
+        free(vb);
+    }
+    free(gC);
+    free(gA);
+    free(gB);
+    sla_matrix_destroy(&A);
+    sla_matrix_destroy(&B);
+    sla_matrix_destroy(&C);
+}
+
+static void test_ops(void)
+{
+    for (int op = 0; op < 3; op++) {
+        check_op((op_kind)op, 30, 20, 25, 1, 1);
+        check_op((op_kind)op, 30, 20, 25, 3, 3);
+        check_op((op_kind)op, 30, 20, 25, 3, 1); /* B broadcast */
+        check_op((op_kind)op, 30, 20, 25, 1, 2); /* A broadcast */
+        check_op((op_kind)op, 600, 500, 400, 2, 1); /* above the threaded threshold */
+        check_op((op_kind)op, 0, 7, 4, 1, 1);
+    }
+}
+
+static void test_float32(void)
+{
+    /* a float32 operand is read in float64 */
+    sla_matrix *P = NULL, *C = NULL, *C32 = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 6, &P));
+    if (!P) return;
+    sla_int n = sla_matrix_nrows(P), nnz = sla_matrix_nnz(P);
+    sla_int *ci = malloc((size_t)nnz * sizeof *ci);
+    float *v32 = malloc((size_t)nnz * sizeof *v32);
+    sla_matrix_get_colind(P, ci);
+    for (sla_int k = 0; k < nnz; k++) v32[k] = (float)((const double *)sla_matrix_values(P, 0))[k];
+    sla_matrix *P32 = NULL;
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, n, n, sla_matrix_rowptr(P), ci, SLA_F32, 1, v32,
+                                      SLA_COPY, &P32));
+    CHECK_OK(ctx, sla_spgemm_symbolic(ctx, P, P, &C));
+    CHECK_OK(ctx, sla_spgemm_symbolic(ctx, P32, P, &C32));
+    CHECK_OK(ctx, sla_spgemm_numeric(ctx, P, P, C, NULL));
+    CHECK_OK(ctx, sla_spgemm_numeric(ctx, P32, P, C32, NULL));
+    CHECK(sla_matrix_nnz(C) == sla_matrix_nnz(C32));
+    CHECK(tu_reldiff(sla_matrix_nnz(C), sla_matrix_values(C, 0), sla_matrix_values(C32, 0)) == 0);
+    /* the 9-point-like pattern of P^2 in 2-D has 13 entries on interior rows */
+    CHECK(sla_matrix_rowptr(C)[3 * 6 + 3 + 1] - sla_matrix_rowptr(C)[3 * 6 + 3] == 13);
+    free(ci);
+    free(v32);
+    sla_matrix_destroy(&P);
+    sla_matrix_destroy(&P32);
+    sla_matrix_destroy(&C);
+    sla_matrix_destroy(&C32);
+}
+
+static void test_errors(void)
+{
+    sla_matrix *A = rand_mat(5, 4, 2, 2, 3), *B = rand_mat(5, 4, 2, 3, 5), *C = NULL;
+    sla_matrix *A1 = rand_mat(5, 4, 2, 1, 7);
+    CHECK_ERR(ctx, sla_spgemm_symbolic(ctx, A1, A1, &C), SLA_ERR_DIMENSION, "5 x 4");
+    CHECK(C == NULL);
+    CHECK_ERR(ctx, sla_spgemm_symbolic(ctx, NULL, A1, &C), SLA_ERR_ARGUMENT, "NULL");
+    CHECK_ERR(ctx, sla_spgemm_symbolic(ctx, A1, A1, NULL), SLA_ERR_ARGUMENT, "NULL");
+    CHECK_ERR(ctx, sla_spadd_symbolic(ctx, A, B, &C), SLA_ERR_DIMENSION, "batch");
+    CHECK_ERR(ctx, sla_spmul_symbolic(ctx, A1, NULL, &C), SLA_ERR_ARGUMENT, "NULL");
+    sla_matrix *T = NULL;
+    CHECK_OK(ctx, sla_matrix_transpose(ctx, A1, NULL, &T));
+    CHECK_ERR(ctx, sla_spadd_symbolic(ctx, A1, T, &C), SLA_ERR_DIMENSION, "4 x 5");
+    /* a C whose pattern misses part of the result */
+    CHECK_OK(ctx, sla_spmul_symbolic(ctx, A1, B, &C));
+    double *cv = malloc(3 * 64 * sizeof *cv);
+    if (sla_matrix_nnz(C) < sla_matrix_nnz(A1))
+        CHECK_ERR(ctx, sla_spadd_numeric(ctx, 1, A1, 1, B, C, cv), SLA_ERR_INDEX, "misses");
+    sla_matrix_destroy(&C);
+    CHECK_OK(ctx, sla_spgemm_symbolic(ctx, A1, T, &C));
+    CHECK_ERR(ctx, sla_spgemm_numeric(ctx, A1, T, C, NULL), SLA_OK, "");
+    sla_matrix *Cb = NULL;
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, 5, 5, (sla_int[]){0, 0, 0, 0, 0, 0}, NULL, SLA_F64, 1,
+                                      NULL, SLA_COPY, &Cb));
+    CHECK_ERR(ctx, sla_spgemm_numeric(ctx, A1, T, Cb, cv), SLA_ERR_INDEX, "misses");
+    CHECK_ERR(ctx, sla_spgemm_vjp(ctx, A1, T, Cb, cv, cv, NULL), SLA_ERR_INDEX, "misses");
+    /* writing C's own values needs matching batch */
+    CHECK_ERR(ctx, sla_spgemm_numeric(ctx, B, T, C, NULL), SLA_ERR_ARGUMENT, "3 value arrays");
+    free(cv);
+    sla_matrix_destroy(&Cb);
+    sla_matrix_destroy(&C);
+    sla_matrix_destroy(&T);
+    sla_matrix_destroy(&A);
+    sla_matrix_destroy(&A1);
+    sla_matrix_destroy(&B);
+}
+
+static void test_graph(void)
+{
+    /* three components: {0,2,4} (0-2 one way only, 2-4), {1,3}, {5} with a self loop */
+    sla_int r[] = {0, 2, 4, 1, 5, 0};
+    sla_int c[] = {2, 4, 2, 3, 5, 0};
+    double v[] = {1.5, 2.0, 2.0, 0.5, 9.0, 3.0};
+    sla_matrix *A = NULL, *L = NULL;
+    CHECK_OK(ctx, sla_matrix_from_coo(ctx, 6, 6, 6, r, c, SLA_F64, 1, v, NULL, &A));
+    if (!A) return;
+    sla_int labels[6], count = -1;
+    CHECK_OK(ctx, sla_graph_components(ctx, A, labels, &count));
+    CHECK(count == 3);
+    sla_int want[6] = {0, 1, 0, 1, 0, 2};
+    for (int i = 0; i < 6; i++) CHECK(labels[i] == want[i]);
+    double deg[6];
+    CHECK_OK(ctx, sla_graph_degree(ctx, A, 0, true, deg));
+    CHECK(deg[0] == 1.5 && deg[2] == 2.0 && deg[4] == 2.0 && deg[5] == 0 && deg[1] == 0.5);
+    CHECK_OK(ctx, sla_graph_degree(ctx, A, 0, false, deg));
+    CHECK(deg[0] == 1 && deg[5] == 0);
+    CHECK_OK(ctx, sla_graph_laplacian(ctx, A, &L));
+    if (L) {
+        double *d = dense(L, 0), *a = dense(A, 0);
+        double err = 0;
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 6; j++) {
+                double rs = 0;
+                for (int k = 0; k < 6; k++) rs += a[k * 6 + i];
+                double ref = (i == j ? rs : 0) - a[j * 6 + i];
+                err = fmax(err, fabs(d[j * 6 + i] - ref));
+            }
+        CHECK(err < 1e-15);
+        free(d);
+        free(a);
+        CHECK(sla_matrix_nnz(L) == 6 + 4); /* the diagonal added where missing */
+        /* VJP vs central differences */
+        sla_int nl = sla_matrix_nnz(L);
+        double gL[16], gA[6], h = 1e-3, fd = 0;
+        tu_fill(gL, nl, 3);
+        CHECK_OK(ctx, sla_graph_laplacian_vjp(ctx, A, L, gL, gA));
+        double vv[6];
+        memcpy(vv, sla_matrix_values(A, 0), sizeof vv);
+        for (int q = 0; q < 6; q++) {
+            double Ls[2];
+            for (int s = 0; s < 2; s++) {
+                double w[6];
+                memcpy(w, vv, sizeof w);
+                w[q] += s ? -h : h;
+                sla_matrix_set_values(ctx, A, 0, w);
+                sla_matrix *L2 = NULL;
+                sla_graph_laplacian(ctx, A, &L2);
+                Ls[s] = dot(nl, gL, sla_matrix_values(L2, 0));
+                sla_matrix_destroy(&L2);
+            }
+            fd = fmax(fd, fabs((Ls[0] - Ls[1]) / (2 * h) - gA[q]));
+        }
+        sla_matrix_set_values(ctx, A, 0, vv);
+        CHECK(fd < 1e-10);
+    }
+    /* bad input */
+    sla_matrix *R = rand_mat(3, 4, 2, 1, 1);
+    CHECK_ERR(ctx, sla_graph_components(ctx, R, labels, &count), SLA_ERR_DIMENSION, "square");
+    CHECK_ERR(ctx, sla_graph_components(ctx, NULL, labels, &count), SLA_ERR_ARGUMENT, "NULL");
+    CHECK_ERR(ctx, sla_graph_laplacian(ctx, R, &L), SLA_ERR_DIMENSION, "square");
+    CHECK_ERR(ctx, sla_graph_degree(ctx, A, 1, true, deg), SLA_ERR_INDEX, "range");
+    /* a larger one: a 2-D Poisson matrix is connected */
+    sla_matrix *P = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 30, &P));
+    sla_int *lab = malloc(900 * sizeof *lab);
+    CHECK_OK(ctx, sla_graph_components(ctx, P, lab, &count));
+    CHECK(count == 1);
+    free(lab);
+    sla_matrix_destroy(&P);
+    sla_matrix_destroy(&R);
+    sla_matrix_destroy(&L);
+    sla_matrix_destroy(&A);
+}
+
+int main(void)
+{
+    sla_ctx_create(&ctx);
+    test_ops();
+    test_float32();
+    test_errors();
+    test_graph();
+    sla_ctx_destroy(&ctx);
+    return tu_finish("test_algebra");
+}
