@@ -10,6 +10,7 @@
 #include "sla/ops.h"
 #include "sla/solver.h"
 #include "sla/eig.h"
+#include "sla/svd.h"
 #include "sla/nonlinear.h"
 
 #endif
