@@ -7,6 +7,7 @@
  *   sla gen KIND N -o A.mtx       write a generated test matrix
  *   sla info A.mtx [--json]       structure of a matrix
  *   sla eigsh A.mtx -k K          k eigenpairs of a symmetric matrix
+ *   sla svds A.mtx -k K           k singular triplets of a rectangular matrix
  *   sla logdet A.mtx              sign and log|det A| (and its gradient)
  *   sla demo [inverse|poisson]    inverse problem; solve + adjoint + FD check
  *   sla nlsolve bratu2d N --mu M  nonlinear solve and its implicit gradient
@@ -39,6 +40,7 @@ static const char main_help[] =
     "                     convdiff2d, aniso2d, random, arrow)\n"
     "  info A.mtx         size and structure of a matrix\n"
     "  eigsh A.mtx -k K   k eigenpairs of a symmetric matrix (ARPACK)\n"
+    "  svds A.mtx -k K    k largest/smallest singular triplets (ARPACK)\n"
     "  logdet A.mtx       sign and log|det A|, --grad-A for its gradient\n"
     "  nlsolve bratu2d N  nonlinear solve -Laplace u = mu e^u and dL/dmu (--mu M)\n"
     "  methods            the solver methods and preconditioners of this build\n"
@@ -66,6 +68,7 @@ static const struct command {
     {"help", NULL, main_help},                  {"eigsh", cmd_eigsh, cli_eigsh_help},
     {"logdet", cmd_logdet, cli_logdet_help},    {"nlsolve", cmd_nlsolve, cli_nlsolve_help},
     {"methods", cmd_methods, cli_methods_help},
+    {"svds", cmd_svds, cli_svds_help},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
