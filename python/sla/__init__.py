@@ -21,10 +21,11 @@ from ._lib import (SlaConvergenceWarning, SlaError, SlaMemoryError, SlaNotSPDErr
 from ._core import SolveInfo, clear_cache
 from ._functions import EigshInfo
 from ._nonlinear import NonlinearInfo, nonlinear_solve
+from ._svds import svds
 from .sparse import SparseTensor, SparseTensorList, diffusion2d, poisson, spsolve
 
 __all__ = [
-    "SparseTensor", "SparseTensorList", "SolveInfo", "EigshInfo", "NonlinearInfo", "spsolve", "nonlinear_solve",
+    "SparseTensor", "SparseTensorList", "svds", "SolveInfo", "EigshInfo", "NonlinearInfo", "spsolve", "nonlinear_solve",
     "poisson", "diffusion2d", "clear_cache", "set_num_threads", "get_num_threads",
     "version", "library_path", "SlaError", "SlaValueError", "SlaSingularError",
     "SlaNotSPDError", "SlaUnavailableError", "SlaMemoryError", "SlaConvergenceWarning",
