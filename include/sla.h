@@ -13,6 +13,7 @@
 #include "sla/solver.h"
 #include "sla/eig.h"
 #include "sla/eigs.h"
+#include "sla/svd.h"
 #include "sla/nonlinear.h"
 #include "sla/lsq.h"
 

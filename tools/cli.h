@@ -29,6 +29,8 @@ int cmd_eigs(int argc, char **argv);    /* cmd_eigs.c */
 int cmd_logdet(int argc, char **argv);  /* cmd_logdet.c */
 int cmd_methods(int argc, char **argv); /* cmd_methods.c */
 int cmd_lsqr(int argc, char **argv);    /* cmd_lsq.c */
+int cmd_svds(int argc, char **argv);    /* cmd_svds.c */
+extern const char cli_svds_help[];
 
 extern const char cli_solve_help[], cli_gen_help[], cli_info_help[], cli_demo_help[],
     cli_nlsolve_help[], cli_eigsh_help[], cli_logdet_help[], cli_methods_help[],

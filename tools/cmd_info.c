@@ -13,16 +13,19 @@
 #include <string.h>
 
 const char cli_info_help[] =
-    "usage: sla info A.mtx [--json]\n"
+    "usage: sla info A.mtx [--json] [--cond]\n"
     "\n"
     "Size and structure of a Matrix Market matrix: symmetry (relative\n"
     "tolerance 1e-12), structural symmetry, positive diagonal, diagonal\n"
-    "dominance.\n";
+    "dominance.\n"
+    "\n"
+    "  --cond   also the 2-norm condition number s_max / s_min (ARPACK: svds LM\n"
+    "           and SM; inf when A is rank deficient)\n";
 
 int cmd_info(int argc, char **argv)
 {
-    optdef defs[] = {{"--json", NULL, 0, NULL, 0}, {"--help", "-h", 0, NULL, 0}};
-    const int nd = 2;
+    optdef defs[] = {{"--json", NULL, 0, NULL, 0}, {"--help", "-h", 0, NULL, 0}, {"--cond", NULL, 0, NULL, 0}};
+    const int nd = 3;
     const char *pos[1];
     int rc;
     if (command_args("info", cli_info_help, "expected a matrix file", argc, argv, defs, nd, pos, 1,
@@ -35,6 +38,12 @@ int cmd_info(int argc, char **argv)
     sla_matrix_props p;
     sla_status st = sla_matrix_properties(ctx, A, 0, 1e-12, &p);
     if (st < 0) {
+        rc = lib_fail(ctx, st, pos[0]);
+        goto done;
+    }
+    double cond = NAN, smax = NAN, smin = NAN;
+    const int want_cond = optseen(defs, nd, "--cond");
+    if (want_cond && (st = sla_cond2(ctx, A, 0, NULL, &cond, &smax, &smin, NULL)) < 0 && st != SLA_ERR_SINGULAR) {
         rc = lib_fail(ctx, st, pos[0]);
         goto done;
     }
@@ -52,6 +61,15 @@ int cmd_info(int argc, char **argv)
         json_number(stdout, "%.6e", p.symmetry_error);
         printf(",\"max_abs\":");
         json_number(stdout, "%.17g", p.max_abs);
+        if (want_cond) {
+            printf(",\"cond2\":");
+            if (isinf(cond)) printf("\"inf\"");
+            else json_number(stdout, "%.17g", cond);
+            printf(",\"smax\":");
+            json_number(stdout, "%.17g", smax);
+            printf(",\"smin\":");
+            json_number(stdout, "%.17g", smin);
+        }
         printf("}\n");
     } else {
 #define YN(v) ((v) ? "yes" : "no")
@@ -67,6 +85,10 @@ int cmd_info(int argc, char **argv)
             printf("  not square\n");
         }
         printf("  max |a_ij|             %.6g\n", p.max_abs);
+        if (want_cond) {
+            if (isinf(cond)) printf("  cond2                  inf (rank deficient; s_max %.6g)\n", smax);
+            else printf("  cond2                  %.6g (s_max %.6g, s_min %.6g)\n", cond, smax, smin);
+        }
 #undef YN
     }
 #undef TF

@@ -8,6 +8,7 @@
  *   sla info A.mtx [--json]       structure of a matrix
  *   sla eigsh A.mtx -k K          k eigenpairs of a symmetric matrix
  *   sla eigs A.mtx -k K           k eigenvalues of a general matrix
+ *   sla svds A.mtx -k K           k singular triplets of a rectangular matrix
  *   sla logdet A.mtx              sign and log|det A| (and its gradient)
  *   sla demo [inverse|poisson]    inverse problem; solve + adjoint + FD check
  *   sla nlsolve bratu2d N --mu M  nonlinear solve and its implicit gradient
@@ -42,6 +43,7 @@ static const char main_help[] =
     "  info A.mtx         size and structure of a matrix\n"
     "  eigsh A.mtx -k K   k eigenpairs of a symmetric matrix (ARPACK)\n"
     "  eigs A.mtx -k K    k eigenvalues of a general matrix (ARPACK)\n"
+    "  svds A.mtx -k K    k largest/smallest singular triplets (ARPACK)\n"
     "  logdet A.mtx       sign and log|det A|, --grad-A for its gradient\n"
     "  lsqr A.mtx         damped least squares (LSQR/LSMR, any shape), --adjoint\n"
     "  nlsolve bratu2d N  nonlinear solve -Laplace u = mu e^u and dL/dmu (--mu M)\n"
@@ -70,7 +72,7 @@ static const struct command {
     {"help", NULL, main_help},                  {"eigsh", cmd_eigsh, cli_eigsh_help},
     {"logdet", cmd_logdet, cli_logdet_help},    {"nlsolve", cmd_nlsolve, cli_nlsolve_help},
     {"methods", cmd_methods, cli_methods_help}, {"lsqr", cmd_lsqr, cli_lsqr_help},
-    {"methods", cmd_methods, cli_methods_help}, {"eigs", cmd_eigs, cli_eigs_help},
+    {"eigs", cmd_eigs, cli_eigs_help},          {"svds", cmd_svds, cli_svds_help},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

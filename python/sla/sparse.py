@@ -393,6 +393,16 @@ class SparseTensor:
         from ._eigs import eigs
         return eigs(self, k, which, sigma, return_eigenvectors, **kw)
 
+    def svds(self, k=6, which="LM", **kw):
+        """(U, S, Vh) as scipy.sparse.linalg.svds; see sla._svds.svds."""
+        from ._svds import svds
+        return svds(self, k, which, **kw)
+
+    def cond(self, **kw):
+        """2-norm condition number s_max / s_min (sla_cond2); see sla._svds.cond."""
+        from ._svds import cond
+        return cond(self, **kw)
+
     def eigsh(self, k=6, which="LM", sigma=None, return_eigenvectors=True, tol=0.0, ncv=0,
               maxiter=0, v0=None, factor_method="auto", degenerate_tol=1e-9, grad_rtol=1e-12,
               grad_maxiter=0, return_info=False, M=None):

@@ -16,7 +16,7 @@
 #include <limits.h>
 /* ARPACK keeps its state between reverse-communication calls in Fortran
  * SAVE variables: one ARPACK run at a time in the process. */
-pthread_mutex_t sla__arpack_lock = PTHREAD_MUTEX_INITIALIZER; /* shared with eigs.c, eigsh_gen.c */
+pthread_mutex_t sla__arpack_lock = PTHREAD_MUTEX_INITIALIZER; /* shared with eigs.c, eigsh_gen.c, svds.c */
 #define arpack_lock sla__arpack_lock
 #endif
 
