@@ -359,6 +359,7 @@ static void test_graph(void)
         sla_matrix_set_values(ctx, A, 0, vv);
         CHECK(fd < 1e-10);
     }
+    sla_matrix_destroy(&L); /* the failing call below sets L to NULL first */
     /* bad input */
     sla_matrix *R = rand_mat(3, 4, 2, 1, 1);
     CHECK_ERR(ctx, sla_graph_components(ctx, R, labels, &count), SLA_ERR_DIMENSION, "square");
