@@ -242,7 +242,7 @@ static sla_status check_eigs(sla_ctx *ctx, const sla_matrix *A, sla_int ib, cons
         return sla__error(ctx, SLA_ERR_ARGUMENT,
                           "eigs: factor_method %s is not an LU method (lu, umfpack, klu, superlu)",
                           sla_method_name(m));
-    if (n > INT_MAX / 4 || (o->ncv ? o->ncv : 2 * o->k + 20) > 46340)
+    if (sla__arpack_too_large(n, o->ncv, o->k))
         return sla__error(ctx, SLA_ERR_TOO_LARGE, "eigs: n or ncv too large for ARPACK's 32-bit indices");
     return SLA_OK;
 }
@@ -299,8 +299,7 @@ static sla_status arnoldi(sla_ctx *ctx, const sla_matrix *V, sla_solver *S, cons
 {
     const int n = (int)V->nrows, nev = (int)o->k;
     const int nt = sla__threads(ctx);
-    int ncv = (int)(o->ncv ? o->ncv : (2 * o->k + 1 > 20 ? 2 * o->k + 1 : 20));
-    if (ncv > n) ncv = n;
+    const int ncv = sla__arpack_ncv(o->ncv, o->k, n);
     const int lworkl = 3 * ncv * ncv + 6 * ncv;
     sla_allocator a = sla__ctx_alloc(ctx);
     size_t nn = (size_t)n;
@@ -322,8 +321,7 @@ static sla_status arnoldi(sla_ctx *ctx, const sla_matrix *V, sla_solver *S, cons
     sla__eig_start(n, o->v0, resid);
     int iparam[11] = {0}, ipntr[14] = {0};
     iparam[0] = 1;
-    sla_int mx = o->maxiter ? o->maxiter : (10 * (sla_int)n > 1000 ? 10 * (sla_int)n : 1000);
-    iparam[2] = mx > INT_MAX ? INT_MAX : (int)mx;
+    iparam[2] = sla__arpack_maxiter(o->maxiter, n);
     iparam[6] = S ? 3 : 1;
     const char *which = which_names[o->which];
     int ido = 0, info = 1;
@@ -344,9 +342,7 @@ static sla_status arnoldi(sla_ctx *ctx, const sla_matrix *V, sla_solver *S, cons
     out->iters = iparam[2];
     out->maxit = info == 1;
     if (info < 0 || info == 3) {
-        st = sla__error(ctx, SLA_ERR_ARGUMENT, "eigs: ARPACK dnaupd failed (info %d)%s", info,
-                        info == 3 ? ": no shifts could be applied (try a larger ncv)"
-                                  : info == -9999 ? ": could not build an Arnoldi factorization" : "");
+        st = sla__arpack_fail(ctx, "eigs", "dnaupd", info);
         goto done;
     }
     int nconv = iparam[4];

@@ -1,17 +1,84 @@
-/* Private helpers shared by the nonsymmetric and generalized eigensolvers
- * (eigs.c, eigs_vjp.c, eigsh_gen.c): the process-wide ARPACK lock (defined
- * in eigsh.c), a seeded start vector and sparse linear combinations of two
- * matrices (a shifted operator). Never installed. */
+/* Private helpers shared by the ARPACK eigensolvers (eigsh.c, eigsh_gen.c,
+ * eigs.c, svds.c and their VJPs): the process-wide ARPACK lock, the basis
+ * size and iteration defaults, the messages of ARPACK's info codes and one
+ * symmetric Lanczos run over a caller's operator (arpack_util.c), a seeded
+ * start vector and sparse linear combinations of two matrices (a shifted
+ * operator). Never installed. */
 #ifndef SLA_EIGS_INTERNAL_H
 #define SLA_EIGS_INTERNAL_H
 
 #include "ops_internal.h"
 
+#include <limits.h>
+
+/* ARPACK's basis size: ncv, or max(2 k + 1, 20); at most n. */
+static inline int sla__arpack_ncv(sla_int ncv, sla_int k, sla_int n)
+{
+    sla_int c = ncv ? ncv : (2 * k + 1 > 20 ? 2 * k + 1 : 20);
+    return (int)(c > n ? n : c);
+}
+
+/* ARPACK's iteration limit: maxiter, or max(10 n, 1000); at most INT_MAX. */
+static inline int sla__arpack_maxiter(sla_int maxiter, sla_int n)
+{
+    sla_int mx = maxiter ? maxiter : (10 * n > 1000 ? 10 * n : 1000);
+    return mx > INT_MAX ? INT_MAX : (int)mx;
+}
+
+/* Whether order n or the basis (ncv, or the default for k) is beyond
+ * ARPACK's 32-bit indices and workspace sizes. */
+static inline bool sla__arpack_too_large(sla_int n, sla_int ncv, sla_int k)
+{
+    return n > INT_MAX / 4 || (ncv ? ncv : 2 * k + 20) > 46340;
+}
+
 #ifdef SLA_HAVE_ARPACK
 #include <pthread.h>
 /* ARPACK keeps its state in Fortran SAVE variables: every dsaupd/dnaupd
- * run holds this lock (eigsh.c defines it). */
+ * run holds this lock (arpack_util.c defines it). */
 extern pthread_mutex_t sla__arpack_lock;
+
+/* The text of ARPACK's *aupd info code (`arnoldi`: dnaupd's wording). */
+const char *sla__arpack_message(int info, bool arnoldi);
+
+/* Records "WHO: ARPACK ROUTINE failed (info N): TEXT" as SLA_ERR_ARGUMENT
+ * and returns it; ROUTINE is "dsaupd", "dnaupd", ... */
+sla_status sla__arpack_fail(sla_ctx *ctx, const char *who, const char *routine, int info);
+
+/* The operator of a Lanczos run: y = OP x for ido = -1 or 1 (bx = B x given
+ * when generalized and ido = 1), y = B x for ido = 2 (generalized only);
+ * `scratch` is n doubles of the run's workspace when generalized, else
+ * NULL. */
+typedef sla_status (*sla__lanczos_apply)(sla_ctx *ctx, void *op, int ido, const double *x, double *y,
+                                         const double *bx, double *scratch);
+
+/* One symmetric Lanczos run (dsaupd/dseupd). */
+typedef struct sla__lanczos {
+    const char *who;     /* message prefix: "eigsh", "svds", ... */
+    const char *tag;     /* allocation label prefix */
+    const char *vectors; /* label of the eigenvector block ("eigenvectors" when NULL) */
+    int n, nev;
+    sla_int ncv;         /* 0: the default (sla__arpack_ncv) */
+    sla_int maxiter;     /* 0: the default (sla__arpack_maxiter) */
+    int mode;            /* iparam[6]: 1 regular, 3 shift-invert */
+    bool generalized;    /* bmat "G": B-inner products, ido = 2 asks for B x */
+    bool descending;     /* the pairs sorted by descending eigenvalue (else ascending) */
+    const char *which;   /* "LA", "SA", "LM", ... */
+    double tol, sigma;   /* sigma: dseupd's shift (mode 3) */
+    const double *v0;    /* the start vector, or NULL for the seeded one */
+    sla__lanczos_apply apply;
+    void *op;
+} sla__lanczos;
+
+typedef struct sla__lanczos_out {
+    int nconv;          /* converged pairs (<= nev); the others are NaN */
+    sla_int iters, nops; /* restarts, operator applications (ido -1 and 1) */
+    bool maxit;         /* stopped by maxiter */
+} sla__lanczos_out;
+
+/* Runs L with sla__arpack_lock held: evals (nev) and their vectors Z (n x
+ * nev, ld n) sorted as L asks, the unconverged ones NaN. */
+sla_status sla__lanczos_run(sla_ctx *ctx, const sla__lanczos *L, double *evals, double *Z, sla__lanczos_out *out);
 #endif
 
 /* The start vector: v0, or a seeded pseudo-random one in [-1, 1). */

@@ -3,22 +3,12 @@
  * Their VJP is in eigsh_vjp.c. */
 #include "../solvers/direct.h"
 #include "../solvers/krylov.h"
-#include "ops_internal.h"
+#include "eigs_internal.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifdef SLA_HAVE_ARPACK
-#include <arpack.h>
-#include <pthread.h>
-#include <limits.h>
-/* ARPACK keeps its state between reverse-communication calls in Fortran
- * SAVE variables: one ARPACK run at a time in the process. */
-pthread_mutex_t sla__arpack_lock = PTHREAD_MUTEX_INITIALIZER; /* shared with eigs.c, eigsh_gen.c, svds.c */
-#define arpack_lock sla__arpack_lock
-#endif
 
 const char *sla_eig_which_name(sla_eig_which w)
 {
@@ -186,133 +176,31 @@ static sla_status op_apply(sla_ctx *ctx, const eig_op *E, const double *x, doubl
     return st;
 }
 
-static const char *arpack_message(int info)
+/* The Lanczos run's operator: y = OP x (ido -1 or 1). */
+static sla_status lanczos_apply(sla_ctx *ctx, void *op, int ido, const double *x, double *y, const double *bx,
+                                double *scratch)
 {
-    switch (info) {
-    case 3: return "no shifts could be applied during the implicit restart (try a larger ncv)";
-    case -1: return "n must be positive";
-    case -2: return "nev must be positive";
-    case -3: return "ncv must be in (nev, n]";
-    case -4: return "maxiter must be positive";
-    case -5: return "unknown which";
-    case -7: return "workspace too small";
-    case -9: return "the starting vector is zero";
-    case -9999: return "could not build a Lanczos factorization (the start vector may be in an invariant "
-                       "subspace)";
-    default: return "ARPACK error";
-    }
-}
-
-/* The start vector: v0, or a seeded pseudo-random one in [-1, 1). */
-static void start_vector(sla_int n, const double *v0, double *x)
-{
-    if (v0) {
-        memcpy(x, v0, (size_t)n * sizeof *x);
-        return;
-    }
-    unsigned long long s = 0x9E3779B97F4A7C15ULL;
-    for (sla_int i = 0; i < n; i++) {
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        x[i] = (double)((s * 2685821657736338717ULL) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-    }
-}
-
-typedef struct sort_item {
-    double v;
-    int i;
-} sort_item;
-
-static int cmp_item(const void *a, const void *b)
-{
-    double x = ((const sort_item *)a)->v, y = ((const sort_item *)b)->v;
-    return x < y ? -1 : x > y;
+    (void)ido;
+    (void)bx;
+    (void)scratch;
+    return op_apply(ctx, op, x, y);
 }
 
 /* Lanczos on E (regular mode 1 or shift-invert mode 3); writes the k
- * results sorted ascending. Called with arpack_lock held. */
-static sla_status run_arpack(sla_ctx *ctx, const eig_op *E, const sla_eigsh_options *o, bool si,
-                             double sigma, const char *which, double *evals, double *Z, int *nconv_out,
-                             sla_int *iters, sla_int *nops, bool *maxit)
+ * results sorted ascending. Takes the ARPACK lock. */
+static sla_status arpack_locked(sla_ctx *ctx, const eig_op *E, const sla_eigsh_options *o, bool si, double sigma,
+                                const char *which, double *evals, double *Z, int *nconv, sla_int *iters,
+                                sla_int *nops, bool *maxit)
 {
-    const int n = (int)E->n, nev = (int)o->k;
-    int ncv = (int)(o->ncv ? o->ncv : (2 * o->k + 1 > 20 ? 2 * o->k + 1 : 20));
-    if (ncv > n) ncv = n;
-    const int lworkl = ncv * (ncv + 8);
-    sla_allocator a = sla__ctx_alloc(ctx);
-    double *resid = sla__ctx_malloc(ctx, (size_t)n, sizeof *resid, "eigsh work space");
-    double *V = resid ? sla__ctx_malloc(ctx, (size_t)n * (size_t)ncv, sizeof *V, "eigsh Lanczos basis") : NULL;
-    double *workd = V ? sla__ctx_malloc(ctx, 3 * (size_t)n, sizeof *workd, "eigsh work space") : NULL;
-    double *workl = workd ? sla__ctx_malloc(ctx, (size_t)lworkl, sizeof *workl, "eigsh work space") : NULL;
-    double *d = workl ? sla__ctx_malloc(ctx, (size_t)ncv, sizeof *d, "eigsh work space") : NULL;
-    int *select = d ? sla__ctx_calloc(ctx, (size_t)ncv, sizeof *select, "eigsh work space") : NULL;
-    double *Zt = select ? sla__ctx_malloc(ctx, (size_t)n * (size_t)nev, sizeof *Zt, "eigsh eigenvectors") : NULL;
-    sort_item *it = Zt ? sla__ctx_malloc(ctx, (size_t)nev, sizeof *it, "eigsh work space") : NULL;
-    sla_status st = SLA_OK;
-    if (!it) {
-        st = SLA_ERR_NOMEM;
-        goto done;
-    }
-    start_vector(E->n, o->v0, resid);
-    int iparam[11] = {0}, ipntr[14] = {0};
-    iparam[0] = 1;
-    sla_int mx = o->maxiter ? o->maxiter : (10 * E->n > 1000 ? 10 * E->n : 1000);
-    iparam[2] = mx > INT_MAX ? INT_MAX : (int)mx;
-    iparam[6] = si ? 3 : 1;
-    int ido = 0, info = 1;
-    *nops = 0;
-    for (;;) {
-        dsaupd_c(&ido, "I", n, which, nev, o->tol, resid, ncv, V, n, iparam, ipntr, workd, workl, lworkl, &info);
-        if (ido != -1 && ido != 1) break;
-        const double *x = workd + ipntr[0] - 1;
-        double *y = workd + ipntr[1] - 1;
-        (*nops)++;
-        if ((st = op_apply(ctx, E, x, y))) goto done;
-        if (!sla__all_finite(E->n, y)) {
-            st = sla__error(ctx, SLA_ERR_VALUE, "eigsh: the operator produced NaN/Inf");
-            goto done;
-        }
-    }
-    *iters = iparam[2];
-    *maxit = info == 1;
-    if (info < 0 || info == 3) {
-        st = sla__error(ctx, SLA_ERR_ARGUMENT, "eigsh: ARPACK dsaupd failed (info %d): %s", info,
-                        arpack_message(info));
-        goto done;
-    }
-    int nconv = iparam[4];
-    if (nconv > 0) {
-        int info2 = 0;
-        dseupd_c(1, "A", select, d, Zt, n, sigma, "I", n, which, nev, o->tol, resid, ncv, V, n, iparam, ipntr,
-                 workd, workl, lworkl, &info2);
-        if (info2 != 0) {
-            st = sla__error(ctx, SLA_ERR_ARGUMENT, "eigsh: ARPACK dseupd failed (info %d)", info2);
-            goto done;
-        }
-        nconv = iparam[4] < nev ? iparam[4] : nev;
-    }
-    for (int i = 0; i < nconv; i++) it[i] = (sort_item){d[i], i};
-    qsort(it, (size_t)nconv, sizeof *it, cmp_item);
-    for (int i = 0; i < nev; i++) {
-        if (i < nconv) {
-            evals[i] = it[i].v;
-            memcpy(Z + (size_t)i * (size_t)n, Zt + (size_t)it[i].i * (size_t)n, (size_t)n * sizeof *Z);
-        } else {
-            evals[i] = NAN;
-            for (int r = 0; r < n; r++) Z[(size_t)i * (size_t)n + r] = NAN;
-        }
-    }
-    *nconv_out = nconv;
-done:
-    sla__free(&a, resid);
-    sla__free(&a, V);
-    sla__free(&a, workd);
-    sla__free(&a, workl);
-    sla__free(&a, d);
-    sla__free(&a, select);
-    sla__free(&a, Zt);
-    sla__free(&a, it);
+    sla__lanczos L = {.who = "eigsh", .tag = "eigsh", .n = (int)E->n, .nev = (int)o->k, .ncv = o->ncv,
+                      .maxiter = o->maxiter, .mode = si ? 3 : 1, .which = which, .tol = o->tol, .sigma = sigma,
+                      .v0 = o->v0, .apply = lanczos_apply, .op = (void *)E};
+    sla__lanczos_out out = {0};
+    sla_status st = sla__lanczos_run(ctx, &L, evals, Z, &out);
+    *nconv = out.nconv;
+    *iters = out.iters;
+    *nops = out.nops;
+    *maxit = out.maxit;
     return st;
 }
 
@@ -359,7 +247,7 @@ static sla_status lanczos_ends(sla_ctx *ctx, const eig_op *E, const double *v0, 
     }
     double *alpha = T, *beta = T + m, *work = T + 2 * m, *Z = T + 4 * m;
     double *q = Q, *w = Q + (size_t)n * (size_t)m;
-    start_vector(n, v0, q);
+    sla__eig_start(n, v0, q);
     double nq = sla__nrm2(n, q, E->nt);
     if (!(nq > 0.0)) nq = 1.0;
     for (sla_int i = 0; i < n; i++) q[i] /= nq;
@@ -549,17 +437,6 @@ static sla_status prepare_factor(sla_ctx *ctx, eig_op *E)
  * Laplacian, each costing about as much as a few solves). */
 #define LA_BUDGET 50
 
-/* Lanczos with the lock held. */
-static sla_status arpack_locked(sla_ctx *ctx, const eig_op *E, const sla_eigsh_options *o, bool si, double sigma,
-                                const char *which, double *evals, double *Z, int *nconv, sla_int *iters,
-                                sla_int *nops, bool *maxit)
-{
-    pthread_mutex_lock(&arpack_lock);
-    sla_status st = run_arpack(ctx, E, o, si, sigma, which, evals, Z, nconv, iters, nops, maxit);
-    pthread_mutex_unlock(&arpack_lock);
-    return st;
-}
-
 /* The basis size of a plain Lanczos fallback: a larger one than the default. */
 static sla_int fallback_ncv(const sla_eigsh_options *o, sla_int n)
 {
@@ -660,7 +537,7 @@ sla_status sla_eigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_ei
                       "eigsh needs ARPACK, which was not found when sla was configured (install "
                       "libarpack2-dev and reconfigure)");
 #else
-    if (A->nrows > INT_MAX / 4 || (o.ncv ? o.ncv : 2 * o.k + 20) > 46340)
+    if (sla__arpack_too_large(A->nrows, o.ncv, o.k))
         return sla__error(ctx, SLA_ERR_TOO_LARGE, "eigsh: n or ncv too large for ARPACK's 32-bit indices");
     const sla_int n = A->nrows, k = o.k;
     sla_allocator a = sla__ctx_alloc(ctx);

@@ -10,10 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef SLA_HAVE_ARPACK
-#include <arpack.h>
-#endif
-
 /* Both matrices square of one order, ib in range, values finite, both
  * symmetric; views in *VK, *VM. */
 static sla_status check_pencil(sla_ctx *ctx, const char *who, const sla_matrix *K, sla_int ibK,
@@ -48,108 +44,44 @@ static sla_status factor_as(sla_ctx *ctx, const sla_matrix *A, sla_method m, dou
     return sla_solver_create(ctx, A, &o, S);
 }
 
-typedef struct sort_item {
-    double v;
-    int i;
-} sort_item;
+/* The mode-3 operator of the pencil: S factors K - sigma M. */
+typedef struct gen_op {
+    const sla_matrix *VM;
+    sla_solver *S;
+    sla_int n;
+    int nt;
+} gen_op;
 
-static int cmp_item(const void *a, const void *b)
+static sla_status gen_apply(sla_ctx *ctx, void *op, int ido, const double *x, double *y, const double *bx,
+                            double *t)
 {
-    double x = ((const sort_item *)a)->v, y = ((const sort_item *)b)->v;
-    return x < y ? -1 : x > y;
+    const gen_op *G = op;
+    if (ido == -1) { /* y = (K - sigma M)^-1 M x, M x in t */
+        sla__spmv(G->VM, 0, x, t, G->nt);
+        return sla__eig_solve(ctx, G->S, false, t, y, G->n);
+    }
+    if (ido == 1) return sla__eig_solve(ctx, G->S, false, bx, y, G->n); /* M x given */
+    sla__spmv(G->VM, 0, x, y, G->nt);                                    /* ido = 2: y = M x */
+    return SLA_OK;
 }
 
-/* Lanczos in mode 3 with bmat = G; evals ascending, Z (n x k). Lock held. */
+/* Lanczos in mode 3 with bmat = G; evals ascending, Z (n x k). */
 static sla_status run_gen(sla_ctx *ctx, const sla_matrix *VM, sla_solver *S, const sla_eigsh_options *o,
                           double sigma, const char *which, double *evals, double *Z, int *nconv_out,
                           sla_eigsh_info *li, bool *maxit)
 {
-    const int n = (int)VM->nrows, nev = (int)o->k, nt = sla__threads(ctx);
-    int ncv = (int)(o->ncv ? o->ncv : (2 * o->k + 1 > 20 ? 2 * o->k + 1 : 20));
-    if (ncv > n) ncv = n;
-    const int lworkl = ncv * (ncv + 8);
-    const size_t nn = (size_t)n;
-    sla_allocator a = sla__ctx_alloc(ctx);
-    double *resid = sla__ctx_malloc(ctx, nn, sizeof *resid, "eigsh work space");
-    double *V = resid ? sla__ctx_malloc(ctx, nn * (size_t)ncv, sizeof *V, "eigsh Lanczos basis") : NULL;
-    double *workd = V ? sla__ctx_malloc(ctx, 4 * nn, sizeof *workd, "eigsh work space") : NULL;
-    double *workl = workd ? sla__ctx_malloc(ctx, (size_t)lworkl, sizeof *workl, "eigsh work space") : NULL;
-    double *d = workl ? sla__ctx_malloc(ctx, (size_t)ncv, sizeof *d, "eigsh work space") : NULL;
-    int *select = d ? sla__ctx_calloc(ctx, (size_t)ncv, sizeof *select, "eigsh work space") : NULL;
-    double *Zt = select ? sla__ctx_malloc(ctx, nn * (size_t)nev, sizeof *Zt, "eigsh eigenvectors") : NULL;
-    sort_item *it = Zt ? sla__ctx_malloc(ctx, (size_t)nev, sizeof *it, "eigsh work space") : NULL;
-    sla_status st = SLA_OK;
-    if (!it) {
-        st = SLA_ERR_NOMEM;
-        goto done;
-    }
-    double *t = workd + 3 * nn; /* M x for ido = -1 */
-    sla__eig_start(n, o->v0, resid);
-    int iparam[11] = {0}, ipntr[14] = {0};
-    iparam[0] = 1;
-    sla_int mx = o->maxiter ? o->maxiter : (10 * (sla_int)n > 1000 ? 10 * (sla_int)n : 1000);
-    iparam[2] = mx > INT_MAX ? INT_MAX : (int)mx;
-    iparam[6] = 3;
-    int ido = 0, info = 1;
-    for (;;) {
-        dsaupd_c(&ido, "G", n, which, nev, o->tol, resid, ncv, V, n, iparam, ipntr, workd, workl, lworkl, &info);
-        const double *x = workd + ipntr[0] - 1;
-        double *y = workd + ipntr[1] - 1;
-        if (ido == -1) { /* y = (K - sigma M)^-1 M x */
-            sla__spmv(VM, 0, x, t, nt);
-            st = sla__eig_solve(ctx, S, false, t, y, n);
-            li->nops++;
-        } else if (ido == 1) { /* y = (K - sigma M)^-1 (M x), M x given */
-            st = sla__eig_solve(ctx, S, false, workd + ipntr[2] - 1, y, n);
-            li->nops++;
-        } else if (ido == 2) {
-            sla__spmv(VM, 0, x, y, nt);
-        } else break;
-        if (st) goto done;
-        if (!sla__all_finite(n, y)) {
-            st = sla__error(ctx, SLA_ERR_VALUE, "eigsh generalized: the operator produced NaN/Inf");
-            goto done;
-        }
-    }
-    li->iterations = iparam[2];
-    *maxit = info == 1;
-    if (info < 0 || info == 3) {
-        st = sla__error(ctx, SLA_ERR_ARGUMENT, "eigsh generalized: ARPACK dsaupd failed (info %d)", info);
-        goto done;
-    }
-    int nconv = iparam[4];
-    if (nconv > 0) {
-        int info2 = 0;
-        dseupd_c(1, "A", select, d, Zt, n, sigma, "G", n, which, nev, o->tol, resid, ncv, V, n, iparam, ipntr,
-                 workd, workl, lworkl, &info2);
-        if (info2 != 0) {
-            st = sla__error(ctx, SLA_ERR_ARGUMENT, "eigsh generalized: ARPACK dseupd failed (info %d)", info2);
-            goto done;
-        }
-        nconv = iparam[4] < nev ? iparam[4] : nev;
-    }
-    for (int i = 0; i < nconv; i++) it[i] = (sort_item){d[i], i};
-    qsort(it, (size_t)nconv, sizeof *it, cmp_item);
-    for (int i = 0; i < nev; i++) {
-        if (i < nconv) {
-            evals[i] = it[i].v;
-            memcpy(Z + (size_t)i * nn, Zt + (size_t)it[i].i * nn, nn * sizeof *Z);
-        } else {
-            evals[i] = NAN;
-            for (int r = 0; r < n; r++) Z[(size_t)i * nn + r] = NAN;
-        }
-    }
-    *nconv_out = nconv;
-done:
-    sla__free(&a, resid);
-    sla__free(&a, V);
-    sla__free(&a, workd);
-    sla__free(&a, workl);
-    sla__free(&a, d);
-    sla__free(&a, select);
-    sla__free(&a, Zt);
-    sla__free(&a, it);
-    return st;
+    gen_op G = {.VM = VM, .S = S, .n = VM->nrows, .nt = sla__threads(ctx)};
+    sla__lanczos L = {.who = "eigsh generalized", .tag = "eigsh", .n = (int)VM->nrows, .nev = (int)o->k,
+                      .ncv = o->ncv, .maxiter = o->maxiter, .mode = 3, .generalized = true, .which = which,
+                      .tol = o->tol, .sigma = sigma, .v0 = o->v0, .apply = gen_apply, .op = &G};
+    sla__lanczos_out out = {0};
+    sla_status st = sla__lanczos_run(ctx, &L, evals, Z, &out);
+    li->nops += out.nops;
+    if (st) return st;
+    li->iterations = out.iters;
+    *maxit = out.maxit;
+    *nconv_out = out.nconv;
+    return SLA_OK;
 }
 #endif
 
@@ -194,7 +126,7 @@ sla_status sla_eigsh_generalized(sla_ctx *ctx, const sla_matrix *K, sla_int ibK,
                       "reconfigure)",
                       who);
 #else
-    if (n > INT_MAX / 4 || (o.ncv ? o.ncv : 2 * k + 20) > 46340)
+    if (sla__arpack_too_large(n, o.ncv, k))
         return sla__error(ctx, SLA_ERR_TOO_LARGE, "%s: n or ncv too large for ARPACK's 32-bit indices", who);
     char msg[400], method[40];
     sla_eigsh_info li;
@@ -241,9 +173,7 @@ sla_status sla_eigsh_generalized(sla_ctx *ctx, const sla_matrix *K, sla_int ibK,
     bool maxit = false;
     if (!r) st = SLA_ERR_NOMEM;
     if (!st) {
-        pthread_mutex_lock(&sla__arpack_lock);
         st = run_gen(ctx, &VM, S, &o, sigma, which, evals, Z, &nconv, &li, &maxit);
-        pthread_mutex_unlock(&sla__arpack_lock);
     }
     double maxres = 0.0;
     const int nt = sla__threads(ctx);

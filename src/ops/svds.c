@@ -7,21 +7,12 @@
  * svds_options.c. */
 #include "sla/svd.h"
 #include "../solvers/direct.h"
-#include "ops_internal.h"
+#include "eigs_internal.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifdef SLA_HAVE_ARPACK
-#include <arpack.h>
-#include <limits.h>
-#include <pthread.h>
-/* ARPACK keeps its state in Fortran SAVE variables: one run at a time in
- * the process, the lock eigsh.c defines for eigsh, eigs and svds alike. */
-extern pthread_mutex_t sla__arpack_lock;
-#endif
 
 static sla_status check_args(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_svds_options *o,
                              bool check_k)
@@ -163,44 +154,14 @@ static sla_status factor_augmented(sla_ctx *ctx, svd_op *E, double memlim, doubl
     return sla_solver_create(ctx, E->K, &so, &E->S);
 }
 
-static const char *arpack_message(int info)
+static sla_status lanczos_apply(sla_ctx *ctx, void *op, int ido, const double *x, double *y, const double *bx,
+                                double *scratch)
 {
-    switch (info) {
-    case 3: return "no shifts could be applied during the implicit restart (try a larger ncv)";
-    case -7: return "workspace too small";
-    case -9: return "the starting vector is zero";
-    case -9999: return "could not build a Lanczos factorization";
-    default: return "ARPACK error";
-    }
+    (void)ido;
+    (void)bx;
+    (void)scratch;
+    return op_apply(ctx, op, x, y);
 }
-
-static void start_vector(sla_int n, const double *v0, double *x)
-{
-    if (v0) {
-        memcpy(x, v0, (size_t)n * sizeof *x);
-        return;
-    }
-    unsigned long long s = 0x9E3779B97F4A7C15ULL;
-    for (sla_int i = 0; i < n; i++) {
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        x[i] = (double)((s * 2685821657736338717ULL) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-    }
-}
-
-typedef struct sort_item {
-    double v;
-    int i;
-} sort_item;
-
-static int cmp_up(const void *a, const void *b)
-{
-    double x = ((const sort_item *)a)->v, y = ((const sort_item *)b)->v;
-    return x < y ? -1 : x > y;
-}
-
-static int cmp_down(const void *a, const void *b) { return cmp_up(b, a); }
 
 /* One Lanczos run on E (mode 1, or mode 3 around 0 when E->S): the
  * eigenvalues lam (k) of B^T B, descending when `down`, ascending
@@ -209,82 +170,17 @@ static sla_status run_arpack(sla_ctx *ctx, svd_op *E, const sla_svds_options *o,
                              bool down, double *lam, double *X, int *nconv_out, sla_int *iters, sla_int *nops,
                              bool *maxit)
 {
-    const int n = (int)E->q, nev = (int)o->k;
-    int ncv = (int)(ncv_in ? ncv_in : (2 * o->k + 1 > 20 ? 2 * o->k + 1 : 20));
-    if (ncv > n) ncv = n;
-    const int lworkl = ncv * (ncv + 8);
-    sla_allocator a = sla__ctx_alloc(ctx);
-    double *resid = sla__ctx_malloc(ctx, (size_t)n, sizeof *resid, "svds work space");
-    double *Vb = resid ? sla__ctx_malloc(ctx, (size_t)n * (size_t)ncv, sizeof *Vb, "svds Lanczos basis") : NULL;
-    double *workd = Vb ? sla__ctx_malloc(ctx, 3 * (size_t)n, sizeof *workd, "svds work space") : NULL;
-    double *workl = workd ? sla__ctx_malloc(ctx, (size_t)lworkl, sizeof *workl, "svds work space") : NULL;
-    double *d = workl ? sla__ctx_malloc(ctx, (size_t)ncv, sizeof *d, "svds work space") : NULL;
-    int *select = d ? sla__ctx_calloc(ctx, (size_t)ncv, sizeof *select, "svds work space") : NULL;
-    double *Zt = select ? sla__ctx_malloc(ctx, (size_t)n * (size_t)nev, sizeof *Zt, "svds vectors") : NULL;
-    sort_item *it = Zt ? sla__ctx_malloc(ctx, (size_t)nev, sizeof *it, "svds work space") : NULL;
-    sla_status st = SLA_OK;
-    if (!it) {
-        st = SLA_ERR_NOMEM;
-        goto done;
-    }
-    start_vector(n, o->v0, resid);
-    int iparam[11] = {0}, ipntr[14] = {0};
-    iparam[0] = 1;
-    sla_int mx = o->maxiter ? o->maxiter : (10 * E->q > 1000 ? 10 * E->q : 1000);
-    iparam[2] = mx > INT_MAX ? INT_MAX : (int)mx;
-    iparam[6] = E->S ? 3 : 1;
-    int ido = 0, info = 1;
-    *nops = 0;
-    pthread_mutex_lock(&sla__arpack_lock);
-    for (;;) {
-        dsaupd_c(&ido, "I", n, which, nev, o->tol, resid, ncv, Vb, n, iparam, ipntr, workd, workl, lworkl, &info);
-        if (ido != -1 && ido != 1) break;
-        (*nops)++;
-        double *y = workd + ipntr[1] - 1;
-        if ((st = op_apply(ctx, E, workd + ipntr[0] - 1, y))) break;
-        if (!sla__all_finite(E->q, y)) {
-            st = sla__error(ctx, SLA_ERR_VALUE, "svds: the operator produced NaN/Inf");
-            break;
-        }
-    }
-    int nconv = iparam[4];
-    if (!st && (info < 0 || info == 3))
-        st = sla__error(ctx, SLA_ERR_ARGUMENT, "svds: ARPACK dsaupd failed (info %d): %s", info,
-                        arpack_message(info));
-    if (!st && nconv > 0) {
-        int info2 = 0;
-        dseupd_c(1, "A", select, d, Zt, n, 0.0, "I", n, which, nev, o->tol, resid, ncv, Vb, n, iparam, ipntr,
-                 workd, workl, lworkl, &info2);
-        if (info2 != 0) st = sla__error(ctx, SLA_ERR_ARGUMENT, "svds: ARPACK dseupd failed (info %d)", info2);
-        nconv = iparam[4] < nev ? iparam[4] : nev;
-    }
-    pthread_mutex_unlock(&sla__arpack_lock);
-    if (st) goto done;
-    *iters = iparam[2];
-    *maxit = info == 1;
-    for (int i = 0; i < nconv; i++) it[i] = (sort_item){d[i], i};
-    qsort(it, (size_t)nconv, sizeof *it, down ? cmp_down : cmp_up);
-    for (int i = 0; i < nev; i++) {
-        double *xi = X + (size_t)i * (size_t)n;
-        if (i < nconv) {
-            lam[i] = it[i].v;
-            memcpy(xi, Zt + (size_t)it[i].i * (size_t)n, (size_t)n * sizeof *X);
-        } else {
-            lam[i] = NAN;
-            for (int r = 0; r < n; r++) xi[r] = NAN;
-        }
-    }
-    *nconv_out = nconv;
-done:
-    sla__free(&a, resid);
-    sla__free(&a, Vb);
-    sla__free(&a, workd);
-    sla__free(&a, workl);
-    sla__free(&a, d);
-    sla__free(&a, select);
-    sla__free(&a, Zt);
-    sla__free(&a, it);
-    return st;
+    sla__lanczos L = {.who = "svds", .tag = "svds", .vectors = "vectors", .n = (int)E->q, .nev = (int)o->k,
+                      .ncv = ncv_in, .maxiter = o->maxiter, .mode = E->S ? 3 : 1, .descending = down,
+                      .which = which, .tol = o->tol, .sigma = 0.0, .v0 = o->v0, .apply = lanczos_apply, .op = E};
+    sla__lanczos_out out = {0};
+    sla_status st = sla__lanczos_run(ctx, &L, lam, X, &out);
+    if (st) return st;
+    *iters = out.iters;
+    *nops = out.nops;
+    *maxit = out.maxit;
+    *nconv_out = out.nconv;
+    return SLA_OK;
 }
 
 /* Orthonormalize y against Y's first j columns (length p), twice; false
@@ -314,7 +210,7 @@ static sla_status svds_run(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const 
     const sla_int m = A->nrows, n = A->ncols, k = o->k;
     const bool tall = m >= n;
     const sla_int p = tall ? m : n, q = tall ? n : m;
-    if (p + q > INT_MAX / 4 || (o->ncv ? o->ncv : 2 * k + 20) > 46340)
+    if (sla__arpack_too_large(p + q, o->ncv, k))
         return sla__error(ctx, SLA_ERR_TOO_LARGE, "svds: m + n or ncv too large for ARPACK's 32-bit indices");
     const int nt = sla__threads(ctx);
     svd_op E = {.A = &Av, .tall = tall, .p = p, .q = q, .nt = nt};
@@ -400,7 +296,7 @@ static sla_status svds_run(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const 
         s[i] = sqrt(fmax(l, 0.0));
         apply_B(&E, x, y);
         if (!orthonormalize(p, Y, i, y, nt)) {
-            start_vector(p, NULL, y);
+            sla__eig_start(p, NULL, y);
             y[i % p] += 1.0;
             orthonormalize(p, Y, i, y, nt);
         }
