@@ -9,6 +9,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+sla_status sla__vjp_minres(sla_ctx *ctx, const sla__op *op, const double *b, double *w, double rtol,
+                           sla_int maxiter, sla__vjp_solves *T)
+{
+    const sla_int n = op->n;
+    sla__kopts ko = {.rtol = rtol, .atol = 0.0, .maxiter = maxiter ? maxiter : (10 * n > 1000 ? 10 * n : 1000)};
+    sla_solve_info si;
+    memset(&si, 0, sizeof si);
+    sla_status st = sla__minres(ctx, op, NULL, b, w, &ko, &si);
+    if (st < 0) return st;
+    if (st == SLA_NOT_CONVERGED) T->converged = false;
+    T->iterations = si.iterations > T->iterations ? si.iterations : T->iterations;
+    T->worst = fmax(T->worst, si.residual);
+    return SLA_OK;
+}
+
 /* The same argument check as sla_eigsh's (eigsh.c). */
 static sla_status check_common(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla_matrix *V)
 {
@@ -115,9 +130,7 @@ sla_status sla_eigsh_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sl
         return SLA_ERR_NOMEM;
     }
     for (sla_int p = 0; p < V.nnz; p++) gA[p] = 0.0;
-    sla_int maxit_used = 0;
-    double worst = 0.0;
-    bool all_conv = true;
+    sla__vjp_solves T = {.iterations = 0, .worst = 0.0, .converged = true};
     for (sla_int i = 0; i < k && st >= 0; i++) {
         const double *vi = evecs + (size_t)i * (size_t)ldv;
         const double *gi = gv ? gv + (size_t)i * (size_t)ldgv : NULL;
@@ -136,17 +149,7 @@ sla_status sla_eigsh_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sl
             project(&P, b, nt);
             if (sla__nrm2(n, b, nt) > 0.0) {
                 sla__op op = {.n = n, .nt = nt, .data = &P, .apply = proj_apply};
-                sla__kopts ko = {.rtol = o.grad_rtol,
-                                 .atol = 0.0,
-                                 .maxiter = o.grad_maxiter ? o.grad_maxiter : (10 * n > 1000 ? 10 * n : 1000)};
-                sla_solve_info si;
-                memset(&si, 0, sizeof si);
-                st = sla__minres(ctx, &op, NULL, b, w, &ko, &si);
-                if (st < 0) break;
-                if (st == SLA_NOT_CONVERGED) all_conv = false;
-                st = SLA_OK;
-                maxit_used = si.iterations > maxit_used ? si.iterations : maxit_used;
-                worst = fmax(worst, si.residual);
+                if ((st = sla__vjp_minres(ctx, &op, b, w, o.grad_rtol, o.grad_maxiter, &T)) < 0) break;
                 project(&P, w, nt);
                 sla__axpy(n, 1.0, w, u, nt);
             }
@@ -163,17 +166,17 @@ sla_status sla_eigsh_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sl
     if (st < 0) return st;
     if (info) {
         snprintf(info->method, sizeof info->method, "projected minres");
-        info->converged = all_conv;
+        info->converged = T.converged;
         info->nconv = k;
-        info->iterations = maxit_used;
-        info->max_residual = worst;
+        info->iterations = T.iterations;
+        info->max_residual = T.worst;
         info->seconds = sla__now() - t0;
     }
-    if (!all_conv)
+    if (!T.converged)
         return sla__error(ctx, SLA_NOT_CONVERGED,
                           "eigsh vjp: a projected solve missed grad_rtol = %g (relative residual %.3g): an "
                           "eigenvalue left out may equal a computed one, or raise grad_maxiter",
-                          o.grad_rtol, worst);
+                          o.grad_rtol, T.worst);
     return sla__ok(ctx, SLA_OK);
 }
 

@@ -1,7 +1,8 @@
 /* Private helpers shared by the operations in src/ops/ (eigsh, lobpcg,
- * slq, logdet): the checks and the one-array view every entry point on a
- * single value array of a symmetric matrix starts with, and the message of
- * a failed value array in a batch loop. Never installed. */
+ * slq, logdet, svds): the checks and the one-array view every entry point
+ * on a single value array of a symmetric matrix starts with, the message
+ * of a failed value array in a batch loop, and the projected MINRES solve
+ * the eigenvector and singular-vector VJPs share. Never installed. */
 #ifndef SLA_OPS_INTERNAL_H
 #define SLA_OPS_INTERNAL_H
 
@@ -58,5 +59,21 @@ static inline sla_status sla__batch_error(sla_ctx *ctx, sla_status st, sla_int b
     snprintf(msg, sizeof msg, "%s", sla_ctx_message(ctx));
     return sla__error(ctx, st, "value array %lld: %s", (long long)b, msg);
 }
+
+struct sla__op;
+
+/* The tally of a VJP's projected solves: the most iterations, the largest
+ * relative residual, and whether every solve met its tolerance. */
+typedef struct sla__vjp_solves {
+    sla_int iterations;
+    double worst;
+    bool converged;
+} sla__vjp_solves;
+
+/* w = MINRES's solution of op w = b (rtol; maxiter 0: max(10 n, 1000)),
+ * tallied in *T; an unconverged solve is not an error. Returns SLA_OK or
+ * an error (< 0). Defined in eigsh_vjp.c. */
+sla_status sla__vjp_minres(sla_ctx *ctx, const struct sla__op *op, const double *b, double *w, double rtol,
+                           sla_int maxiter, sla__vjp_solves *T);
 
 #endif

@@ -140,9 +140,7 @@ sla_status sla_svds_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla
     }
     double *b = z + mn, *w = z + 2 * mn, *t = z + 3 * mn;
     for (sla_int pp = 0; pp < Av.nnz; pp++) gA[pp] = 0.0;
-    sla_int maxit_used = 0;
-    double worst = 0.0;
-    bool all_conv = true;
+    sla__vjp_solves T = {.iterations = 0, .worst = 0.0, .converged = true};
     for (sla_int i = 0; i < k && st >= 0; i++) {
         const double *ui = U + (size_t)i * (size_t)m, *vi = V + (size_t)i * (size_t)n;
         const double *gui = gU ? gU + (size_t)i * (size_t)m : NULL;
@@ -165,17 +163,7 @@ sla_status sla_svds_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla
             project(&P, b, nt);
             if (sla__nrm2(mn, b, nt) > 0.0) {
                 sla__op op = {.n = mn, .nt = nt, .data = &P, .apply = aug_apply};
-                sla__kopts ko = {.rtol = o.grad_rtol,
-                                 .atol = 0.0,
-                                 .maxiter = o.grad_maxiter ? o.grad_maxiter : (10 * mn > 1000 ? 10 * mn : 1000)};
-                sla_solve_info si;
-                memset(&si, 0, sizeof si);
-                st = sla__minres(ctx, &op, NULL, b, w, &ko, &si);
-                if (st < 0) break;
-                if (st == SLA_NOT_CONVERGED) all_conv = false;
-                st = SLA_OK;
-                maxit_used = si.iterations > maxit_used ? si.iterations : maxit_used;
-                worst = fmax(worst, si.residual);
+                if ((st = sla__vjp_minres(ctx, &op, b, w, o.grad_rtol, o.grad_maxiter, &T)) < 0) break;
                 project(&P, w, nt);
                 sla__axpy(mn, 1.0, w, z, nt);
             }
@@ -194,17 +182,17 @@ sla_status sla_svds_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla
     if (st < 0) return st;
     if (info) {
         snprintf(info->method, sizeof info->method, "%s", vec ? "projected minres" : "explicit");
-        snprintf(info->reason, sizeof info->reason, "%s", all_conv ? "converged" : "grad_rtol missed");
-        info->converged = all_conv;
+        snprintf(info->reason, sizeof info->reason, "%s", T.converged ? "converged" : "grad_rtol missed");
+        info->converged = T.converged;
         info->nconv = k;
-        info->iterations = maxit_used;
-        info->max_residual_v = worst;
+        info->iterations = T.iterations;
+        info->max_residual_v = T.worst;
         info->seconds = sla__now() - t0;
     }
-    if (!all_conv)
+    if (!T.converged)
         return sla__error(ctx, SLA_NOT_CONVERGED,
                           "svds vjp: a projected solve missed grad_rtol = %g (relative residual %.3g): a singular "
                           "value left out may equal a computed one, or raise grad_maxiter",
-                          o.grad_rtol, worst);
+                          o.grad_rtol, T.worst);
     return sla__ok(ctx, SLA_OK);
 }
