@@ -62,9 +62,12 @@ void json_number(FILE *f, const char *fmt, double v);
 /* "SLA_CONVERGED_RTOL" -> "converged_rtol". */
 void reason_string(sla_reason r, char *buf, size_t len);
 
-/* ,"files_written":... and, when not written, "files_note" (nothing when
- * path is NULL). */
-void print_files_json(const char *path, int written, const char *note);
+/* [v0,v1,...] with json_number's fmt. */
+void json_numbers(FILE *f, const char *fmt, const double *v, sla_int n);
+
+/* ,"files_written":... and, when not written, "files_note" (nothing unless
+ * `want`: the command was asked to write files). */
+void print_files_json(int want, int written, const char *note);
 
 /* ---- option parsing ------------------------------------------------- */
 

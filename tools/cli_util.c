@@ -255,9 +255,19 @@ int cli_method_flag(const char *cmd, optdef *defs, int ndefs, const char *flag,
     return rc;
 }
 
-void print_files_json(const char *path, int written, const char *note)
+void json_numbers(FILE *f, const char *fmt, const double *v, sla_int n)
 {
-    if (!path) return;
+    fputc('[', f);
+    for (sla_int i = 0; i < n; i++) {
+        if (i) fputc(',', f);
+        json_number(f, fmt, v[i]);
+    }
+    fputc(']', f);
+}
+
+void print_files_json(int want, int written, const char *note)
+{
+    if (!want) return;
     printf(",\"files_written\":%s", written ? "true" : "false");
     if (!written) {
         printf(",\"files_note\":");

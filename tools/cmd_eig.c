@@ -155,17 +155,11 @@ int cmd_eigsh(int argc, char **argv)
         printf(",\"sigma\":");
         if (o.shift_invert) json_number(stdout, "%.17g", o.sigma);
         else printf("null");
-        printf(",\"eigenvalues\":[");
-        for (sla_int i = 0; i < o.k; i++) {
-            if (i) printf(",");
-            json_number(stdout, "%.17g", l[i]);
-        }
-        printf("],\"residuals\":[");
-        for (sla_int i = 0; i < o.k; i++) {
-            if (i) printf(",");
-            json_number(stdout, "%.6e", res[i]);
-        }
-        printf("],\"converged\":%s,\"nconv\":%lld,\"method\":", info.converged ? "true" : "false",
+        printf(",\"eigenvalues\":");
+        json_numbers(stdout, "%.17g", l, o.k);
+        printf(",\"residuals\":");
+        json_numbers(stdout, "%.6e", res, o.k);
+        printf(",\"converged\":%s,\"nconv\":%lld,\"method\":", info.converged ? "true" : "false",
                (long long)info.nconv);
         cli_json_string(stdout, info.method);
         printf(",\"note\":");
@@ -175,13 +169,7 @@ int cmd_eigsh(int argc, char **argv)
         json_number(stdout, "%.6g", info.factor_seconds);
         printf(",\"seconds\":");
         json_number(stdout, "%.6g", secs);
-        if (out_path) {
-            printf(",\"files_written\":%s", files_written ? "true" : "false");
-            if (!files_written) {
-                printf(",\"files_note\":");
-                cli_json_string(stdout, files_note);
-            }
-        }
+        print_files_json(out_path != NULL, files_written, files_note);
         printf("}\n");
     } else {
         printf("%s: n = %lld, %lld eigenpairs (%s%s), %s\n", pos[0], (long long)n, (long long)o.k,

@@ -120,12 +120,9 @@ int cmd_eigs(int argc, char **argv)
             json_number(stdout, "%.17g", wi[i]);
             printf("]");
         }
-        printf("],\"residuals\":[");
-        for (sla_int i = 0; i < o.k; i++) {
-            if (i) printf(",");
-            json_number(stdout, "%.6e", res[i]);
-        }
-        printf("],\"converged\":%s,\"nconv\":%lld,\"method\":", info.converged ? "true" : "false",
+        printf("],\"residuals\":");
+        json_numbers(stdout, "%.6e", res, o.k);
+        printf(",\"converged\":%s,\"nconv\":%lld,\"method\":", info.converged ? "true" : "false",
                (long long)info.nconv);
         cli_json_string(stdout, info.method);
         printf(",\"note\":");

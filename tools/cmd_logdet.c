@@ -139,7 +139,7 @@ int cmd_logdet(int argc, char **argv)
             printf(",\"method\":\"slq\",\"grad_method\":\"%s\",\"probes\":%lld,\"lanczos_steps\":%lld,"
                    "\"seconds\":", gpath ? "hutchinson" : "", (long long)si.probes, (long long)si.lanczos_steps);
             json_number(stdout, "%.6g", secs);
-            print_files_json(gpath, files_written, files_note);
+            print_files_json(gpath != NULL, files_written, files_note);
             printf("}\n");
         } else {
             printf("%s: n = %lld, log det = %.10g +- %.3g (slq, %lld probes x %lld Lanczos steps), %.3f s\n",
@@ -182,7 +182,7 @@ int cmd_logdet(int argc, char **argv)
         json_number(stdout, "%.6g", info.grad_seconds);
         printf(",\"seconds\":");
         json_number(stdout, "%.6g", secs);
-        print_files_json(gpath, files_written, files_note);
+        print_files_json(gpath != NULL, files_written, files_note);
         printf("}\n");
     } else {
         printf("%s: n = %lld, sign %+g, log|det| = %.17g (%s)\n", pos[0], (long long)sla_matrix_nrows(A), sign,

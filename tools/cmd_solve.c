@@ -415,13 +415,7 @@ int cmd_solve(int argc, char **argv)
             json_number(stdout, "%.6g", t_adj);
             printf("}");
         }
-        if (want_files) {
-            printf(",\"files_written\":%s", files_written ? "true" : "false");
-            if (!files_written) {
-                printf(",\"files_note\":");
-                cli_json_string(stdout, files_note);
-            }
-        }
+        print_files_json(want_files, files_written, files_note);
         printf("}\n");
     } else {
         char reason[48];

@@ -130,12 +130,9 @@ int cmd_svds(int argc, char **argv)
         printf("{\"m\":%lld,\"n\":%lld,\"nnz\":%lld,\"k\":%lld,\"which\":", (long long)m, (long long)n,
                (long long)sla_matrix_nnz(A), (long long)o.k);
         cli_json_string(stdout, sla_svds_which_name(o.which));
-        printf(",\"singular_values\":[");
-        for (sla_int i = 0; i < o.k; i++) {
-            if (i) printf(",");
-            json_number(stdout, "%.17g", sv[i]);
-        }
-        printf("],\"residual_v\":");
+        printf(",\"singular_values\":");
+        json_numbers(stdout, "%.17g", sv, o.k);
+        printf(",\"residual_v\":");
         json_number(stdout, "%.6e", info.max_residual_v);
         printf(",\"residual_u\":");
         json_number(stdout, "%.6e", info.max_residual_u);
@@ -151,13 +148,7 @@ int cmd_svds(int argc, char **argv)
         json_number(stdout, "%.6g", info.factor_seconds);
         printf(",\"seconds\":");
         json_number(stdout, "%.6g", secs);
-        if (nout) {
-            printf(",\"files_written\":%s", files_written ? "true" : "false");
-            if (!files_written) {
-                printf(",\"files_note\":");
-                cli_json_string(stdout, files_note);
-            }
-        }
+        print_files_json(nout, files_written, files_note);
         printf("}\n");
     } else {
         printf("%s: %lld x %lld, %lld singular values (%s), %s\n", pos[0], (long long)m, (long long)n,

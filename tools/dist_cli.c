@@ -388,13 +388,7 @@ int sla_cli_dist_solve(int argc, char **argv)
                 info_json(&aw);
                 printf(",\"seconds\":%.6g}", t_adj);
             }
-            if (want_files) {
-                printf(",\"files_written\":%s", files_written ? "true" : "false");
-                if (!files_written) {
-                    printf(",\"files_note\":");
-                    json_str(files_note);
-                }
-            }
+            print_files_json(want_files, files_written, files_note);
             printf("}\n");
         } else {
             printf("%s: n = %lld, nnz = %lld, %d ranks (%s partition)\n  method %s, precond %s\n", d.apath,
