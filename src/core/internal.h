@@ -173,4 +173,56 @@ double sla__available_memory(void);
 const char *sla__suggest(char *buf, size_t size, const char *s, size_t len,
                          const char *const *names, int count, bool list);
 
+/* ---- option strings (optstr.c) ----------------------------------------- */
+
+/* One item of an option string: key k[0..kl) and value v[0..vl), trimmed of
+ * spaces (not NUL-terminated); opts is the struct being filled. */
+typedef sla_status (*sla__opt_pair_fn)(sla_ctx *ctx, const char *k, size_t kl, const char *v, size_t vl,
+                                       void *opts);
+
+/* "key=value,key=value" into opts (size bytes) through f, item by item.
+ * With tmp (a scratch struct of the same size) all or nothing: the items go
+ * to a copy, which replaces opts only when every one was accepted; with tmp
+ * NULL they go to opts directly. fname names the caller in the NULL-argument
+ * message. */
+sla_status sla__opt_parse(sla_ctx *ctx, const char *fname, const char *str, void *opts, void *tmp,
+                          size_t size, sla__opt_pair_fn f);
+
+/* Index of s[0..len) in names (exact, or ignoring ASCII case), -1 if none. */
+int sla__opt_find(const char *s, size_t len, const char *const *names, int count, bool nocase);
+/* The index of key k[0..kl) in keys into *key; an unknown key is refused
+ * ("unknown option 'x'" with the nearest key or the list). */
+sla_status sla__opt_key(sla_ctx *ctx, const char *k, size_t kl, const char *const *keys, int count, bool nocase,
+                        int *key);
+/* The index of v[0..vl) in names into *out; refused as "option KEY: unknown
+ * value 'v' (what: a, b or c; did you mean 'b'?)" (what may be NULL). */
+sla_status sla__opt_name(sla_ctx *ctx, const char *key, const char *v, size_t vl, const char *const *names,
+                         int count, bool nocase, const char *what, int *out);
+
+/* Open ends for sla__opt_real (closed when not given). */
+#define SLA__OPT_LO_OPEN 1
+#define SLA__OPT_HI_OPEN 2
+/* A finite number between lo and hi (each end closed unless named in open;
+ * hi = HUGE_VAL: no upper bound). */
+sla_status sla__opt_real(sla_ctx *ctx, const char *key, const char *v, size_t vl, double lo, double hi, int open,
+                         double *out);
+/* An integer in [lo, hi] (read as a double: exact below 2^53). */
+sla_status sla__opt_count(sla_ctx *ctx, const char *key, const char *v, size_t vl, double lo, double hi,
+                          sla_int *out);
+sla_status sla__opt_int(sla_ctx *ctx, const char *key, const char *v, size_t vl, int lo, int hi, int *out);
+/* A seed: decimal digits, an integer in [0, 2^64). */
+sla_status sla__opt_u64(sla_ctx *ctx, const char *key, const char *v, size_t vl, uint64_t *out);
+/* A boolean among npairs spellings given as pairs {true, false, true,
+ * false, ...} (the caller's accepted set), matched ignoring case if nocase. */
+sla_status sla__opt_bool(sla_ctx *ctx, const char *key, const char *v, size_t vl, const char *const *pairs,
+                         int npairs, bool nocase, bool *out);
+
+/* Whether key k[0..kl) is prefix + something. */
+bool sla__opt_prefixed(const char *k, size_t kl, const char *prefix);
+/* The key k[0..kl) less its first pl characters, with value v, into the
+ * nested solver options o through sla_solver_options_parse; a refusal keeps
+ * its message behind "option FULLKEY: ". */
+sla_status sla__opt_solver(sla_ctx *ctx, const char *k, size_t kl, size_t pl, const char *v, size_t vl,
+                           sla_solver_options *o);
+
 #endif

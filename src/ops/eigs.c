@@ -41,126 +41,47 @@ size_t sla_eigs_info_size(void) { return sizeof(sla_eigs_info); }
 
 /* ---- option strings ----------------------------------------------------- */
 
-static bool same_nocase(const char *a, size_t al, const char *b)
-{
-    if (strlen(b) != al) return false;
-    for (size_t i = 0; i < al; i++) {
-        char x = a[i], y = b[i];
-        if (x >= 'A' && x <= 'Z') x = (char)(x - 'A' + 'a');
-        if (y >= 'A' && y <= 'Z') y = (char)(y - 'A' + 'a');
-        if (x != y) return false;
-    }
-    return true;
-}
-
-static sla_status parse_real(sla_ctx *ctx, const char *key, const char *v, size_t vl, double lo, bool open,
-                             double *out)
-{
-    char buf[64], *end;
-    if (vl == 0 || vl >= sizeof buf)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: bad number '%.*s'", key, (int)vl, v);
-    memcpy(buf, v, vl);
-    buf[vl] = '\0';
-    errno = 0;
-    double d = strtod(buf, &end);
-    if (*end || errno || !isfinite(d))
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: bad number '%s'", key, buf);
-    if (open ? !(d > lo) : !(d >= lo))
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: %s must be %s %g", key, buf, open ? ">" : ">=", lo);
-    *out = d;
-    return SLA_OK;
-}
-
-static sla_status parse_count(sla_ctx *ctx, const char *key, const char *v, size_t vl, double lo, double hi,
-                              sla_int *out)
-{
-    double d = 0.0;
-    sla_status st = parse_real(ctx, key, v, vl, -HUGE_VAL, false, &d);
-    if (st) return st;
-    if (d != floor(d) || d < lo || d > hi)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: '%.*s' is not an integer in [%.0f, %.0f]", key,
-                          (int)vl, v, lo, hi);
-    *out = (sla_int)d;
-    return SLA_OK;
-}
-
 static const char *const eigs_keys[] = {"k",   "which",   "shift_invert",  "sigma",        "tol",
                                         "ncv", "maxiter", "factor_method", "max_condition"};
 
-static sla_status parse_one(sla_ctx *ctx, const char *k, size_t kl, const char *v, size_t vl, sla_eigs_options *o)
+/* keys and values are matched ignoring ASCII case */
+static sla_status parse_one(sla_ctx *ctx, const char *k, size_t kl, const char *v, size_t vl, void *opts)
 {
-    char key[32];
-    snprintf(key, sizeof key, "%.*s", (int)(kl < 31 ? kl : 31), k);
-    if (same_nocase(k, kl, "k")) return parse_count(ctx, "k", v, vl, 1, 1e15, &o->k);
-    if (same_nocase(k, kl, "which")) {
-        for (size_t i = 0; i < COUNT(which_names); i++)
-            if (same_nocase(v, vl, which_names[i])) {
-                o->which = (sla_eigs_which)i;
-                return SLA_OK;
-            }
-        char hint[160];
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option which: unknown value '%.*s'%s", (int)vl, v,
-                          sla__suggest(hint, sizeof hint, v, vl, which_names, (int)COUNT(which_names), true));
-    }
-    if (same_nocase(k, kl, "shift_invert")) {
-        static const char *const no[] = {"0", "false", "off", "no"}, *const yes[] = {"1", "true", "on", "yes"};
-        for (size_t i = 0; i < 4; i++) {
-            if (same_nocase(v, vl, no[i])) return o->shift_invert = false, SLA_OK;
-            if (same_nocase(v, vl, yes[i])) return o->shift_invert = true, SLA_OK;
-        }
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option shift_invert: '%.*s' is not true or false", (int)vl, v);
-    }
-    if (same_nocase(k, kl, "sigma")) {
-        sla_status st = parse_real(ctx, "sigma", v, vl, -HUGE_VAL, false, &o->sigma);
+    static const char *const bools[] = {"true", "false", "on", "off", "yes", "no", "1", "0"};
+    sla_eigs_options *o = opts;
+    const double inf = HUGE_VAL;
+    int key = 0, i = 0;
+    sla_status st = sla__opt_key(ctx, k, kl, eigs_keys, (int)COUNT(eigs_keys), true, &key);
+    if (st) return st;
+    switch (key) {
+    case 0: return sla__opt_count(ctx, "k", v, vl, 1, 1e15, &o->k);
+    case 1:
+        if (!(st = sla__opt_name(ctx, "which", v, vl, which_names, (int)COUNT(which_names), true, NULL, &i)))
+            o->which = (sla_eigs_which)i;
+        return st;
+    case 2: return sla__opt_bool(ctx, "shift_invert", v, vl, bools, 4, true, &o->shift_invert);
+    case 3:
+        st = sla__opt_real(ctx, "sigma", v, vl, -inf, inf, 0, &o->sigma);
         if (!st) o->shift_invert = true;
         return st;
-    }
-    if (same_nocase(k, kl, "tol")) return parse_real(ctx, "tol", v, vl, 0.0, false, &o->tol);
-    if (same_nocase(k, kl, "ncv")) return parse_count(ctx, "ncv", v, vl, 0, 46340, &o->ncv);
-    if (same_nocase(k, kl, "maxiter")) return parse_count(ctx, "maxiter", v, vl, 0, 1e15, &o->maxiter);
-    if (same_nocase(k, kl, "max_condition"))
-        return parse_real(ctx, "max_condition", v, vl, 1.0, true, &o->max_condition);
-    if (same_nocase(k, kl, "factor_method")) {
+    case 4: return sla__opt_real(ctx, "tol", v, vl, 0.0, inf, 0, &o->tol);
+    case 5: return sla__opt_count(ctx, "ncv", v, vl, 0, 46340, &o->ncv);
+    case 6: return sla__opt_count(ctx, "maxiter", v, vl, 0, 1e15, &o->maxiter);
+    case 7: {
         static const char *const names[] = {"lu", "umfpack", "klu", "superlu"};
         static const sla_method ms[] = {SLA_METHOD_LU, SLA_METHOD_UMFPACK, SLA_METHOD_KLU, SLA_METHOD_SUPERLU};
-        for (size_t i = 0; i < COUNT(names); i++)
-            if (same_nocase(v, vl, names[i])) return o->factor_method = ms[i], SLA_OK;
-        char hint[160];
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option factor_method: '%.*s' is not an LU method%s", (int)vl,
-                          v, sla__suggest(hint, sizeof hint, v, vl, names, (int)COUNT(names), true));
+        if (!(st = sla__opt_name(ctx, "factor_method", v, vl, names, 4, true, "an LU method", &i)))
+            o->factor_method = ms[i];
+        return st;
     }
-    char hint[200];
-    return sla__error(ctx, SLA_ERR_ARGUMENT, "eigs: unknown option '%s'%s", key,
-                      sla__suggest(hint, sizeof hint, k, kl, eigs_keys, (int)COUNT(eigs_keys), true));
+    default: return sla__opt_real(ctx, "max_condition", v, vl, 1.0, inf, SLA__OPT_LO_OPEN, &o->max_condition);
+    }
 }
 
 sla_status sla_eigs_options_parse(sla_ctx *ctx, const char *str, sla_eigs_options *opts)
 {
-    if (!str || !opts) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_eigs_options_parse: NULL argument");
-    sla_eigs_options o = *opts;
-    const char *p = str;
-    while (*p) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        while (len && (*p == ' ')) p++, len--;
-        if (len) {
-            const char *eq = memchr(p, '=', len);
-            if (!eq)
-                return sla__error(ctx, SLA_ERR_ARGUMENT, "eigs options: '%.*s' is not key=value", (int)len, p);
-            size_t kl = (size_t)(eq - p);
-            while (kl && p[kl - 1] == ' ') kl--;
-            const char *v = eq + 1;
-            size_t vl = len - (size_t)(v - p);
-            while (vl && *v == ' ') v++, vl--;
-            while (vl && v[vl - 1] == ' ') vl--;
-            sla_status st = parse_one(ctx, p, kl, v, vl, &o);
-            if (st) return st;
-        }
-        if (!end) break;
-        p = end + 1;
-    }
-    *opts = o;
-    return sla__ok(ctx, SLA_OK);
+    sla_eigs_options tmp; /* all or nothing */
+    return sla__opt_parse(ctx, "sla_eigs_options_parse", str, opts, &tmp, sizeof tmp, parse_one);
 }
 
 /* ---- helpers shared with eigsh_gen.c and eigs_vjp.c --------------------- */

@@ -10,7 +10,6 @@
  * on x0 + dx, not dx). Here also the options, their parser and the names. */
 #include "lsq_internal.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,84 +42,34 @@ void sla_lsq_options_default(sla_lsq_options *o)
 static const char *const lsq_keys[] = {"method", "damp", "atol", "btol", "conlim", "maxiter", "grad_rtol",
                                        "grad_maxiter"};
 
-/* A finite number >= lo (> lo when open) from v[0..vl). */
-static sla_status get_num(sla_ctx *ctx, const char *key, const char *v, size_t vl, double lo, bool open,
-                          double *out)
+static sla_status lsq_pair(sla_ctx *ctx, const char *k, size_t kl, const char *v, size_t vl, void *opts)
 {
-    char buf[64], *end;
-    if (vl == 0 || vl >= sizeof buf)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: bad number '%.*s'", key, (int)vl, v);
-    memcpy(buf, v, vl);
-    buf[vl] = '\0';
-    errno = 0;
-    double d = strtod(buf, &end);
-    if (*end || errno || !isfinite(d))
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: bad number '%s'", key, buf);
-    if (open ? !(d > lo) : !(d >= lo))
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: %s must be %s %g", key, buf, open ? ">" : ">=", lo);
-    *out = d;
-    return SLA_OK;
-}
-
-static sla_status get_int(sla_ctx *ctx, const char *key, const char *v, size_t vl, sla_int *out)
-{
-    double d = 0.0;
-    sla_status st = get_num(ctx, key, v, vl, 0.0, false, &d);
+    sla_lsq_options *o = opts;
+    const double inf = HUGE_VAL;
+    int key = 0, m = 0;
+    sla_status st = sla__opt_key(ctx, k, kl, lsq_keys, (int)COUNT(lsq_keys), false, &key);
     if (st) return st;
-    if (d != floor(d) || d > 9e15)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: '%.*s' is not an integer >= 0", key, (int)vl, v);
-    *out = (sla_int)d;
-    return SLA_OK;
-}
-
-static sla_status lsq_pair(sla_ctx *ctx, const char *k, size_t kl, const char *v, size_t vl, sla_lsq_options *o)
-{
-    int key = -1;
-    for (size_t i = 0; i < COUNT(lsq_keys); i++)
-        if (strlen(lsq_keys[i]) == kl && strncmp(lsq_keys[i], k, kl) == 0) key = (int)i;
     switch (key) {
-    case 0:
-        if (vl == 4 && strncmp(v, "lsqr", 4) == 0) o->method = SLA_LSQ_LSQR;
-        else if (vl == 4 && strncmp(v, "lsmr", 4) == 0) o->method = SLA_LSQ_LSMR;
-        else return sla__error(ctx, SLA_ERR_ARGUMENT, "option method: unknown '%.*s' (lsqr or lsmr)", (int)vl, v);
-        return SLA_OK;
-    case 1: return get_num(ctx, "damp", v, vl, 0.0, false, &o->damp);
-    case 2: return get_num(ctx, "atol", v, vl, 0.0, false, &o->atol);
-    case 3: return get_num(ctx, "btol", v, vl, 0.0, false, &o->btol);
-    case 4: return get_num(ctx, "conlim", v, vl, 0.0, false, &o->conlim);
-    case 5: return get_int(ctx, "maxiter", v, vl, &o->maxiter);
-    case 6: return get_num(ctx, "grad_rtol", v, vl, 0.0, true, &o->grad_rtol);
-    case 7: return get_int(ctx, "grad_maxiter", v, vl, &o->grad_maxiter);
-    default: {
-        char hint[512];
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown option '%.*s'%s", (int)kl, k,
-                          sla__suggest(hint, sizeof hint, k, kl, lsq_keys, (int)COUNT(lsq_keys), true));
+    case 0: {
+        static const char *const methods[] = {"lsqr", "lsmr"};
+        if (!(st = sla__opt_name(ctx, "method", v, vl, methods, 2, false, NULL, &m)))
+            o->method = m ? SLA_LSQ_LSMR : SLA_LSQ_LSQR;
+        return st;
     }
+    case 1: return sla__opt_real(ctx, "damp", v, vl, 0.0, inf, 0, &o->damp);
+    case 2: return sla__opt_real(ctx, "atol", v, vl, 0.0, inf, 0, &o->atol);
+    case 3: return sla__opt_real(ctx, "btol", v, vl, 0.0, inf, 0, &o->btol);
+    case 4: return sla__opt_real(ctx, "conlim", v, vl, 0.0, inf, 0, &o->conlim);
+    case 5: return sla__opt_count(ctx, "maxiter", v, vl, 0, 9e15, &o->maxiter);
+    case 6: return sla__opt_real(ctx, "grad_rtol", v, vl, 0.0, inf, SLA__OPT_LO_OPEN, &o->grad_rtol);
+    default: return sla__opt_count(ctx, "grad_maxiter", v, vl, 0, 9e15, &o->grad_maxiter);
     }
 }
 
 sla_status sla_lsq_options_parse(sla_ctx *ctx, const char *str, sla_lsq_options *opts)
 {
-    if (!str || !opts) return sla__error(ctx, SLA_ERR_ARGUMENT, "lsq options: NULL argument");
-    sla_lsq_options o = *opts; /* opts stays untouched on failure */
-    const char *s = str;
-    while (*s) {
-        while (*s == ' ' || *s == ',') s++;
-        if (!*s) break;
-        const char *end = s;
-        while (*end && *end != ',') end++;
-        const char *eq = memchr(s, '=', (size_t)(end - s));
-        if (!eq) return sla__error(ctx, SLA_ERR_ARGUMENT, "option '%.*s' has no '=value'", (int)(end - s), s);
-        const char *ke = eq, *v = eq + 1, *ve = end;
-        while (ke > s && ke[-1] == ' ') ke--;
-        while (v < ve && *v == ' ') v++;
-        while (ve > v && ve[-1] == ' ') ve--;
-        sla_status st = lsq_pair(ctx, s, (size_t)(ke - s), v, (size_t)(ve - v), &o);
-        if (st) return st;
-        s = end;
-    }
-    *opts = o;
-    return sla__ok(ctx, SLA_OK);
+    sla_lsq_options tmp; /* opts stays untouched on failure */
+    return sla__opt_parse(ctx, "sla_lsq_options_parse", str, opts, &tmp, sizeof tmp, lsq_pair);
 }
 
 /* ---- the operator Abar = [A; damp I] -------------------------------------------- */

@@ -2,14 +2,13 @@
  * and the "key=value,..." string form (sla_nl_options_parse); the keys of
  * the linear solver inside take the prefix linear_ and go to
  * sla_solver_options_parse. Validation of the values against each other is
- * sla_nlsolver_create's (nonlinear.c). */
+ * sla_nlsolver_create's (nonlinear.c). The string, the keys and the values
+ * are read by the option-string toolkit (core/optstr.c). */
 #include "../core/internal.h"
 
 #include <sla/nonlinear.h>
 
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 const char *sla_nl_reason_name(sla_nl_reason r)
@@ -76,93 +75,62 @@ static const char *const nl_keys[] = {"method",      "rtol",           "atol",
                                       "adjoint_reuse"};
 #define N_NL_KEYS ((int)(sizeof nl_keys / sizeof nl_keys[0]))
 
-static sla_status nl_number(sla_ctx *ctx, const char *key, const char *v, double *out)
-{
-    char *end = NULL;
-    double d = strtod(v, &end);
-    if (end == v || *end || !isfinite(d))
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: bad number '%s'", key, v);
-    *out = d;
-    return SLA_OK;
-}
-
-static sla_status nl_bool(sla_ctx *ctx, const char *key, const char *v, bool *out)
-{
-    if (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes")) *out = true;
-    else if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "no")) *out = false;
-    else return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: '%s' is not a boolean (true/false)", key, v);
-    return SLA_OK;
-}
-
 /* One key=value pair; keys starting with "linear_" go to the linear options. */
-static sla_status nl_option(sla_ctx *ctx, const char *key, const char *v, sla_nl_options *o)
+static sla_status nl_option(sla_ctx *ctx, const char *k, size_t kl, const char *v, size_t vl, void *opts)
 {
-    double d = 0.0;
+    static const char *const bools[] = {"true", "false", "yes", "no", "1", "0"};
+    sla_nl_options *o = opts;
+    const double inf = HUGE_VAL;
+    if (sla__opt_prefixed(k, kl, "linear_")) return sla__opt_solver(ctx, k, kl, 7, v, vl, &o->linear);
+    int key = sla__opt_find(k, kl, nl_keys, N_NL_KEYS, false);
+    if (key < 0) {
+        char name[64];
+        const char *near = NULL;
+        if (kl < sizeof name) {
+            memcpy(name, k, kl);
+            name[kl] = '\0';
+            near = sla_nearest_name(name, nl_keys, (size_t)N_NL_KEYS);
+        }
+        return sla__error(ctx, SLA_ERR_ARGUMENT,
+                          "unknown nonlinear option '%.*s' (%s%s%slinear solver options take the prefix linear_)",
+                          (int)kl, k, near ? "did you mean " : "", near ? near : "", near ? "? " : "");
+    }
     sla_status st = SLA_OK;
-    if (!strncmp(key, "linear_", 7)) {
-        char buf[400];
-        snprintf(buf, sizeof buf, "%s=%s", key + 7, v);
-        return sla_solver_options_parse(ctx, buf, &o->linear);
+    sla_int n = 0;
+    int m = 0;
+    switch (key) {
+    case 0: {
+        const char *names[3];
+        for (int i = 0; i < 3; i++) names[i] = sla_nl_method_name((sla_nl_method)(SLA_NL_NEWTON + i));
+        if (!(st = sla__opt_name(ctx, "method", v, vl, names, 3, false, NULL, &m)))
+            o->method = (sla_nl_method)(SLA_NL_NEWTON + m);
+        return st;
     }
-    if (!strcmp(key, "method")) {
-        for (int m = SLA_NL_NEWTON; m <= SLA_NL_PICARD; m++)
-            if (!strcmp(v, sla_nl_method_name((sla_nl_method)m))) {
-                o->method = (sla_nl_method)m;
-                return SLA_OK;
-            }
-        return sla__error(ctx, SLA_ERR_ARGUMENT,
-                          "option method: unknown value '%s' (newton, anderson or picard)", v);
+    case 1: return sla__opt_real(ctx, "rtol", v, vl, -inf, inf, 0, &o->rtol);
+    case 2: return sla__opt_real(ctx, "atol", v, vl, -inf, inf, 0, &o->atol);
+    case 3: return sla__opt_real(ctx, "stol", v, vl, -inf, inf, 0, &o->stol);
+    case 4: return sla__opt_count(ctx, "maxiter", v, vl, 0, 1e15, &o->maxiter);
+    case 5: return sla__opt_bool(ctx, "line_search", v, vl, bools, 3, false, &o->line_search);
+    case 6: return sla__opt_real(ctx, "ls_alpha", v, vl, -inf, inf, 0, &o->ls_alpha);
+    case 7: return sla__opt_real(ctx, "ls_shrink", v, vl, -inf, inf, 0, &o->ls_shrink);
+    case 8:
+    case 10:
+        /* above 10^6: a value sla_nlsolver_create refuses */
+        if (!(st = sla__opt_count(ctx, nl_keys[key], v, vl, 0, 1e15, &n))) {
+            int c = n > 1000000 ? 1000001 : (int)n;
+            if (key == 8) o->ls_maxsteps = c;
+            else o->anderson_depth = c;
+        }
+        return st;
+    case 9: return sla__opt_real(ctx, "chord_ratio", v, vl, -inf, inf, 0, &o->chord_ratio);
+    case 11: return sla__opt_real(ctx, "beta", v, vl, -inf, inf, 0, &o->beta);
+    default: return sla__opt_bool(ctx, "adjoint_reuse", v, vl, bools, 3, false, &o->adjoint_reuse);
     }
-    if (!strcmp(key, "line_search")) return nl_bool(ctx, key, v, &o->line_search);
-    if (!strcmp(key, "adjoint_reuse")) return nl_bool(ctx, key, v, &o->adjoint_reuse);
-    int k = -1;
-    for (int i = 0; i < N_NL_KEYS; i++)
-        if (!strcmp(key, nl_keys[i])) k = i;
-    if (k < 0) {
-        const char *near = sla_nearest_name(key, nl_keys, (size_t)N_NL_KEYS);
-        if (!near)
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown nonlinear option '%s' (linear solver "
-                              "options take the prefix linear_)", key);
-        return sla__error(ctx, SLA_ERR_ARGUMENT,
-                          "unknown nonlinear option '%s' (did you mean %s? linear solver options "
-                          "take the prefix linear_)", key, near);
-    }
-    if ((st = nl_number(ctx, key, v, &d))) return st;
-    if (!strcmp(key, "rtol")) o->rtol = d;
-    else if (!strcmp(key, "atol")) o->atol = d;
-    else if (!strcmp(key, "stol")) o->stol = d;
-    else if (!strcmp(key, "ls_alpha")) o->ls_alpha = d;
-    else if (!strcmp(key, "ls_shrink")) o->ls_shrink = d;
-    else if (!strcmp(key, "chord_ratio")) o->chord_ratio = d;
-    else if (!strcmp(key, "beta")) o->beta = d;
-    else if (d != floor(d) || d < 0 || d > 1e15)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: '%s' is not a non-negative integer", key, v);
-    else if (!strcmp(key, "maxiter")) o->maxiter = (sla_int)d;
-    else if (!strcmp(key, "ls_maxsteps")) o->ls_maxsteps = d > 1e6 ? 1000001 : (int)d;
-    else o->anderson_depth = d > 1e6 ? 1000001 : (int)d;
-    return SLA_OK;
 }
 
 sla_status sla_nl_options_parse(sla_ctx *ctx, const char *str, sla_nl_options *opts)
 {
-    if (!str || !opts) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_nl_options_parse: NULL argument");
-    const char *p = str;
-    while (*p) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        char item[192];
-        if (len >= sizeof item)
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "option '%.40s...' is too long", p);
-        memcpy(item, p, len);
-        item[len] = '\0';
-        p += len + (end ? 1 : 0);
-        if (!len) continue;
-        char *eq = strchr(item, '=');
-        if (!eq)
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "option '%s' has no value (key=value)", item);
-        *eq = '\0';
-        sla_status st = nl_option(ctx, item, eq + 1, opts);
-        if (st) return st;
-    }
-    return sla__ok(ctx, SLA_OK);
+    /* no scratch copy: the pairs before a refused one stay applied, as they
+     * always have here */
+    return sla__opt_parse(ctx, "sla_nl_options_parse", str, opts, NULL, sizeof *opts, nl_option);
 }

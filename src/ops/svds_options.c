@@ -3,16 +3,15 @@
  * starts from the struct's current contents, an unknown key is refused
  * naming the nearest valid one, every value is range-checked, and a failed
  * parse leaves the struct untouched), with the defaults and the names of
- * `which`. */
+ * `which`. The string, the keys and the values are read by the
+ * option-string toolkit (core/optstr.c). */
 #include "sla/svd.h"
 #include "ops_internal.h"
 
-#include <errno.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+#define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 const char *sla_svds_which_name(sla_svds_which w)
 {
@@ -33,113 +32,36 @@ void sla_svds_options_default(sla_svds_options *o)
     o->grad_rtol = 1e-12;
 }
 
-static bool same(const char *s, size_t len, const char *name, bool nocase)
-{
-    if (strlen(name) != len) return false;
-    for (size_t j = 0; j < len; j++) {
-        char a = s[j], b = name[j];
-        if (nocase) {
-            if (a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
-            if (b >= 'A' && b <= 'Z') b = (char)(b - 'A' + 'a');
-        }
-        if (a != b) return false;
-    }
-    return true;
-}
-
-/* A finite number in [lo, hi] (lo excluded when lo_open); integer when integral. */
-static sla_status get_num(sla_ctx *ctx, const char *key, const char *v, size_t vl, double lo, bool lo_open,
-                          double hi, bool integral, double *out)
-{
-    char buf[64], *end;
-    if (vl == 0 || vl >= sizeof buf)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: bad number '%.*s'", key, (int)vl, v);
-    memcpy(buf, v, vl);
-    buf[vl] = '\0';
-    errno = 0;
-    double d = strtod(buf, &end);
-    if (*end || errno || !isfinite(d))
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: bad number '%s'", key, buf);
-    if (integral && d != floor(d))
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: '%s' is not an integer", key, buf);
-    if ((lo_open ? !(d > lo) : !(d >= lo)) || d > hi)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: %s out of range %s%g, %g]", key, buf,
-                          lo_open ? "(" : "[", lo, hi);
-    *out = d;
-    return SLA_OK;
-}
-
 static const char *const svds_keys[] = {"k",            "which",          "tol",       "maxiter",     "ncv",
                                          "memory_limit", "degenerate_tol", "grad_rtol", "grad_maxiter"};
 
-static sla_status svds_pair(sla_ctx *ctx, const char *k, size_t kl, const char *v, size_t vl,
-                            sla_svds_options *o)
+static sla_status svds_pair(sla_ctx *ctx, const char *k, size_t kl, const char *v, size_t vl, void *opts)
 {
-    int key = -1;
-    for (size_t i = 0; i < COUNT(svds_keys); i++)
-        if (same(k, kl, svds_keys[i], false)) key = (int)i;
-    if (key < 0) {
-        char hint[512];
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown option '%.*s'%s", (int)kl, k,
-                          sla__suggest(hint, sizeof hint, k, kl, svds_keys, (int)COUNT(svds_keys), true));
-    }
-    if (key == 1) {
-        if (same(v, vl, "LM", true)) o->which = SLA_SVDS_LM;
-        else if (same(v, vl, "SM", true)) o->which = SLA_SVDS_SM;
-        else return sla__error(ctx, SLA_ERR_ARGUMENT, "option which: unknown '%.*s' (LM or SM)", (int)vl, v);
-        return SLA_OK;
-    }
-    double d = 0.0;
-    const double big = 9007199254740992.0; /* 2^53 */
-    sla_status st;
+    sla_svds_options *o = opts;
+    const double inf = HUGE_VAL;
+    int key = 0, w = 0;
+    sla_status st = sla__opt_key(ctx, k, kl, svds_keys, COUNT(svds_keys), false, &key);
+    if (st) return st;
     switch (key) {
-    case 0:
-        if (!(st = get_num(ctx, "k", v, vl, 1, false, INT32_MAX, true, &d))) o->k = (sla_int)d;
+    case 0: return sla__opt_count(ctx, "k", v, vl, 1, INT32_MAX, &o->k);
+    case 1: {
+        static const char *const which[] = {"LM", "SM"}; /* SLA_SVDS_LM, SLA_SVDS_SM */
+        if (!(st = sla__opt_name(ctx, "which", v, vl, which, 2, true, NULL, &w)))
+            o->which = w ? SLA_SVDS_SM : SLA_SVDS_LM;
         return st;
-    case 2:
-        if (!(st = get_num(ctx, "tol", v, vl, 0, false, HUGE_VAL, false, &d))) o->tol = d;
-        return st;
-    case 3:
-        if (!(st = get_num(ctx, "maxiter", v, vl, 0, false, INT32_MAX, true, &d))) o->maxiter = (sla_int)d;
-        return st;
-    case 4:
-        if (!(st = get_num(ctx, "ncv", v, vl, 0, false, 46340, true, &d))) o->ncv = (sla_int)d;
-        return st;
-    case 5:
-        if (!(st = get_num(ctx, "memory_limit", v, vl, 0, false, HUGE_VAL, false, &d))) o->memory_limit = d;
-        return st;
-    case 6:
-        if (!(st = get_num(ctx, "degenerate_tol", v, vl, 0, false, HUGE_VAL, false, &d))) o->degenerate_tol = d;
-        return st;
-    case 7:
-        if (!(st = get_num(ctx, "grad_rtol", v, vl, 0, true, HUGE_VAL, false, &d))) o->grad_rtol = d;
-        return st;
-    default:
-        if (!(st = get_num(ctx, "grad_maxiter", v, vl, 0, false, big, true, &d))) o->grad_maxiter = (sla_int)d;
-        return st;
+    }
+    case 2: return sla__opt_real(ctx, "tol", v, vl, 0.0, inf, 0, &o->tol);
+    case 3: return sla__opt_count(ctx, "maxiter", v, vl, 0, INT32_MAX, &o->maxiter);
+    case 4: return sla__opt_count(ctx, "ncv", v, vl, 0, 46340, &o->ncv);
+    case 5: return sla__opt_real(ctx, "memory_limit", v, vl, 0.0, inf, 0, &o->memory_limit);
+    case 6: return sla__opt_real(ctx, "degenerate_tol", v, vl, 0.0, inf, 0, &o->degenerate_tol);
+    case 7: return sla__opt_real(ctx, "grad_rtol", v, vl, 0.0, inf, SLA__OPT_LO_OPEN, &o->grad_rtol);
+    default: return sla__opt_count(ctx, "grad_maxiter", v, vl, 0, 9007199254740992.0 /* 2^53 */, &o->grad_maxiter);
     }
 }
 
 sla_status sla_svds_options_parse(sla_ctx *ctx, const char *str, sla_svds_options *opts)
 {
-    if (!str || !opts) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_svds_options_parse: NULL argument");
-    sla_svds_options o = *opts;
-    const char *s = str;
-    while (*s) {
-        while (*s == ' ' || *s == ',') s++;
-        if (!*s) break;
-        const char *end = s;
-        while (*end && *end != ',') end++;
-        const char *eq = memchr(s, '=', (size_t)(end - s));
-        if (!eq) return sla__error(ctx, SLA_ERR_ARGUMENT, "option '%.*s' has no '=value'", (int)(end - s), s);
-        const char *ke = eq, *v = eq + 1, *ve = end;
-        while (ke > s && ke[-1] == ' ') ke--;
-        while (v < ve && *v == ' ') v++;
-        while (ve > v && ve[-1] == ' ') ve--;
-        sla_status st = svds_pair(ctx, s, (size_t)(ke - s), v, (size_t)(ve - v), &o);
-        if (st) return st;
-        s = end;
-    }
-    *opts = o;
-    return sla__ok(ctx, SLA_OK);
+    sla_svds_options tmp; /* all or nothing */
+    return sla__opt_parse(ctx, "sla_svds_options_parse", str, opts, &tmp, sizeof tmp, svds_pair);
 }

@@ -1,11 +1,9 @@
-/* Solver options: defaults, names, and the "key=value,..." string form.
- * Method and preconditioner names come from the registry (methods.c). */
+/* Solver options: defaults, names, and the "key=value,..." string form
+ * (read through the option-string toolkit, core/optstr.c). Method and
+ * preconditioner names come from the registry (methods.c). */
 #include "methods.h"
 
-#include <errno.h>
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 void sla_solver_options_default(sla_solver_options *o)
@@ -88,53 +86,17 @@ const char *sla_reason_name(sla_reason r)
     return "unknown";
 }
 
-static int lookup(const char *s, size_t len, const char *const *names, int count)
-{
-    for (int i = 0; i < count; i++)
-        if (strlen(names[i]) == len && strncmp(s, names[i], len) == 0) return i;
-    return -1;
-}
+static const char *const tf[] = {"true", "false", "1", "0"};
+static const char *const tf_on[] = {"true", "false", "on", "off", "1", "0"};
 
-static sla_status parse_double(sla_ctx *ctx, const char *key, const char *v, size_t len,
-                               double lo, double *out)
+static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char *v, size_t vl, void *opts)
 {
-    char buf[64], *end;
-    if (len == 0 || len >= sizeof buf)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: bad number '%.*s'", key, (int)len, v);
-    memcpy(buf, v, len);
-    buf[len] = '\0';
-    errno = 0;
-    double d = strtod(buf, &end);
-    if (*end || errno || !isfinite(d) || d < lo)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: bad value '%s' (a number >= %g)", key,
-                          buf, lo);
-    *out = d;
-    return SLA_OK;
-}
-
-/* An integer in [lo, hi] for option `key`. */
-static sla_status parse_int(sla_ctx *ctx, const char *key, const char *v, size_t len, int lo,
-                            int hi, int *out)
-{
-    double d = 0.0;
-    sla_status st = parse_double(ctx, key, v, len, (double)lo, &d);
+    sla_solver_options *o = opts;
+    int key = 0, q = 0;
+    bool b = false;
+    sla_status st = sla__opt_key(ctx, k, kl, keys, COUNT(keys), false, &key);
     if (st) return st;
-    if (d != floor(d) || d > (double)hi)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: an integer in [%d, %d]", key, lo, hi);
-    *out = (int)d;
-    return SLA_OK;
-}
-
-static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char *v, size_t vl,
-                             sla_solver_options *o)
-{
-    char hint[400];
-    int key = lookup(k, kl, keys, COUNT(keys));
-    if (key < 0)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown option '%.*s'%s", (int)kl, k,
-                          sla__suggest(hint, sizeof hint, k, kl, keys, COUNT(keys), true));
-    double d = 0.0;
-    sla_status st = SLA_OK;
+    const double inf = HUGE_VAL;
     switch (key) {
     case 0:
     case 1: {
@@ -144,116 +106,53 @@ static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char 
         else o->precond = (sla_precond_kind)e->desc.value;
         return SLA_OK;
     }
-    case 2: st = parse_double(ctx, "rtol", v, vl, 0.0, &o->rtol); break;
-    case 3: st = parse_double(ctx, "atol", v, vl, 0.0, &o->atol); break;
-    case 4:
-        if (!(st = parse_double(ctx, "maxiter", v, vl, 0.0, &d))) {
-            if (d != floor(d) || d > 9e18)
-                return sla__error(ctx, SLA_ERR_ARGUMENT, "option maxiter: not an integer");
-            o->maxiter = (sla_int)d;
-        }
-        break;
-    case 5:
-        if (!(st = parse_double(ctx, "restart", v, vl, 1.0, &d))) {
-            if (d != floor(d) || d > 100000)
-                return sla__error(ctx, SLA_ERR_ARGUMENT, "option restart: an integer in [1, 100000]");
-            o->restart = (int)d;
-        }
-        break;
-    case 6:
-        if (!(st = parse_double(ctx, "omega", v, vl, 0.0, &o->omega)) &&
-            !(o->omega > 0.0 && o->omega < 2.0))
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "option omega: must lie in (0, 2)");
-        break;
+    case 2: return sla__opt_real(ctx, "rtol", v, vl, 0.0, inf, 0, &o->rtol);
+    case 3: return sla__opt_real(ctx, "atol", v, vl, 0.0, inf, 0, &o->atol);
+    case 4: return sla__opt_count(ctx, "maxiter", v, vl, 0, 9e18, &o->maxiter);
+    case 5: return sla__opt_int(ctx, "restart", v, vl, 1, 100000, &o->restart);
+    case 6: return sla__opt_real(ctx, "omega", v, vl, 0.0, 2.0, SLA__OPT_LO_OPEN | SLA__OPT_HI_OPEN, &o->omega);
     case 7:
-        if (lookup(v, vl, (const char *const[]){"0", "false"}, 2) >= 0) o->use_x0 = false;
-        else if (lookup(v, vl, (const char *const[]){"1", "true"}, 2) >= 0) o->use_x0 = true;
-        else return sla__error(ctx, SLA_ERR_ARGUMENT, "option use_x0: true or false");
-        break;
-    case 8: {
-        int q = lookup(v, vl, ordering_names, COUNT(ordering_names));
-        if (q < 0)
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown ordering '%.*s'%s", (int)vl, v,
-                              sla__suggest(hint, sizeof hint, v, vl, ordering_names,
-                                      COUNT(ordering_names), true));
-        o->ordering = (sla_ordering)q;
-        return SLA_OK;
-    }
-    case 9: st = parse_double(ctx, "memory_limit", v, vl, 0.0, &o->memory_limit); break;
-    case 10:
-        if (!(st = parse_double(ctx, "amg_threshold", v, vl, 0.0, &o->amg.strong_threshold)) &&
-            o->amg.strong_threshold > 1.0)
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "option amg_threshold: must lie in [0, 1]");
-        break;
-    case 11: st = parse_int(ctx, "amg_coarsen", v, vl, 0, 100, &o->amg.coarsen_type); break;
-    case 12: st = parse_int(ctx, "amg_interp", v, vl, 0, 100, &o->amg.interp_type); break;
-    case 13: st = parse_int(ctx, "amg_pmax", v, vl, 0, 1000000, &o->amg.pmax); break;
-    case 14: st = parse_int(ctx, "amg_agg_levels", v, vl, 0, 100, &o->amg.agg_levels); break;
-    case 15: st = parse_int(ctx, "amg_relax", v, vl, 0, 100, &o->amg.relax_type); break;
-    case 16: st = parse_int(ctx, "amg_cycle", v, vl, 1, 2, &o->amg.cycle_type); break;
-    case 17: st = parse_int(ctx, "amg_max_levels", v, vl, 1, 100, &o->amg.max_levels); break;
-    case 18: st = parse_int(ctx, "amg_reuse", v, vl, 0, 1000000000, &o->amg.reuse); break;
-    case 19: st = parse_int(ctx, "auto_solves", v, vl, 0, 1000000, &o->auto_solves); break;
-    case 20: st = parse_double(ctx, "max_seconds", v, vl, 0.0, &o->max_seconds); break;
-    case 21: st = parse_int(ctx, "amg_agg_interp", v, vl, 0, 100, &o->amg.agg_interp); break;
-    case 22: st = parse_double(ctx, "auto_direct_seconds", v, vl, 0.0, &o->auto_direct_seconds); break;
+        if (!(st = sla__opt_bool(ctx, "use_x0", v, vl, tf, 2, false, &b))) o->use_x0 = b;
+        return st;
+    case 8:
+        if (!(st = sla__opt_name(ctx, "ordering", v, vl, ordering_names, COUNT(ordering_names), false, NULL, &q)))
+            o->ordering = (sla_ordering)q;
+        return st;
+    case 9: return sla__opt_real(ctx, "memory_limit", v, vl, 0.0, inf, 0, &o->memory_limit);
+    case 10: return sla__opt_real(ctx, "amg_threshold", v, vl, 0.0, 1.0, 0, &o->amg.strong_threshold);
+    case 11: return sla__opt_int(ctx, "amg_coarsen", v, vl, 0, 100, &o->amg.coarsen_type);
+    case 12: return sla__opt_int(ctx, "amg_interp", v, vl, 0, 100, &o->amg.interp_type);
+    case 13: return sla__opt_int(ctx, "amg_pmax", v, vl, 0, 1000000, &o->amg.pmax);
+    case 14: return sla__opt_int(ctx, "amg_agg_levels", v, vl, 0, 100, &o->amg.agg_levels);
+    case 15: return sla__opt_int(ctx, "amg_relax", v, vl, 0, 100, &o->amg.relax_type);
+    case 16: return sla__opt_int(ctx, "amg_cycle", v, vl, 1, 2, &o->amg.cycle_type);
+    case 17: return sla__opt_int(ctx, "amg_max_levels", v, vl, 1, 100, &o->amg.max_levels);
+    case 18: return sla__opt_int(ctx, "amg_reuse", v, vl, 0, 1000000000, &o->amg.reuse);
+    case 19: return sla__opt_int(ctx, "auto_solves", v, vl, 0, 1000000, &o->auto_solves);
+    case 20: return sla__opt_real(ctx, "max_seconds", v, vl, 0.0, inf, 0, &o->max_seconds);
+    case 21: return sla__opt_int(ctx, "amg_agg_interp", v, vl, 0, 100, &o->amg.agg_interp);
+    case 22: return sla__opt_real(ctx, "auto_direct_seconds", v, vl, 0.0, inf, 0, &o->auto_direct_seconds);
     case 23:
-        if (lookup(v, vl, (const char *const[]){"0", "false", "off"}, 3) >= 0) o->ilu_shift = 0;
-        else if (lookup(v, vl, (const char *const[]){"1", "true", "on"}, 3) >= 0) o->ilu_shift = 1;
-        else return sla__error(ctx, SLA_ERR_ARGUMENT, "option ilu_shift: on or off");
-        break;
-    case 24: st = parse_double(ctx, "ilut_droptol", v, vl, 0.0, &o->ilut_droptol); break;
-    case 25:
-        if (!(st = parse_double(ctx, "ilut_fill", v, vl, 0.0, &o->ilut_fill)) &&
-            o->ilut_fill > 1e6)
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "option ilut_fill: must lie in [0, 1e6]");
-        break;
-    case 26:
-        if (!(st = parse_double(ctx, "ilut_pivot", v, vl, 0.0, &o->ilut_pivot)) &&
-            o->ilut_pivot > 1.0)
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "option ilut_pivot: must lie in [0, 1]");
-        break;
+        if (!(st = sla__opt_bool(ctx, "ilu_shift", v, vl, tf_on, 3, false, &b))) o->ilu_shift = b;
+        return st;
+    case 24: return sla__opt_real(ctx, "ilut_droptol", v, vl, 0.0, inf, 0, &o->ilut_droptol);
+    case 25: return sla__opt_real(ctx, "ilut_fill", v, vl, 0.0, 1e6, 0, &o->ilut_fill);
+    case 26: return sla__opt_real(ctx, "ilut_pivot", v, vl, 0.0, 1.0, 0, &o->ilut_pivot);
     case 27: {
-        int k = lookup(v, vl, (const char *const[]){"auto", "on", "off"}, 3);
-        if (k < 0) return sla__error(ctx, SLA_ERR_ARGUMENT, "option equilibrate: auto, on or off");
-        o->equilibrate = k; /* SLA_EQUILIBRATE_AUTO, _ON, _OFF in that order */
-        break;
+        static const char *const eq_names[] = {"auto", "on", "off"}; /* SLA_EQUILIBRATE_AUTO, _ON, _OFF */
+        if (!(st = sla__opt_name(ctx, "equilibrate", v, vl, eq_names, 3, false, NULL, &q))) o->equilibrate = q;
+        return st;
     }
-    case 28: {
+    default: {
         static const char *const reuse_names[] = {"interpolation", "full", "none"};
-        int r = lookup(v, vl, reuse_names, 3);
-        if (r < 0)
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "option saamg_reuse: interpolation, full or none%s",
-                              sla__suggest(hint, sizeof hint, v, vl, reuse_names, 3, false));
-        o->saamg_reuse = r;
-        break;
+        if (!(st = sla__opt_name(ctx, "saamg_reuse", v, vl, reuse_names, 3, false, NULL, &q))) o->saamg_reuse = q;
+        return st;
     }
     }
-    return st;
 }
 
 sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str, sla_solver_options *o)
 {
-    if (!str || !o) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_options_parse: NULL argument");
-    sla_solver_options tmp = *o; /* all or nothing */
-    const char *s = str;
-    while (*s) {
-        while (*s == ' ' || *s == ',') s++;
-        if (!*s) break;
-        const char *end = s;
-        while (*end && *end != ',') end++;
-        const char *eq = memchr(s, '=', (size_t)(end - s));
-        if (!eq)
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "option '%.*s' has no '=value'", (int)(end - s), s);
-        const char *ke = eq;
-        while (ke > s && ke[-1] == ' ') ke--;
-        const char *v = eq + 1, *ve = end;
-        while (v < ve && *v == ' ') v++;
-        while (ve > v && ve[-1] == ' ') ve--;
-        sla_status st = parse_pair(ctx, s, (size_t)(ke - s), v, (size_t)(ve - v), &tmp);
-        if (st) return st;
-        s = end;
-    }
-    *o = tmp;
-    return sla__ok(ctx, SLA_OK);
+    sla_solver_options tmp; /* all or nothing */
+    return sla__opt_parse(ctx, "sla_solver_options_parse", str, o, &tmp, sizeof tmp, parse_pair);
 }
