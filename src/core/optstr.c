@@ -11,14 +11,18 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- the string ------------------------------------------------------------ */
 
-/* Split str and hand each pair to f (opts is the struct being filled). */
-static sla_status each_pair(sla_ctx *ctx, const char *str, sla__opt_pair_fn f, void *opts)
+static sla_status apply(sla_ctx *ctx, const sla__opt_table *t, const char *k, size_t kl, const char *v, size_t vl,
+                        void *opts);
+
+/* Split str and apply each pair through t (opts is the struct being filled). */
+static sla_status each_pair(sla_ctx *ctx, const char *str, const sla__opt_table *t, void *opts)
 {
     const char *s = str;
     while (*s) {
@@ -34,21 +38,27 @@ static sla_status each_pair(sla_ctx *ctx, const char *str, sla__opt_pair_fn f, v
         while (ke > s && ke[-1] == ' ') ke--;
         while (v < ve && *v == ' ') v++;
         while (ve > v && ve[-1] == ' ') ve--;
-        sla_status st = f(ctx, s, (size_t)(ke - s), v, (size_t)(ve - v), opts);
+        sla_status st = apply(ctx, t, s, (size_t)(ke - s), v, (size_t)(ve - v), opts);
         if (st) return st;
         s = end;
     }
     return SLA_OK;
 }
 
-sla_status sla__opt_parse(sla_ctx *ctx, const char *fname, const char *str, void *opts, void *tmp,
-                          size_t size, sla__opt_pair_fn f)
+sla_status sla__opt_parse(sla_ctx *ctx, const char *fname, const char *str, void *opts, size_t size,
+                          bool all_or_nothing, const sla__opt_table *t)
 {
+    union {
+        max_align_t align;
+        unsigned char bytes[SLA__OPT_MAX_SIZE];
+    } scratch;
     if (!str || !opts) return sla__error(ctx, SLA_ERR_ARGUMENT, "%s: NULL argument", fname);
-    if (tmp) memcpy(tmp, opts, size);
-    sla_status st = each_pair(ctx, str, f, tmp ? tmp : opts);
+    if (all_or_nothing && size > sizeof scratch)
+        return sla__error(ctx, SLA_ERR_TOO_LARGE, "%s: options of %zu bytes, over SLA__OPT_MAX_SIZE", fname, size);
+    void *work = all_or_nothing ? memcpy(scratch.bytes, opts, size) : opts;
+    sla_status st = each_pair(ctx, str, t, work);
     if (st) return st;
-    if (tmp) memcpy(opts, tmp, size);
+    if (all_or_nothing) memcpy(opts, scratch.bytes, size);
     return sla__ok(ctx, SLA_OK);
 }
 
@@ -72,14 +82,11 @@ int sla__opt_find(const char *s, size_t len, const char *const *names, int count
     return -1;
 }
 
-sla_status sla__opt_key(sla_ctx *ctx, const char *k, size_t kl, const char *const *keys, int count, bool nocase,
-                        int *key)
+const char *sla__opt_nearest(const char *s, size_t len, const char *const *names, int count)
 {
-    *key = sla__opt_find(k, kl, keys, count, nocase);
-    if (*key >= 0) return SLA_OK;
-    char hint[512];
-    return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown option '%.*s'%s", (int)kl, k,
-                      sla__suggest(hint, sizeof hint, k, kl, keys, count, true));
+    char word[64];
+    if (snprintf(word, sizeof word, "%.*s", (int)len, s) >= (int)sizeof word) return NULL;
+    return sla_nearest_name(word, names, (size_t)count);
 }
 
 sla_status sla__opt_name(sla_ctx *ctx, const char *key, const char *v, size_t vl, const char *const *names,
@@ -91,17 +98,12 @@ sla_status sla__opt_name(sla_ctx *ctx, const char *key, const char *v, size_t vl
         return SLA_OK;
     }
     /* "(what: a, b or c; did you mean 'b'?)" */
-    char list[512], word[64];
+    char list[512];
     size_t at = (size_t)snprintf(list, sizeof list, "%s%s", what ? what : "", what ? ": " : "");
     for (int j = 0; j < count && at < sizeof list; j++)
         at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", j == 0 ? "" : j + 1 < count ? ", " : " or ",
                                names[j]);
-    const char *near = NULL;
-    if (vl < sizeof word) {
-        memcpy(word, v, vl);
-        word[vl] = '\0';
-        near = sla_nearest_name(word, names, (size_t)count);
-    }
+    const char *near = sla__opt_nearest(v, vl, names, count);
     if (near && at < sizeof list) snprintf(list + at, sizeof list - at, "; did you mean '%s'?", near);
     return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: unknown value '%.*s' (%s)", key, (int)vl, v, list);
 }
@@ -145,14 +147,6 @@ sla_status sla__opt_count(sla_ctx *ctx, const char *key, const char *v, size_t v
     return SLA_OK;
 }
 
-sla_status sla__opt_int(sla_ctx *ctx, const char *key, const char *v, size_t vl, int lo, int hi, int *out)
-{
-    sla_int n = 0;
-    sla_status st = sla__opt_count(ctx, key, v, vl, lo, hi, &n);
-    if (!st) *out = (int)n;
-    return st;
-}
-
 sla_status sla__opt_u64(sla_ctx *ctx, const char *key, const char *v, size_t vl, uint64_t *out)
 {
     char buf[32], *end;
@@ -190,13 +184,50 @@ sla_status sla__opt_bool(sla_ctx *ctx, const char *key, const char *v, size_t vl
     return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: '%.*s' is not a boolean (%s)", key, (int)vl, v, list);
 }
 
-/* ---- nested solver options ------------------------------------------------ */
+/* ---- the table ------------------------------------------------------------ */
 
-bool sla__opt_prefixed(const char *k, size_t kl, const char *prefix)
+/* One pair: nested solver options, or the field named k read by its kind. */
+static sla_status apply(sla_ctx *ctx, const sla__opt_table *t, const char *k, size_t kl, const char *v, size_t vl,
+                        void *opts)
 {
-    size_t pl = strlen(prefix);
-    return kl > pl && strncmp(k, prefix, pl) == 0;
+    char *base = opts;
+    if (t->nested) {
+        size_t pl = strlen(t->nested);
+        if (kl > pl && strncmp(k, t->nested, pl) == 0)
+            return sla__opt_solver(ctx, k, kl, pl, v, vl, (sla_solver_options *)(void *)(base + t->nested_at));
+    }
+    const char *names[SLA__OPT_MAX_FIELDS];
+    for (int j = 0; j < t->count && j < SLA__OPT_MAX_FIELDS; j++) names[j] = t->fields[j].key;
+    int i = sla__opt_find(k, kl, names, t->count, t->nocase);
+    if (i < 0) {
+        if (t->unknown) return t->unknown(ctx, k, kl, names, t->count);
+        char hint[512];
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown option '%.*s'%s", (int)kl, k,
+                          sla__suggest(hint, sizeof hint, k, kl, names, t->count, true));
+    }
+    const sla__opt_field *f = &t->fields[i];
+    void *at = base + f->at;
+    sla_int n = 0;
+    int c = 0;
+    sla_status st = SLA_OK;
+    switch (f->kind) {
+    case SLA__OPT_OTHER: return t->other ? t->other(ctx, i, v, vl, opts) : SLA_OK;
+    case SLA__OPT_REAL: return sla__opt_real(ctx, f->key, v, vl, f->lo, f->hi, f->open, at);
+    case SLA__OPT_COUNT: return sla__opt_count(ctx, f->key, v, vl, f->lo, f->hi, at);
+    case SLA__OPT_INT:
+        if (!(st = sla__opt_count(ctx, f->key, v, vl, f->lo, f->hi, &n))) *(int *)at = (int)n;
+        return st;
+    case SLA__OPT_SEED: return sla__opt_u64(ctx, f->key, v, vl, at);
+    case SLA__OPT_BOOL: return sla__opt_bool(ctx, f->key, v, vl, t->bools, t->nbools, t->values_nocase, at);
+    case SLA__OPT_CHOICE:
+        if (!(st = sla__opt_name(ctx, f->key, v, vl, f->names, f->nnames, t->values_nocase, NULL, &c)))
+            *(int *)at = c;
+        return st;
+    }
+    return st;
 }
+
+/* ---- nested solver options ------------------------------------------------ */
 
 sla_status sla__opt_solver(sla_ctx *ctx, const char *k, size_t kl, size_t pl, const char *v, size_t vl,
                            sla_solver_options *o)

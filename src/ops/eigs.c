@@ -41,47 +41,49 @@ size_t sla_eigs_info_size(void) { return sizeof(sla_eigs_info); }
 
 /* ---- option strings ----------------------------------------------------- */
 
-static const char *const eigs_keys[] = {"k",   "which",   "shift_invert",  "sigma",        "tol",
-                                        "ncv", "maxiter", "factor_method", "max_condition"};
+_Static_assert(sizeof(sla_eigs_which) == sizeof(int), "a CHOICE field is int-sized");
 
 /* keys and values are matched ignoring ASCII case */
-static sla_status parse_one(sla_ctx *ctx, const char *k, size_t kl, const char *v, size_t vl, void *opts)
+static const char *const eigs_bools[] = {"true", "false", "on", "off", "yes", "no", "1", "0"};
+#define F(nm, kd, l, h, op) \
+    {.key = #nm, .kind = SLA__OPT_##kd, .at = offsetof(sla_eigs_options, nm), .lo = l, .hi = h, .open = op}
+static const sla__opt_field eigs_fields[] = {
+    F(k, COUNT, 1, 1e15, 0),
+    {"which", SLA__OPT_CHOICE, offsetof(sla_eigs_options, which), 0, 0, 0, which_names, (int)COUNT(which_names)},
+    F(shift_invert, BOOL, 0, 0, 0),
+    F(sigma, OTHER, 0, 0, 0),
+    F(tol, REAL, 0, HUGE_VAL, 0),
+    F(ncv, COUNT, 0, 46340, 0),
+    F(maxiter, COUNT, 0, 1e15, 0),
+    F(factor_method, OTHER, 0, 0, 0),
+    F(max_condition, REAL, 1, HUGE_VAL, SLA__OPT_LO_OPEN),
+};
+#undef F
+
+/* sigma (which implies shift-invert) and factor_method */
+static sla_status eigs_other(sla_ctx *ctx, int field, const char *v, size_t vl, void *opts)
 {
-    static const char *const bools[] = {"true", "false", "on", "off", "yes", "no", "1", "0"};
+    static const char *const lu_names[] = {"lu", "umfpack", "klu", "superlu"};
+    static const sla_method lu_methods[] = {SLA_METHOD_LU, SLA_METHOD_UMFPACK, SLA_METHOD_KLU, SLA_METHOD_SUPERLU};
     sla_eigs_options *o = opts;
-    const double inf = HUGE_VAL;
-    int key = 0, i = 0;
-    sla_status st = sla__opt_key(ctx, k, kl, eigs_keys, (int)COUNT(eigs_keys), true, &key);
-    if (st) return st;
-    switch (key) {
-    case 0: return sla__opt_count(ctx, "k", v, vl, 1, 1e15, &o->k);
-    case 1:
-        if (!(st = sla__opt_name(ctx, "which", v, vl, which_names, (int)COUNT(which_names), true, NULL, &i)))
-            o->which = (sla_eigs_which)i;
-        return st;
-    case 2: return sla__opt_bool(ctx, "shift_invert", v, vl, bools, 4, true, &o->shift_invert);
-    case 3:
-        st = sla__opt_real(ctx, "sigma", v, vl, -inf, inf, 0, &o->sigma);
-        if (!st) o->shift_invert = true;
-        return st;
-    case 4: return sla__opt_real(ctx, "tol", v, vl, 0.0, inf, 0, &o->tol);
-    case 5: return sla__opt_count(ctx, "ncv", v, vl, 0, 46340, &o->ncv);
-    case 6: return sla__opt_count(ctx, "maxiter", v, vl, 0, 1e15, &o->maxiter);
-    case 7: {
-        static const char *const names[] = {"lu", "umfpack", "klu", "superlu"};
-        static const sla_method ms[] = {SLA_METHOD_LU, SLA_METHOD_UMFPACK, SLA_METHOD_KLU, SLA_METHOD_SUPERLU};
-        if (!(st = sla__opt_name(ctx, "factor_method", v, vl, names, 4, true, "an LU method", &i)))
-            o->factor_method = ms[i];
+    sla_status st;
+    int i = 0;
+    if (field == 3) {
+        if (!(st = sla__opt_real(ctx, "sigma", v, vl, -HUGE_VAL, HUGE_VAL, 0, &o->sigma))) o->shift_invert = true;
         return st;
     }
-    default: return sla__opt_real(ctx, "max_condition", v, vl, 1.0, inf, SLA__OPT_LO_OPEN, &o->max_condition);
-    }
+    if (!(st = sla__opt_name(ctx, "factor_method", v, vl, lu_names, 4, true, "an LU method", &i)))
+        o->factor_method = lu_methods[i];
+    return st;
 }
+
+static const sla__opt_table eigs_table = {
+    .fields = eigs_fields, .count = (int)COUNT(eigs_fields), .nocase = true, .values_nocase = true,
+    .bools = eigs_bools, .nbools = 4, .other = eigs_other};
 
 sla_status sla_eigs_options_parse(sla_ctx *ctx, const char *str, sla_eigs_options *opts)
 {
-    sla_eigs_options tmp; /* all or nothing */
-    return sla__opt_parse(ctx, "sla_eigs_options_parse", str, opts, &tmp, sizeof tmp, parse_one);
+    return sla__opt_parse(ctx, "sla_eigs_options_parse", str, opts, sizeof *opts, true, &eigs_table);
 }
 
 /* ---- helpers shared with eigsh_gen.c and eigs_vjp.c --------------------- */

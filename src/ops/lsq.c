@@ -11,6 +11,7 @@
 #include "lsq_internal.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,37 +40,28 @@ void sla_lsq_options_default(sla_lsq_options *o)
 
 /* ---- the option string ------------------------------------------------------- */
 
-static const char *const lsq_keys[] = {"method", "damp", "atol", "btol", "conlim", "maxiter", "grad_rtol",
-                                       "grad_maxiter"};
+_Static_assert(sizeof(sla_lsq_method) == sizeof(int), "a CHOICE field is int-sized");
 
-static sla_status lsq_pair(sla_ctx *ctx, const char *k, size_t kl, const char *v, size_t vl, void *opts)
-{
-    sla_lsq_options *o = opts;
-    const double inf = HUGE_VAL;
-    int key = 0, m = 0;
-    sla_status st = sla__opt_key(ctx, k, kl, lsq_keys, (int)COUNT(lsq_keys), false, &key);
-    if (st) return st;
-    switch (key) {
-    case 0: {
-        static const char *const methods[] = {"lsqr", "lsmr"};
-        if (!(st = sla__opt_name(ctx, "method", v, vl, methods, 2, false, NULL, &m)))
-            o->method = m ? SLA_LSQ_LSMR : SLA_LSQ_LSQR;
-        return st;
-    }
-    case 1: return sla__opt_real(ctx, "damp", v, vl, 0.0, inf, 0, &o->damp);
-    case 2: return sla__opt_real(ctx, "atol", v, vl, 0.0, inf, 0, &o->atol);
-    case 3: return sla__opt_real(ctx, "btol", v, vl, 0.0, inf, 0, &o->btol);
-    case 4: return sla__opt_real(ctx, "conlim", v, vl, 0.0, inf, 0, &o->conlim);
-    case 5: return sla__opt_count(ctx, "maxiter", v, vl, 0, 9e15, &o->maxiter);
-    case 6: return sla__opt_real(ctx, "grad_rtol", v, vl, 0.0, inf, SLA__OPT_LO_OPEN, &o->grad_rtol);
-    default: return sla__opt_count(ctx, "grad_maxiter", v, vl, 0, 9e15, &o->grad_maxiter);
-    }
-}
+static const char *const method_names[] = {"lsqr", "lsmr"}; /* SLA_LSQ_LSQR, SLA_LSQ_LSMR */
+
+#define F(nm, kd, h, op) \
+    {.key = #nm, .kind = SLA__OPT_##kd, .at = offsetof(sla_lsq_options, nm), .lo = 0, .hi = h, .open = op}
+static const sla__opt_field lsq_fields[] = {
+    {"method", SLA__OPT_CHOICE, offsetof(sla_lsq_options, method), 0, 0, 0, method_names, 2},
+    F(damp, REAL, HUGE_VAL, 0),
+    F(atol, REAL, HUGE_VAL, 0),
+    F(btol, REAL, HUGE_VAL, 0),
+    F(conlim, REAL, HUGE_VAL, 0),
+    F(maxiter, COUNT, 9e15, 0),
+    F(grad_rtol, REAL, HUGE_VAL, SLA__OPT_LO_OPEN),
+    F(grad_maxiter, COUNT, 9e15, 0),
+};
+#undef F
+static const sla__opt_table lsq_table = {.fields = lsq_fields, .count = (int)COUNT(lsq_fields)};
 
 sla_status sla_lsq_options_parse(sla_ctx *ctx, const char *str, sla_lsq_options *opts)
 {
-    sla_lsq_options tmp; /* opts stays untouched on failure */
-    return sla__opt_parse(ctx, "sla_lsq_options_parse", str, opts, &tmp, sizeof tmp, lsq_pair);
+    return sla__opt_parse(ctx, "sla_lsq_options_parse", str, opts, sizeof *opts, true, &lsq_table);
 }
 
 /* ---- the operator Abar = [A; damp I] -------------------------------------------- */

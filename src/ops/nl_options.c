@@ -9,6 +9,7 @@
 #include <sla/nonlinear.h>
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 const char *sla_nl_reason_name(sla_nl_reason r)
@@ -68,69 +69,49 @@ void sla_nl_options_default(sla_nl_options *o)
 
 /* ---- the string form of the options ---------------------------------- */
 
-static const char *const nl_keys[] = {"method",      "rtol",           "atol",
-                                      "stol",        "maxiter",        "line_search",
-                                      "ls_alpha",    "ls_shrink",      "ls_maxsteps",
-                                      "chord_ratio", "anderson_depth", "beta",
-                                      "adjoint_reuse"};
-#define N_NL_KEYS ((int)(sizeof nl_keys / sizeof nl_keys[0]))
+_Static_assert(sizeof(sla_nl_method) == sizeof(int), "a CHOICE field is int-sized");
 
-/* One key=value pair; keys starting with "linear_" go to the linear options. */
-static sla_status nl_option(sla_ctx *ctx, const char *k, size_t kl, const char *v, size_t vl, void *opts)
+static const char *const method_names[] = {"newton", "anderson", "picard"}; /* sla_nl_method order */
+static const char *const nl_bools[] = {"true", "false", "yes", "no", "1", "0"};
+
+#define F(nm, kd) \
+    {.key = #nm, .kind = SLA__OPT_##kd, .at = offsetof(sla_nl_options, nm), .lo = -HUGE_VAL, .hi = HUGE_VAL, .open = 0}
+#define N(nm) {.key = #nm, .kind = SLA__OPT_COUNT, .at = offsetof(sla_nl_options, nm), .lo = 0, .hi = 1e15}
+static const sla__opt_field nl_fields[] = {
+    {"method", SLA__OPT_CHOICE, offsetof(sla_nl_options, method), 0, 0, 0, method_names, 3},
+    F(rtol, REAL),        F(atol, REAL),           F(stol, REAL),     N(maxiter),
+    F(line_search, BOOL), F(ls_alpha, REAL),       F(ls_shrink, REAL), F(ls_maxsteps, OTHER),
+    F(chord_ratio, REAL), F(anderson_depth, OTHER), F(beta, REAL),     F(adjoint_reuse, BOOL),
+};
+#undef F
+#undef N
+
+/* ls_maxsteps and anderson_depth: above 10^6, a value sla_nlsolver_create refuses */
+static sla_status nl_other(sla_ctx *ctx, int field, const char *v, size_t vl, void *opts)
 {
-    static const char *const bools[] = {"true", "false", "yes", "no", "1", "0"};
     sla_nl_options *o = opts;
-    const double inf = HUGE_VAL;
-    if (sla__opt_prefixed(k, kl, "linear_")) return sla__opt_solver(ctx, k, kl, 7, v, vl, &o->linear);
-    int key = sla__opt_find(k, kl, nl_keys, N_NL_KEYS, false);
-    if (key < 0) {
-        char name[64];
-        const char *near = NULL;
-        if (kl < sizeof name) {
-            memcpy(name, k, kl);
-            name[kl] = '\0';
-            near = sla_nearest_name(name, nl_keys, (size_t)N_NL_KEYS);
-        }
-        return sla__error(ctx, SLA_ERR_ARGUMENT,
-                          "unknown nonlinear option '%.*s' (%s%s%slinear solver options take the prefix linear_)",
-                          (int)kl, k, near ? "did you mean " : "", near ? near : "", near ? "? " : "");
-    }
-    sla_status st = SLA_OK;
     sla_int n = 0;
-    int m = 0;
-    switch (key) {
-    case 0: {
-        const char *names[3];
-        for (int i = 0; i < 3; i++) names[i] = sla_nl_method_name((sla_nl_method)(SLA_NL_NEWTON + i));
-        if (!(st = sla__opt_name(ctx, "method", v, vl, names, 3, false, NULL, &m)))
-            o->method = (sla_nl_method)(SLA_NL_NEWTON + m);
-        return st;
-    }
-    case 1: return sla__opt_real(ctx, "rtol", v, vl, -inf, inf, 0, &o->rtol);
-    case 2: return sla__opt_real(ctx, "atol", v, vl, -inf, inf, 0, &o->atol);
-    case 3: return sla__opt_real(ctx, "stol", v, vl, -inf, inf, 0, &o->stol);
-    case 4: return sla__opt_count(ctx, "maxiter", v, vl, 0, 1e15, &o->maxiter);
-    case 5: return sla__opt_bool(ctx, "line_search", v, vl, bools, 3, false, &o->line_search);
-    case 6: return sla__opt_real(ctx, "ls_alpha", v, vl, -inf, inf, 0, &o->ls_alpha);
-    case 7: return sla__opt_real(ctx, "ls_shrink", v, vl, -inf, inf, 0, &o->ls_shrink);
-    case 8:
-    case 10:
-        /* above 10^6: a value sla_nlsolver_create refuses */
-        if (!(st = sla__opt_count(ctx, nl_keys[key], v, vl, 0, 1e15, &n))) {
-            int c = n > 1000000 ? 1000001 : (int)n;
-            if (key == 8) o->ls_maxsteps = c;
-            else o->anderson_depth = c;
-        }
-        return st;
-    case 9: return sla__opt_real(ctx, "chord_ratio", v, vl, -inf, inf, 0, &o->chord_ratio);
-    case 11: return sla__opt_real(ctx, "beta", v, vl, -inf, inf, 0, &o->beta);
-    default: return sla__opt_bool(ctx, "adjoint_reuse", v, vl, bools, 3, false, &o->adjoint_reuse);
-    }
+    sla_status st = sla__opt_count(ctx, nl_fields[field].key, v, vl, 0, 1e15, &n);
+    if (st) return st;
+    *(field == 8 ? &o->ls_maxsteps : &o->anderson_depth) = n > 1000000 ? 1000001 : (int)n;
+    return SLA_OK;
 }
+
+static sla_status nl_unknown(sla_ctx *ctx, const char *k, size_t kl, const char *const *keys, int count)
+{
+    const char *near = sla__opt_nearest(k, kl, keys, count);
+    return sla__error(ctx, SLA_ERR_ARGUMENT,
+                      "unknown nonlinear option '%.*s' (%s%s%slinear solver options take the prefix linear_)",
+                      (int)kl, k, near ? "did you mean " : "", near ? near : "", near ? "? " : "");
+}
+
+static const sla__opt_table nl_table = {
+    .fields = nl_fields, .count = (int)(sizeof nl_fields / sizeof nl_fields[0]), .bools = nl_bools, .nbools = 3,
+    .nested = "linear_", .nested_at = offsetof(sla_nl_options, linear), .other = nl_other, .unknown = nl_unknown};
 
 sla_status sla_nl_options_parse(sla_ctx *ctx, const char *str, sla_nl_options *opts)
 {
     /* no scratch copy: the pairs before a refused one stay applied, as they
      * always have here */
-    return sla__opt_parse(ctx, "sla_nl_options_parse", str, opts, NULL, sizeof *opts, nl_option);
+    return sla__opt_parse(ctx, "sla_nl_options_parse", str, opts, sizeof *opts, false, &nl_table);
 }

@@ -9,6 +9,7 @@
 #include "ops_internal.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
@@ -32,36 +33,27 @@ void sla_svds_options_default(sla_svds_options *o)
     o->grad_rtol = 1e-12;
 }
 
-static const char *const svds_keys[] = {"k",            "which",          "tol",       "maxiter",     "ncv",
-                                         "memory_limit", "degenerate_tol", "grad_rtol", "grad_maxiter"};
+_Static_assert(sizeof(sla_svds_which) == sizeof(int), "a CHOICE field is int-sized");
 
-static sla_status svds_pair(sla_ctx *ctx, const char *k, size_t kl, const char *v, size_t vl, void *opts)
-{
-    sla_svds_options *o = opts;
-    const double inf = HUGE_VAL;
-    int key = 0, w = 0;
-    sla_status st = sla__opt_key(ctx, k, kl, svds_keys, COUNT(svds_keys), false, &key);
-    if (st) return st;
-    switch (key) {
-    case 0: return sla__opt_count(ctx, "k", v, vl, 1, INT32_MAX, &o->k);
-    case 1: {
-        static const char *const which[] = {"LM", "SM"}; /* SLA_SVDS_LM, SLA_SVDS_SM */
-        if (!(st = sla__opt_name(ctx, "which", v, vl, which, 2, true, NULL, &w)))
-            o->which = w ? SLA_SVDS_SM : SLA_SVDS_LM;
-        return st;
-    }
-    case 2: return sla__opt_real(ctx, "tol", v, vl, 0.0, inf, 0, &o->tol);
-    case 3: return sla__opt_count(ctx, "maxiter", v, vl, 0, INT32_MAX, &o->maxiter);
-    case 4: return sla__opt_count(ctx, "ncv", v, vl, 0, 46340, &o->ncv);
-    case 5: return sla__opt_real(ctx, "memory_limit", v, vl, 0.0, inf, 0, &o->memory_limit);
-    case 6: return sla__opt_real(ctx, "degenerate_tol", v, vl, 0.0, inf, 0, &o->degenerate_tol);
-    case 7: return sla__opt_real(ctx, "grad_rtol", v, vl, 0.0, inf, SLA__OPT_LO_OPEN, &o->grad_rtol);
-    default: return sla__opt_count(ctx, "grad_maxiter", v, vl, 0, 9007199254740992.0 /* 2^53 */, &o->grad_maxiter);
-    }
-}
+static const char *const which_names[] = {"LM", "SM"}; /* SLA_SVDS_LM, SLA_SVDS_SM */
+
+#define F(nm, kd, l, h, op) \
+    {.key = #nm, .kind = SLA__OPT_##kd, .at = offsetof(sla_svds_options, nm), .lo = l, .hi = h, .open = op}
+static const sla__opt_field svds_fields[] = {
+    F(k, COUNT, 1, INT32_MAX, 0),
+    {"which", SLA__OPT_CHOICE, offsetof(sla_svds_options, which), 0, 0, 0, which_names, 2},
+    F(tol, REAL, 0, HUGE_VAL, 0),
+    F(maxiter, COUNT, 0, INT32_MAX, 0),
+    F(ncv, COUNT, 0, 46340, 0),
+    F(memory_limit, REAL, 0, HUGE_VAL, 0),
+    F(degenerate_tol, REAL, 0, HUGE_VAL, 0),
+    F(grad_rtol, REAL, 0, HUGE_VAL, SLA__OPT_LO_OPEN),
+    F(grad_maxiter, COUNT, 0, 9007199254740992.0 /* 2^53 */, 0),
+};
+#undef F
+static const sla__opt_table svds_table = {.fields = svds_fields, .count = COUNT(svds_fields), .values_nocase = true};
 
 sla_status sla_svds_options_parse(sla_ctx *ctx, const char *str, sla_svds_options *opts)
 {
-    sla_svds_options tmp; /* all or nothing */
-    return sla__opt_parse(ctx, "sla_svds_options_parse", str, opts, &tmp, sizeof tmp, svds_pair);
+    return sla__opt_parse(ctx, "sla_svds_options_parse", str, opts, sizeof *opts, true, &svds_table);
 }

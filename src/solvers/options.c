@@ -4,6 +4,7 @@
 #include "methods.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 void sla_solver_options_default(sla_solver_options *o)
@@ -41,13 +42,6 @@ void sla_solver_options_default(sla_solver_options *o)
 }
 
 static const char *const ordering_names[] = {"auto", "amd", "metis", "natural"};
-static const char *const keys[] = {"method", "precond", "rtol", "atol", "maxiter",
-                                   "restart", "omega", "use_x0", "ordering", "memory_limit",
-                                   "amg_threshold", "amg_coarsen", "amg_interp", "amg_pmax",
-                                   "amg_agg_levels", "amg_relax", "amg_cycle", "amg_max_levels",
-                                   "amg_reuse", "auto_solves", "max_seconds", "amg_agg_interp",
-                                   "auto_direct_seconds", "ilu_shift", "ilut_droptol", "ilut_fill",
-                                   "ilut_pivot", "equilibrate", "saamg_reuse"};
 #define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 size_t sla_solver_options_size(void) { return sizeof(sla_solver_options); }
@@ -86,73 +80,81 @@ const char *sla_reason_name(sla_reason r)
     return "unknown";
 }
 
-static const char *const tf[] = {"true", "false", "1", "0"};
-static const char *const tf_on[] = {"true", "false", "on", "off", "1", "0"};
+_Static_assert(sizeof(sla_ordering) == sizeof(int), "a CHOICE field is int-sized");
 
-static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char *v, size_t vl, void *opts)
+static const char *const equilibrate_names[] = {"auto", "on", "off"}; /* SLA_EQUILIBRATE_AUTO, _ON, _OFF */
+static const char *const reuse_names[] = {"interpolation", "full", "none"};
+
+/* The keys: the fields read by the toolkit, OTHER ones by parse_other. */
+#define F(ky, mb, kd, l, h, op) \
+    {.key = ky, .kind = SLA__OPT_##kd, .at = offsetof(sla_solver_options, mb), .lo = l, .hi = h, .open = op}
+#define C(nm, list) \
+    {.key = #nm, .kind = SLA__OPT_CHOICE, .at = offsetof(sla_solver_options, nm), .names = list, .nnames = COUNT(list)}
+#define INF HUGE_VAL
+static const sla__opt_field fields[] = {
+    F("method", method, OTHER, 0, 0, 0),
+    F("precond", precond, OTHER, 0, 0, 0),
+    F("rtol", rtol, REAL, 0, INF, 0),
+    F("atol", atol, REAL, 0, INF, 0),
+    F("maxiter", maxiter, COUNT, 0, 9e18, 0),
+    F("restart", restart, INT, 1, 100000, 0),
+    F("omega", omega, REAL, 0, 2, SLA__OPT_LO_OPEN | SLA__OPT_HI_OPEN),
+    F("use_x0", use_x0, OTHER, 0, 0, 0),
+    C(ordering, ordering_names),
+    F("memory_limit", memory_limit, REAL, 0, INF, 0),
+    F("amg_threshold", amg.strong_threshold, REAL, 0, 1, 0),
+    F("amg_coarsen", amg.coarsen_type, INT, 0, 100, 0),
+    F("amg_interp", amg.interp_type, INT, 0, 100, 0),
+    F("amg_pmax", amg.pmax, INT, 0, 1000000, 0),
+    F("amg_agg_levels", amg.agg_levels, INT, 0, 100, 0),
+    F("amg_relax", amg.relax_type, INT, 0, 100, 0),
+    F("amg_cycle", amg.cycle_type, INT, 1, 2, 0),
+    F("amg_max_levels", amg.max_levels, INT, 1, 100, 0),
+    F("amg_reuse", amg.reuse, INT, 0, 1000000000, 0),
+    F("auto_solves", auto_solves, INT, 0, 1000000, 0),
+    F("max_seconds", max_seconds, REAL, 0, INF, 0),
+    F("amg_agg_interp", amg.agg_interp, INT, 0, 100, 0),
+    F("auto_direct_seconds", auto_direct_seconds, REAL, 0, INF, 0),
+    F("ilu_shift", ilu_shift, OTHER, 0, 0, 0),
+    F("ilut_droptol", ilut_droptol, REAL, 0, INF, 0),
+    F("ilut_fill", ilut_fill, REAL, 0, 1e6, 0),
+    F("ilut_pivot", ilut_pivot, REAL, 0, 1, 0),
+    C(equilibrate, equilibrate_names),
+    C(saamg_reuse, reuse_names),
+};
+#undef F
+#undef C
+#undef INF
+
+/* method and precond (by the registry), use_x0 and ilu_shift (their own
+ * spellings of a boolean) */
+static sla_status parse_other(sla_ctx *ctx, int field, const char *v, size_t vl, void *opts)
 {
+    static const char *const tf[] = {"true", "false", "1", "0"};
+    static const char *const tf_on[] = {"true", "false", "on", "off", "1", "0"};
     sla_solver_options *o = opts;
-    int key = 0, q = 0;
+    const sla__method_entry *e = NULL;
     bool b = false;
-    sla_status st = sla__opt_key(ctx, k, kl, keys, COUNT(keys), false, &key);
-    if (st) return st;
-    const double inf = HUGE_VAL;
-    switch (key) {
+    sla_status st;
+    switch (field) {
     case 0:
-    case 1: {
-        const sla__method_entry *e = NULL;
-        if ((st = sla__method_parse(ctx, v, vl, key == 1, false, &e))) return st;
-        if (key == 0) o->method = (sla_method)e->desc.value;
+    case 1:
+        if ((st = sla__method_parse(ctx, v, vl, field == 1, false, &e))) return st;
+        if (field == 0) o->method = (sla_method)e->desc.value;
         else o->precond = (sla_precond_kind)e->desc.value;
         return SLA_OK;
-    }
-    case 2: return sla__opt_real(ctx, "rtol", v, vl, 0.0, inf, 0, &o->rtol);
-    case 3: return sla__opt_real(ctx, "atol", v, vl, 0.0, inf, 0, &o->atol);
-    case 4: return sla__opt_count(ctx, "maxiter", v, vl, 0, 9e18, &o->maxiter);
-    case 5: return sla__opt_int(ctx, "restart", v, vl, 1, 100000, &o->restart);
-    case 6: return sla__opt_real(ctx, "omega", v, vl, 0.0, 2.0, SLA__OPT_LO_OPEN | SLA__OPT_HI_OPEN, &o->omega);
     case 7:
         if (!(st = sla__opt_bool(ctx, "use_x0", v, vl, tf, 2, false, &b))) o->use_x0 = b;
         return st;
-    case 8:
-        if (!(st = sla__opt_name(ctx, "ordering", v, vl, ordering_names, COUNT(ordering_names), false, NULL, &q)))
-            o->ordering = (sla_ordering)q;
-        return st;
-    case 9: return sla__opt_real(ctx, "memory_limit", v, vl, 0.0, inf, 0, &o->memory_limit);
-    case 10: return sla__opt_real(ctx, "amg_threshold", v, vl, 0.0, 1.0, 0, &o->amg.strong_threshold);
-    case 11: return sla__opt_int(ctx, "amg_coarsen", v, vl, 0, 100, &o->amg.coarsen_type);
-    case 12: return sla__opt_int(ctx, "amg_interp", v, vl, 0, 100, &o->amg.interp_type);
-    case 13: return sla__opt_int(ctx, "amg_pmax", v, vl, 0, 1000000, &o->amg.pmax);
-    case 14: return sla__opt_int(ctx, "amg_agg_levels", v, vl, 0, 100, &o->amg.agg_levels);
-    case 15: return sla__opt_int(ctx, "amg_relax", v, vl, 0, 100, &o->amg.relax_type);
-    case 16: return sla__opt_int(ctx, "amg_cycle", v, vl, 1, 2, &o->amg.cycle_type);
-    case 17: return sla__opt_int(ctx, "amg_max_levels", v, vl, 1, 100, &o->amg.max_levels);
-    case 18: return sla__opt_int(ctx, "amg_reuse", v, vl, 0, 1000000000, &o->amg.reuse);
-    case 19: return sla__opt_int(ctx, "auto_solves", v, vl, 0, 1000000, &o->auto_solves);
-    case 20: return sla__opt_real(ctx, "max_seconds", v, vl, 0.0, inf, 0, &o->max_seconds);
-    case 21: return sla__opt_int(ctx, "amg_agg_interp", v, vl, 0, 100, &o->amg.agg_interp);
-    case 22: return sla__opt_real(ctx, "auto_direct_seconds", v, vl, 0.0, inf, 0, &o->auto_direct_seconds);
-    case 23:
+    default:
         if (!(st = sla__opt_bool(ctx, "ilu_shift", v, vl, tf_on, 3, false, &b))) o->ilu_shift = b;
         return st;
-    case 24: return sla__opt_real(ctx, "ilut_droptol", v, vl, 0.0, inf, 0, &o->ilut_droptol);
-    case 25: return sla__opt_real(ctx, "ilut_fill", v, vl, 0.0, 1e6, 0, &o->ilut_fill);
-    case 26: return sla__opt_real(ctx, "ilut_pivot", v, vl, 0.0, 1.0, 0, &o->ilut_pivot);
-    case 27: {
-        static const char *const eq_names[] = {"auto", "on", "off"}; /* SLA_EQUILIBRATE_AUTO, _ON, _OFF */
-        if (!(st = sla__opt_name(ctx, "equilibrate", v, vl, eq_names, 3, false, NULL, &q))) o->equilibrate = q;
-        return st;
-    }
-    default: {
-        static const char *const reuse_names[] = {"interpolation", "full", "none"};
-        if (!(st = sla__opt_name(ctx, "saamg_reuse", v, vl, reuse_names, 3, false, NULL, &q))) o->saamg_reuse = q;
-        return st;
-    }
     }
 }
 
+static const sla__opt_table table = {.fields = fields, .count = COUNT(fields), .other = parse_other};
+
 sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str, sla_solver_options *o)
 {
-    sla_solver_options tmp; /* all or nothing */
-    return sla__opt_parse(ctx, "sla_solver_options_parse", str, o, &tmp, sizeof tmp, parse_pair);
+    return sla__opt_parse(ctx, "sla_solver_options_parse", str, o, sizeof *o, true, &table);
 }
