@@ -2,8 +2,9 @@
  * sla_*_options_parse. It splits the string into items (spaces around keys
  * and values ignored, empty items skipped, an item without '=' refused),
  * applies them to a copy of the options so that a failed parse leaves the
- * caller's struct as it was, looks keys up in a table (an unknown one is
- * refused naming the nearest valid key), and reads typed values (a real
+ * caller's struct as it was (where the parser is all or nothing), looks
+ * keys up in the parser's table of fields (an unknown one is refused naming
+ * the nearest valid key), and reads each value by its field's kind (a real
  * number in a range, an integer, a 64-bit seed, a boolean, a name from a
  * list, nested solver options behind a prefix) with messages that start
  * "option KEY:" and name the value. */
