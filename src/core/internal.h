@@ -173,4 +173,89 @@ double sla__available_memory(void);
 const char *sla__suggest(char *buf, size_t size, const char *s, size_t len,
                          const char *const *names, int count, bool list);
 
+/* ---- option strings (optstr.c) ----------------------------------------- */
+
+/* How the value of a key is read into its field (at an offset in the
+ * options struct). */
+typedef enum {
+    SLA__OPT_OTHER,  /* read by the table's `other` */
+    SLA__OPT_REAL,   /* double between lo and hi, ends as `open` */
+    SLA__OPT_COUNT,  /* sla_int in [lo, hi] */
+    SLA__OPT_INT,    /* int in [lo, hi] */
+    SLA__OPT_SEED,   /* uint64_t */
+    SLA__OPT_BOOL,   /* bool, spelled as the table's bools */
+    SLA__OPT_CHOICE  /* an int-sized enum: the index of the value among names */
+} sla__opt_kind;
+
+/* Open ends of a SLA__OPT_REAL range (closed when not given). */
+#define SLA__OPT_LO_OPEN 1
+#define SLA__OPT_HI_OPEN 2
+
+typedef struct {
+    const char *key;
+    sla__opt_kind kind;
+    size_t at; /* offsetof the field */
+    double lo, hi;
+    int open;
+    const char *const *names; /* CHOICE: the values, in the order of the enum's 0, 1, ... */
+    int nnames;
+} sla__opt_field;
+
+#define SLA__OPT_MAX_FIELDS 64
+
+typedef struct sla__opt_table sla__opt_table;
+struct sla__opt_table {
+    const sla__opt_field *fields;
+    int count;                /* at most SLA__OPT_MAX_FIELDS */
+    bool nocase;              /* keys matched ignoring ASCII case */
+    bool values_nocase;       /* boolean spellings and CHOICE names too */
+    const char *const *bools; /* {true, false, true, false, ...} spellings */
+    int nbools;               /* pairs in bools */
+    const char *nested;       /* keys "<nested>key" go to the sla_solver_options at */
+    size_t nested_at;         /* offset nested_at (sla__opt_solver); NULL: none */
+    /* reads the value of OTHER field number `field` into opts */
+    sla_status (*other)(sla_ctx *ctx, int field, const char *v, size_t vl, void *opts);
+    /* refuses an unknown key k[0..kl) (NULL: "unknown option 'x'" with the
+     * nearest key or the list) */
+    sla_status (*unknown)(sla_ctx *ctx, const char *k, size_t kl, const char *const *keys, int count);
+};
+
+/* "key=value,key=value" into opts (size bytes) by the table t: items split
+ * at commas, spaces around keys and values ignored, empty items skipped, an
+ * item without '=' refused. all_or_nothing: the items go to a scratch copy,
+ * which replaces opts only when every one was accepted (size at most
+ * SLA__OPT_MAX_SIZE); otherwise they go to opts directly. fname names the
+ * caller in the NULL-argument message. */
+#define SLA__OPT_MAX_SIZE 1024
+sla_status sla__opt_parse(sla_ctx *ctx, const char *fname, const char *str, void *opts, size_t size,
+                          bool all_or_nothing, const sla__opt_table *t);
+
+/* Index of s[0..len) in names (exact, or ignoring ASCII case), -1 if none. */
+int sla__opt_find(const char *s, size_t len, const char *const *names, int count, bool nocase);
+/* The nearest of names to s[0..len) (sla_nearest_name), or NULL. */
+const char *sla__opt_nearest(const char *s, size_t len, const char *const *names, int count);
+
+/* The readers behind the kinds, for OTHER fields; messages "option KEY: ...". */
+/* The index of v[0..vl) in names into *out; refused as "option KEY: unknown
+ * value 'v' (what: a, b or c; did you mean 'b'?)" (what may be NULL). */
+sla_status sla__opt_name(sla_ctx *ctx, const char *key, const char *v, size_t vl, const char *const *names,
+                         int count, bool nocase, const char *what, int *out);
+/* A finite number between lo and hi (hi = HUGE_VAL: no upper bound). */
+sla_status sla__opt_real(sla_ctx *ctx, const char *key, const char *v, size_t vl, double lo, double hi, int open,
+                         double *out);
+/* An integer in [lo, hi] (read as a double: exact below 2^53). */
+sla_status sla__opt_count(sla_ctx *ctx, const char *key, const char *v, size_t vl, double lo, double hi,
+                          sla_int *out);
+/* A seed: decimal digits, an integer in [0, 2^64). */
+sla_status sla__opt_u64(sla_ctx *ctx, const char *key, const char *v, size_t vl, uint64_t *out);
+/* A boolean among npairs spellings given as pairs {true, false, ...}. */
+sla_status sla__opt_bool(sla_ctx *ctx, const char *key, const char *v, size_t vl, const char *const *pairs,
+                         int npairs, bool nocase, bool *out);
+
+/* The key k[0..kl) less its first pl characters, with value v, into the
+ * nested solver options o through sla_solver_options_parse; a refusal keeps
+ * its message behind "option FULLKEY: ". */
+sla_status sla__opt_solver(sla_ctx *ctx, const char *k, size_t kl, size_t pl, const char *v, size_t vl,
+                           sla_solver_options *o);
+
 #endif

@@ -41,126 +41,49 @@ size_t sla_eigs_info_size(void) { return sizeof(sla_eigs_info); }
 
 /* ---- option strings ----------------------------------------------------- */
 
-static bool same_nocase(const char *a, size_t al, const char *b)
-{
-    if (strlen(b) != al) return false;
-    for (size_t i = 0; i < al; i++) {
-        char x = a[i], y = b[i];
-        if (x >= 'A' && x <= 'Z') x = (char)(x - 'A' + 'a');
-        if (y >= 'A' && y <= 'Z') y = (char)(y - 'A' + 'a');
-        if (x != y) return false;
-    }
-    return true;
-}
+_Static_assert(sizeof(sla_eigs_which) == sizeof(int), "a CHOICE field is int-sized");
 
-static sla_status parse_real(sla_ctx *ctx, const char *key, const char *v, size_t vl, double lo, bool open,
-                             double *out)
-{
-    char buf[64], *end;
-    if (vl == 0 || vl >= sizeof buf)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: bad number '%.*s'", key, (int)vl, v);
-    memcpy(buf, v, vl);
-    buf[vl] = '\0';
-    errno = 0;
-    double d = strtod(buf, &end);
-    if (*end || errno || !isfinite(d))
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: bad number '%s'", key, buf);
-    if (open ? !(d > lo) : !(d >= lo))
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: %s must be %s %g", key, buf, open ? ">" : ">=", lo);
-    *out = d;
-    return SLA_OK;
-}
+/* keys and values are matched ignoring ASCII case */
+static const char *const eigs_bools[] = {"true", "false", "on", "off", "yes", "no", "1", "0"};
+#define F(nm, kd, l, h, op) \
+    {.key = #nm, .kind = SLA__OPT_##kd, .at = offsetof(sla_eigs_options, nm), .lo = l, .hi = h, .open = op}
+static const sla__opt_field eigs_fields[] = {
+    F(k, COUNT, 1, 1e15, 0),
+    {"which", SLA__OPT_CHOICE, offsetof(sla_eigs_options, which), 0, 0, 0, which_names, (int)COUNT(which_names)},
+    F(shift_invert, BOOL, 0, 0, 0),
+    F(sigma, OTHER, 0, 0, 0),
+    F(tol, REAL, 0, HUGE_VAL, 0),
+    F(ncv, COUNT, 0, 46340, 0),
+    F(maxiter, COUNT, 0, 1e15, 0),
+    F(factor_method, OTHER, 0, 0, 0),
+    F(max_condition, REAL, 1, HUGE_VAL, SLA__OPT_LO_OPEN),
+};
+#undef F
 
-static sla_status parse_count(sla_ctx *ctx, const char *key, const char *v, size_t vl, double lo, double hi,
-                              sla_int *out)
+/* sigma (which implies shift-invert) and factor_method */
+static sla_status eigs_other(sla_ctx *ctx, int field, const char *v, size_t vl, void *opts)
 {
-    double d = 0.0;
-    sla_status st = parse_real(ctx, key, v, vl, -HUGE_VAL, false, &d);
-    if (st) return st;
-    if (d != floor(d) || d < lo || d > hi)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: '%.*s' is not an integer in [%.0f, %.0f]", key,
-                          (int)vl, v, lo, hi);
-    *out = (sla_int)d;
-    return SLA_OK;
-}
-
-static const char *const eigs_keys[] = {"k",   "which",   "shift_invert",  "sigma",        "tol",
-                                        "ncv", "maxiter", "factor_method", "max_condition"};
-
-static sla_status parse_one(sla_ctx *ctx, const char *k, size_t kl, const char *v, size_t vl, sla_eigs_options *o)
-{
-    char key[32];
-    snprintf(key, sizeof key, "%.*s", (int)(kl < 31 ? kl : 31), k);
-    if (same_nocase(k, kl, "k")) return parse_count(ctx, "k", v, vl, 1, 1e15, &o->k);
-    if (same_nocase(k, kl, "which")) {
-        for (size_t i = 0; i < COUNT(which_names); i++)
-            if (same_nocase(v, vl, which_names[i])) {
-                o->which = (sla_eigs_which)i;
-                return SLA_OK;
-            }
-        char hint[160];
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option which: unknown value '%.*s'%s", (int)vl, v,
-                          sla__suggest(hint, sizeof hint, v, vl, which_names, (int)COUNT(which_names), true));
-    }
-    if (same_nocase(k, kl, "shift_invert")) {
-        static const char *const no[] = {"0", "false", "off", "no"}, *const yes[] = {"1", "true", "on", "yes"};
-        for (size_t i = 0; i < 4; i++) {
-            if (same_nocase(v, vl, no[i])) return o->shift_invert = false, SLA_OK;
-            if (same_nocase(v, vl, yes[i])) return o->shift_invert = true, SLA_OK;
-        }
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option shift_invert: '%.*s' is not true or false", (int)vl, v);
-    }
-    if (same_nocase(k, kl, "sigma")) {
-        sla_status st = parse_real(ctx, "sigma", v, vl, -HUGE_VAL, false, &o->sigma);
-        if (!st) o->shift_invert = true;
+    static const char *const lu_names[] = {"lu", "umfpack", "klu", "superlu"};
+    static const sla_method lu_methods[] = {SLA_METHOD_LU, SLA_METHOD_UMFPACK, SLA_METHOD_KLU, SLA_METHOD_SUPERLU};
+    sla_eigs_options *o = opts;
+    sla_status st;
+    int i = 0;
+    if (field == 3) {
+        if (!(st = sla__opt_real(ctx, "sigma", v, vl, -HUGE_VAL, HUGE_VAL, 0, &o->sigma))) o->shift_invert = true;
         return st;
     }
-    if (same_nocase(k, kl, "tol")) return parse_real(ctx, "tol", v, vl, 0.0, false, &o->tol);
-    if (same_nocase(k, kl, "ncv")) return parse_count(ctx, "ncv", v, vl, 0, 46340, &o->ncv);
-    if (same_nocase(k, kl, "maxiter")) return parse_count(ctx, "maxiter", v, vl, 0, 1e15, &o->maxiter);
-    if (same_nocase(k, kl, "max_condition"))
-        return parse_real(ctx, "max_condition", v, vl, 1.0, true, &o->max_condition);
-    if (same_nocase(k, kl, "factor_method")) {
-        static const char *const names[] = {"lu", "umfpack", "klu", "superlu"};
-        static const sla_method ms[] = {SLA_METHOD_LU, SLA_METHOD_UMFPACK, SLA_METHOD_KLU, SLA_METHOD_SUPERLU};
-        for (size_t i = 0; i < COUNT(names); i++)
-            if (same_nocase(v, vl, names[i])) return o->factor_method = ms[i], SLA_OK;
-        char hint[160];
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option factor_method: '%.*s' is not an LU method%s", (int)vl,
-                          v, sla__suggest(hint, sizeof hint, v, vl, names, (int)COUNT(names), true));
-    }
-    char hint[200];
-    return sla__error(ctx, SLA_ERR_ARGUMENT, "eigs: unknown option '%s'%s", key,
-                      sla__suggest(hint, sizeof hint, k, kl, eigs_keys, (int)COUNT(eigs_keys), true));
+    if (!(st = sla__opt_name(ctx, "factor_method", v, vl, lu_names, 4, true, "an LU method", &i)))
+        o->factor_method = lu_methods[i];
+    return st;
 }
+
+static const sla__opt_table eigs_table = {
+    .fields = eigs_fields, .count = (int)COUNT(eigs_fields), .nocase = true, .values_nocase = true,
+    .bools = eigs_bools, .nbools = 4, .other = eigs_other};
 
 sla_status sla_eigs_options_parse(sla_ctx *ctx, const char *str, sla_eigs_options *opts)
 {
-    if (!str || !opts) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_eigs_options_parse: NULL argument");
-    sla_eigs_options o = *opts;
-    const char *p = str;
-    while (*p) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        while (len && (*p == ' ')) p++, len--;
-        if (len) {
-            const char *eq = memchr(p, '=', len);
-            if (!eq)
-                return sla__error(ctx, SLA_ERR_ARGUMENT, "eigs options: '%.*s' is not key=value", (int)len, p);
-            size_t kl = (size_t)(eq - p);
-            while (kl && p[kl - 1] == ' ') kl--;
-            const char *v = eq + 1;
-            size_t vl = len - (size_t)(v - p);
-            while (vl && *v == ' ') v++, vl--;
-            while (vl && v[vl - 1] == ' ') vl--;
-            sla_status st = parse_one(ctx, p, kl, v, vl, &o);
-            if (st) return st;
-        }
-        if (!end) break;
-        p = end + 1;
-    }
-    *opts = o;
-    return sla__ok(ctx, SLA_OK);
+    return sla__opt_parse(ctx, "sla_eigs_options_parse", str, opts, sizeof *opts, true, &eigs_table);
 }
 
 /* ---- helpers shared with eigsh_gen.c and eigs_vjp.c --------------------- */

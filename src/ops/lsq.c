@@ -10,8 +10,8 @@
  * on x0 + dx, not dx). Here also the options, their parser and the names. */
 #include "lsq_internal.h"
 
-#include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,87 +40,28 @@ void sla_lsq_options_default(sla_lsq_options *o)
 
 /* ---- the option string ------------------------------------------------------- */
 
-static const char *const lsq_keys[] = {"method", "damp", "atol", "btol", "conlim", "maxiter", "grad_rtol",
-                                       "grad_maxiter"};
+_Static_assert(sizeof(sla_lsq_method) == sizeof(int), "a CHOICE field is int-sized");
 
-/* A finite number >= lo (> lo when open) from v[0..vl). */
-static sla_status get_num(sla_ctx *ctx, const char *key, const char *v, size_t vl, double lo, bool open,
-                          double *out)
-{
-    char buf[64], *end;
-    if (vl == 0 || vl >= sizeof buf)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: bad number '%.*s'", key, (int)vl, v);
-    memcpy(buf, v, vl);
-    buf[vl] = '\0';
-    errno = 0;
-    double d = strtod(buf, &end);
-    if (*end || errno || !isfinite(d))
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: bad number '%s'", key, buf);
-    if (open ? !(d > lo) : !(d >= lo))
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: %s must be %s %g", key, buf, open ? ">" : ">=", lo);
-    *out = d;
-    return SLA_OK;
-}
+static const char *const method_names[] = {"lsqr", "lsmr"}; /* SLA_LSQ_LSQR, SLA_LSQ_LSMR */
 
-static sla_status get_int(sla_ctx *ctx, const char *key, const char *v, size_t vl, sla_int *out)
-{
-    double d = 0.0;
-    sla_status st = get_num(ctx, key, v, vl, 0.0, false, &d);
-    if (st) return st;
-    if (d != floor(d) || d > 9e15)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: '%.*s' is not an integer >= 0", key, (int)vl, v);
-    *out = (sla_int)d;
-    return SLA_OK;
-}
-
-static sla_status lsq_pair(sla_ctx *ctx, const char *k, size_t kl, const char *v, size_t vl, sla_lsq_options *o)
-{
-    int key = -1;
-    for (size_t i = 0; i < COUNT(lsq_keys); i++)
-        if (strlen(lsq_keys[i]) == kl && strncmp(lsq_keys[i], k, kl) == 0) key = (int)i;
-    switch (key) {
-    case 0:
-        if (vl == 4 && strncmp(v, "lsqr", 4) == 0) o->method = SLA_LSQ_LSQR;
-        else if (vl == 4 && strncmp(v, "lsmr", 4) == 0) o->method = SLA_LSQ_LSMR;
-        else return sla__error(ctx, SLA_ERR_ARGUMENT, "option method: unknown '%.*s' (lsqr or lsmr)", (int)vl, v);
-        return SLA_OK;
-    case 1: return get_num(ctx, "damp", v, vl, 0.0, false, &o->damp);
-    case 2: return get_num(ctx, "atol", v, vl, 0.0, false, &o->atol);
-    case 3: return get_num(ctx, "btol", v, vl, 0.0, false, &o->btol);
-    case 4: return get_num(ctx, "conlim", v, vl, 0.0, false, &o->conlim);
-    case 5: return get_int(ctx, "maxiter", v, vl, &o->maxiter);
-    case 6: return get_num(ctx, "grad_rtol", v, vl, 0.0, true, &o->grad_rtol);
-    case 7: return get_int(ctx, "grad_maxiter", v, vl, &o->grad_maxiter);
-    default: {
-        char hint[512];
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown option '%.*s'%s", (int)kl, k,
-                          sla__suggest(hint, sizeof hint, k, kl, lsq_keys, (int)COUNT(lsq_keys), true));
-    }
-    }
-}
+#define F(nm, kd, h, op) \
+    {.key = #nm, .kind = SLA__OPT_##kd, .at = offsetof(sla_lsq_options, nm), .lo = 0, .hi = h, .open = op}
+static const sla__opt_field lsq_fields[] = {
+    {"method", SLA__OPT_CHOICE, offsetof(sla_lsq_options, method), 0, 0, 0, method_names, 2},
+    F(damp, REAL, HUGE_VAL, 0),
+    F(atol, REAL, HUGE_VAL, 0),
+    F(btol, REAL, HUGE_VAL, 0),
+    F(conlim, REAL, HUGE_VAL, 0),
+    F(maxiter, COUNT, 9e15, 0),
+    F(grad_rtol, REAL, HUGE_VAL, SLA__OPT_LO_OPEN),
+    F(grad_maxiter, COUNT, 9e15, 0),
+};
+#undef F
+static const sla__opt_table lsq_table = {.fields = lsq_fields, .count = (int)COUNT(lsq_fields)};
 
 sla_status sla_lsq_options_parse(sla_ctx *ctx, const char *str, sla_lsq_options *opts)
 {
-    if (!str || !opts) return sla__error(ctx, SLA_ERR_ARGUMENT, "lsq options: NULL argument");
-    sla_lsq_options o = *opts; /* opts stays untouched on failure */
-    const char *s = str;
-    while (*s) {
-        while (*s == ' ' || *s == ',') s++;
-        if (!*s) break;
-        const char *end = s;
-        while (*end && *end != ',') end++;
-        const char *eq = memchr(s, '=', (size_t)(end - s));
-        if (!eq) return sla__error(ctx, SLA_ERR_ARGUMENT, "option '%.*s' has no '=value'", (int)(end - s), s);
-        const char *ke = eq, *v = eq + 1, *ve = end;
-        while (ke > s && ke[-1] == ' ') ke--;
-        while (v < ve && *v == ' ') v++;
-        while (ve > v && ve[-1] == ' ') ve--;
-        sla_status st = lsq_pair(ctx, s, (size_t)(ke - s), v, (size_t)(ve - v), &o);
-        if (st) return st;
-        s = end;
-    }
-    *opts = o;
-    return sla__ok(ctx, SLA_OK);
+    return sla__opt_parse(ctx, "sla_lsq_options_parse", str, opts, sizeof *opts, true, &lsq_table);
 }
 
 /* ---- the operator Abar = [A; damp I] -------------------------------------------- */

@@ -2,14 +2,14 @@
  * and the "key=value,..." string form (sla_nl_options_parse); the keys of
  * the linear solver inside take the prefix linear_ and go to
  * sla_solver_options_parse. Validation of the values against each other is
- * sla_nlsolver_create's (nonlinear.c). */
+ * sla_nlsolver_create's (nonlinear.c). The string, the keys and the values
+ * are read by the option-string toolkit (core/optstr.c). */
 #include "../core/internal.h"
 
 #include <sla/nonlinear.h>
 
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 const char *sla_nl_reason_name(sla_nl_reason r)
@@ -69,100 +69,49 @@ void sla_nl_options_default(sla_nl_options *o)
 
 /* ---- the string form of the options ---------------------------------- */
 
-static const char *const nl_keys[] = {"method",      "rtol",           "atol",
-                                      "stol",        "maxiter",        "line_search",
-                                      "ls_alpha",    "ls_shrink",      "ls_maxsteps",
-                                      "chord_ratio", "anderson_depth", "beta",
-                                      "adjoint_reuse"};
-#define N_NL_KEYS ((int)(sizeof nl_keys / sizeof nl_keys[0]))
+_Static_assert(sizeof(sla_nl_method) == sizeof(int), "a CHOICE field is int-sized");
 
-static sla_status nl_number(sla_ctx *ctx, const char *key, const char *v, double *out)
+static const char *const method_names[] = {"newton", "anderson", "picard"}; /* sla_nl_method order */
+static const char *const nl_bools[] = {"true", "false", "yes", "no", "1", "0"};
+
+#define F(nm, kd) \
+    {.key = #nm, .kind = SLA__OPT_##kd, .at = offsetof(sla_nl_options, nm), .lo = -HUGE_VAL, .hi = HUGE_VAL, .open = 0}
+#define N(nm) {.key = #nm, .kind = SLA__OPT_COUNT, .at = offsetof(sla_nl_options, nm), .lo = 0, .hi = 1e15}
+static const sla__opt_field nl_fields[] = {
+    {"method", SLA__OPT_CHOICE, offsetof(sla_nl_options, method), 0, 0, 0, method_names, 3},
+    F(rtol, REAL),        F(atol, REAL),           F(stol, REAL),     N(maxiter),
+    F(line_search, BOOL), F(ls_alpha, REAL),       F(ls_shrink, REAL), F(ls_maxsteps, OTHER),
+    F(chord_ratio, REAL), F(anderson_depth, OTHER), F(beta, REAL),     F(adjoint_reuse, BOOL),
+};
+#undef F
+#undef N
+
+/* ls_maxsteps and anderson_depth: above 10^6, a value sla_nlsolver_create refuses */
+static sla_status nl_other(sla_ctx *ctx, int field, const char *v, size_t vl, void *opts)
 {
-    char *end = NULL;
-    double d = strtod(v, &end);
-    if (end == v || *end || !isfinite(d))
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: bad number '%s'", key, v);
-    *out = d;
+    sla_nl_options *o = opts;
+    sla_int n = 0;
+    sla_status st = sla__opt_count(ctx, nl_fields[field].key, v, vl, 0, 1e15, &n);
+    if (st) return st;
+    *(field == 8 ? &o->ls_maxsteps : &o->anderson_depth) = n > 1000000 ? 1000001 : (int)n;
     return SLA_OK;
 }
 
-static sla_status nl_bool(sla_ctx *ctx, const char *key, const char *v, bool *out)
+static sla_status nl_unknown(sla_ctx *ctx, const char *k, size_t kl, const char *const *keys, int count)
 {
-    if (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes")) *out = true;
-    else if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "no")) *out = false;
-    else return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: '%s' is not a boolean (true/false)", key, v);
-    return SLA_OK;
+    const char *near = sla__opt_nearest(k, kl, keys, count);
+    return sla__error(ctx, SLA_ERR_ARGUMENT,
+                      "unknown nonlinear option '%.*s' (%s%s%slinear solver options take the prefix linear_)",
+                      (int)kl, k, near ? "did you mean " : "", near ? near : "", near ? "? " : "");
 }
 
-/* One key=value pair; keys starting with "linear_" go to the linear options. */
-static sla_status nl_option(sla_ctx *ctx, const char *key, const char *v, sla_nl_options *o)
-{
-    double d = 0.0;
-    sla_status st = SLA_OK;
-    if (!strncmp(key, "linear_", 7)) {
-        char buf[400];
-        snprintf(buf, sizeof buf, "%s=%s", key + 7, v);
-        return sla_solver_options_parse(ctx, buf, &o->linear);
-    }
-    if (!strcmp(key, "method")) {
-        for (int m = SLA_NL_NEWTON; m <= SLA_NL_PICARD; m++)
-            if (!strcmp(v, sla_nl_method_name((sla_nl_method)m))) {
-                o->method = (sla_nl_method)m;
-                return SLA_OK;
-            }
-        return sla__error(ctx, SLA_ERR_ARGUMENT,
-                          "option method: unknown value '%s' (newton, anderson or picard)", v);
-    }
-    if (!strcmp(key, "line_search")) return nl_bool(ctx, key, v, &o->line_search);
-    if (!strcmp(key, "adjoint_reuse")) return nl_bool(ctx, key, v, &o->adjoint_reuse);
-    int k = -1;
-    for (int i = 0; i < N_NL_KEYS; i++)
-        if (!strcmp(key, nl_keys[i])) k = i;
-    if (k < 0) {
-        const char *near = sla_nearest_name(key, nl_keys, (size_t)N_NL_KEYS);
-        if (!near)
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown nonlinear option '%s' (linear solver "
-                              "options take the prefix linear_)", key);
-        return sla__error(ctx, SLA_ERR_ARGUMENT,
-                          "unknown nonlinear option '%s' (did you mean %s? linear solver options "
-                          "take the prefix linear_)", key, near);
-    }
-    if ((st = nl_number(ctx, key, v, &d))) return st;
-    if (!strcmp(key, "rtol")) o->rtol = d;
-    else if (!strcmp(key, "atol")) o->atol = d;
-    else if (!strcmp(key, "stol")) o->stol = d;
-    else if (!strcmp(key, "ls_alpha")) o->ls_alpha = d;
-    else if (!strcmp(key, "ls_shrink")) o->ls_shrink = d;
-    else if (!strcmp(key, "chord_ratio")) o->chord_ratio = d;
-    else if (!strcmp(key, "beta")) o->beta = d;
-    else if (d != floor(d) || d < 0 || d > 1e15)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: '%s' is not a non-negative integer", key, v);
-    else if (!strcmp(key, "maxiter")) o->maxiter = (sla_int)d;
-    else if (!strcmp(key, "ls_maxsteps")) o->ls_maxsteps = d > 1e6 ? 1000001 : (int)d;
-    else o->anderson_depth = d > 1e6 ? 1000001 : (int)d;
-    return SLA_OK;
-}
+static const sla__opt_table nl_table = {
+    .fields = nl_fields, .count = (int)(sizeof nl_fields / sizeof nl_fields[0]), .bools = nl_bools, .nbools = 3,
+    .nested = "linear_", .nested_at = offsetof(sla_nl_options, linear), .other = nl_other, .unknown = nl_unknown};
 
 sla_status sla_nl_options_parse(sla_ctx *ctx, const char *str, sla_nl_options *opts)
 {
-    if (!str || !opts) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_nl_options_parse: NULL argument");
-    const char *p = str;
-    while (*p) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        char item[192];
-        if (len >= sizeof item)
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "option '%.40s...' is too long", p);
-        memcpy(item, p, len);
-        item[len] = '\0';
-        p += len + (end ? 1 : 0);
-        if (!len) continue;
-        char *eq = strchr(item, '=');
-        if (!eq)
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "option '%s' has no value (key=value)", item);
-        *eq = '\0';
-        sla_status st = nl_option(ctx, item, eq + 1, opts);
-        if (st) return st;
-    }
-    return sla__ok(ctx, SLA_OK);
+    /* no scratch copy: the pairs before a refused one stay applied, as they
+     * always have here */
+    return sla__opt_parse(ctx, "sla_nl_options_parse", str, opts, sizeof *opts, false, &nl_table);
 }

@@ -1,11 +1,10 @@
-/* Solver options: defaults, names, and the "key=value,..." string form.
- * Method and preconditioner names come from the registry (methods.c). */
+/* Solver options: defaults, names, and the "key=value,..." string form
+ * (read through the option-string toolkit, core/optstr.c). Method and
+ * preconditioner names come from the registry (methods.c). */
 #include "methods.h"
 
-#include <errno.h>
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 void sla_solver_options_default(sla_solver_options *o)
@@ -43,13 +42,6 @@ void sla_solver_options_default(sla_solver_options *o)
 }
 
 static const char *const ordering_names[] = {"auto", "amd", "metis", "natural"};
-static const char *const keys[] = {"method", "precond", "rtol", "atol", "maxiter",
-                                   "restart", "omega", "use_x0", "ordering", "memory_limit",
-                                   "amg_threshold", "amg_coarsen", "amg_interp", "amg_pmax",
-                                   "amg_agg_levels", "amg_relax", "amg_cycle", "amg_max_levels",
-                                   "amg_reuse", "auto_solves", "max_seconds", "amg_agg_interp",
-                                   "auto_direct_seconds", "ilu_shift", "ilut_droptol", "ilut_fill",
-                                   "ilut_pivot", "equilibrate", "saamg_reuse"};
 #define COUNT(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 size_t sla_solver_options_size(void) { return sizeof(sla_solver_options); }
@@ -88,172 +80,81 @@ const char *sla_reason_name(sla_reason r)
     return "unknown";
 }
 
-static int lookup(const char *s, size_t len, const char *const *names, int count)
-{
-    for (int i = 0; i < count; i++)
-        if (strlen(names[i]) == len && strncmp(s, names[i], len) == 0) return i;
-    return -1;
-}
+_Static_assert(sizeof(sla_ordering) == sizeof(int), "a CHOICE field is int-sized");
 
-static sla_status parse_double(sla_ctx *ctx, const char *key, const char *v, size_t len,
-                               double lo, double *out)
-{
-    char buf[64], *end;
-    if (len == 0 || len >= sizeof buf)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: bad number '%.*s'", key, (int)len, v);
-    memcpy(buf, v, len);
-    buf[len] = '\0';
-    errno = 0;
-    double d = strtod(buf, &end);
-    if (*end || errno || !isfinite(d) || d < lo)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: bad value '%s' (a number >= %g)", key,
-                          buf, lo);
-    *out = d;
-    return SLA_OK;
-}
+static const char *const equilibrate_names[] = {"auto", "on", "off"}; /* SLA_EQUILIBRATE_AUTO, _ON, _OFF */
+static const char *const reuse_names[] = {"interpolation", "full", "none"};
 
-/* An integer in [lo, hi] for option `key`. */
-static sla_status parse_int(sla_ctx *ctx, const char *key, const char *v, size_t len, int lo,
-                            int hi, int *out)
-{
-    double d = 0.0;
-    sla_status st = parse_double(ctx, key, v, len, (double)lo, &d);
-    if (st) return st;
-    if (d != floor(d) || d > (double)hi)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "option %s: an integer in [%d, %d]", key, lo, hi);
-    *out = (int)d;
-    return SLA_OK;
-}
+/* The keys: the fields read by the toolkit, OTHER ones by parse_other. */
+#define F(ky, mb, kd, l, h, op) \
+    {.key = ky, .kind = SLA__OPT_##kd, .at = offsetof(sla_solver_options, mb), .lo = l, .hi = h, .open = op}
+#define C(nm, list) \
+    {.key = #nm, .kind = SLA__OPT_CHOICE, .at = offsetof(sla_solver_options, nm), .names = list, .nnames = COUNT(list)}
+#define INF HUGE_VAL
+static const sla__opt_field fields[] = {
+    F("method", method, OTHER, 0, 0, 0),
+    F("precond", precond, OTHER, 0, 0, 0),
+    F("rtol", rtol, REAL, 0, INF, 0),
+    F("atol", atol, REAL, 0, INF, 0),
+    F("maxiter", maxiter, COUNT, 0, 9e18, 0),
+    F("restart", restart, INT, 1, 100000, 0),
+    F("omega", omega, REAL, 0, 2, SLA__OPT_LO_OPEN | SLA__OPT_HI_OPEN),
+    F("use_x0", use_x0, OTHER, 0, 0, 0),
+    C(ordering, ordering_names),
+    F("memory_limit", memory_limit, REAL, 0, INF, 0),
+    F("amg_threshold", amg.strong_threshold, REAL, 0, 1, 0),
+    F("amg_coarsen", amg.coarsen_type, INT, 0, 100, 0),
+    F("amg_interp", amg.interp_type, INT, 0, 100, 0),
+    F("amg_pmax", amg.pmax, INT, 0, 1000000, 0),
+    F("amg_agg_levels", amg.agg_levels, INT, 0, 100, 0),
+    F("amg_relax", amg.relax_type, INT, 0, 100, 0),
+    F("amg_cycle", amg.cycle_type, INT, 1, 2, 0),
+    F("amg_max_levels", amg.max_levels, INT, 1, 100, 0),
+    F("amg_reuse", amg.reuse, INT, 0, 1000000000, 0),
+    F("auto_solves", auto_solves, INT, 0, 1000000, 0),
+    F("max_seconds", max_seconds, REAL, 0, INF, 0),
+    F("amg_agg_interp", amg.agg_interp, INT, 0, 100, 0),
+    F("auto_direct_seconds", auto_direct_seconds, REAL, 0, INF, 0),
+    F("ilu_shift", ilu_shift, OTHER, 0, 0, 0),
+    F("ilut_droptol", ilut_droptol, REAL, 0, INF, 0),
+    F("ilut_fill", ilut_fill, REAL, 0, 1e6, 0),
+    F("ilut_pivot", ilut_pivot, REAL, 0, 1, 0),
+    C(equilibrate, equilibrate_names),
+    C(saamg_reuse, reuse_names),
+};
+#undef F
+#undef C
+#undef INF
 
-static sla_status parse_pair(sla_ctx *ctx, const char *k, size_t kl, const char *v, size_t vl,
-                             sla_solver_options *o)
+/* method and precond (by the registry), use_x0 and ilu_shift (their own
+ * spellings of a boolean) */
+static sla_status parse_other(sla_ctx *ctx, int field, const char *v, size_t vl, void *opts)
 {
-    char hint[400];
-    int key = lookup(k, kl, keys, COUNT(keys));
-    if (key < 0)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown option '%.*s'%s", (int)kl, k,
-                          sla__suggest(hint, sizeof hint, k, kl, keys, COUNT(keys), true));
-    double d = 0.0;
-    sla_status st = SLA_OK;
-    switch (key) {
+    static const char *const tf[] = {"true", "false", "1", "0"};
+    static const char *const tf_on[] = {"true", "false", "on", "off", "1", "0"};
+    sla_solver_options *o = opts;
+    const sla__method_entry *e = NULL;
+    bool b = false;
+    sla_status st;
+    switch (field) {
     case 0:
-    case 1: {
-        const sla__method_entry *e = NULL;
-        if ((st = sla__method_parse(ctx, v, vl, key == 1, false, &e))) return st;
-        if (key == 0) o->method = (sla_method)e->desc.value;
+    case 1:
+        if ((st = sla__method_parse(ctx, v, vl, field == 1, false, &e))) return st;
+        if (field == 0) o->method = (sla_method)e->desc.value;
         else o->precond = (sla_precond_kind)e->desc.value;
         return SLA_OK;
-    }
-    case 2: st = parse_double(ctx, "rtol", v, vl, 0.0, &o->rtol); break;
-    case 3: st = parse_double(ctx, "atol", v, vl, 0.0, &o->atol); break;
-    case 4:
-        if (!(st = parse_double(ctx, "maxiter", v, vl, 0.0, &d))) {
-            if (d != floor(d) || d > 9e18)
-                return sla__error(ctx, SLA_ERR_ARGUMENT, "option maxiter: not an integer");
-            o->maxiter = (sla_int)d;
-        }
-        break;
-    case 5:
-        if (!(st = parse_double(ctx, "restart", v, vl, 1.0, &d))) {
-            if (d != floor(d) || d > 100000)
-                return sla__error(ctx, SLA_ERR_ARGUMENT, "option restart: an integer in [1, 100000]");
-            o->restart = (int)d;
-        }
-        break;
-    case 6:
-        if (!(st = parse_double(ctx, "omega", v, vl, 0.0, &o->omega)) &&
-            !(o->omega > 0.0 && o->omega < 2.0))
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "option omega: must lie in (0, 2)");
-        break;
     case 7:
-        if (lookup(v, vl, (const char *const[]){"0", "false"}, 2) >= 0) o->use_x0 = false;
-        else if (lookup(v, vl, (const char *const[]){"1", "true"}, 2) >= 0) o->use_x0 = true;
-        else return sla__error(ctx, SLA_ERR_ARGUMENT, "option use_x0: true or false");
-        break;
-    case 8: {
-        int q = lookup(v, vl, ordering_names, COUNT(ordering_names));
-        if (q < 0)
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown ordering '%.*s'%s", (int)vl, v,
-                              sla__suggest(hint, sizeof hint, v, vl, ordering_names,
-                                      COUNT(ordering_names), true));
-        o->ordering = (sla_ordering)q;
-        return SLA_OK;
+        if (!(st = sla__opt_bool(ctx, "use_x0", v, vl, tf, 2, false, &b))) o->use_x0 = b;
+        return st;
+    default:
+        if (!(st = sla__opt_bool(ctx, "ilu_shift", v, vl, tf_on, 3, false, &b))) o->ilu_shift = b;
+        return st;
     }
-    case 9: st = parse_double(ctx, "memory_limit", v, vl, 0.0, &o->memory_limit); break;
-    case 10:
-        if (!(st = parse_double(ctx, "amg_threshold", v, vl, 0.0, &o->amg.strong_threshold)) &&
-            o->amg.strong_threshold > 1.0)
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "option amg_threshold: must lie in [0, 1]");
-        break;
-    case 11: st = parse_int(ctx, "amg_coarsen", v, vl, 0, 100, &o->amg.coarsen_type); break;
-    case 12: st = parse_int(ctx, "amg_interp", v, vl, 0, 100, &o->amg.interp_type); break;
-    case 13: st = parse_int(ctx, "amg_pmax", v, vl, 0, 1000000, &o->amg.pmax); break;
-    case 14: st = parse_int(ctx, "amg_agg_levels", v, vl, 0, 100, &o->amg.agg_levels); break;
-    case 15: st = parse_int(ctx, "amg_relax", v, vl, 0, 100, &o->amg.relax_type); break;
-    case 16: st = parse_int(ctx, "amg_cycle", v, vl, 1, 2, &o->amg.cycle_type); break;
-    case 17: st = parse_int(ctx, "amg_max_levels", v, vl, 1, 100, &o->amg.max_levels); break;
-    case 18: st = parse_int(ctx, "amg_reuse", v, vl, 0, 1000000000, &o->amg.reuse); break;
-    case 19: st = parse_int(ctx, "auto_solves", v, vl, 0, 1000000, &o->auto_solves); break;
-    case 20: st = parse_double(ctx, "max_seconds", v, vl, 0.0, &o->max_seconds); break;
-    case 21: st = parse_int(ctx, "amg_agg_interp", v, vl, 0, 100, &o->amg.agg_interp); break;
-    case 22: st = parse_double(ctx, "auto_direct_seconds", v, vl, 0.0, &o->auto_direct_seconds); break;
-    case 23:
-        if (lookup(v, vl, (const char *const[]){"0", "false", "off"}, 3) >= 0) o->ilu_shift = 0;
-        else if (lookup(v, vl, (const char *const[]){"1", "true", "on"}, 3) >= 0) o->ilu_shift = 1;
-        else return sla__error(ctx, SLA_ERR_ARGUMENT, "option ilu_shift: on or off");
-        break;
-    case 24: st = parse_double(ctx, "ilut_droptol", v, vl, 0.0, &o->ilut_droptol); break;
-    case 25:
-        if (!(st = parse_double(ctx, "ilut_fill", v, vl, 0.0, &o->ilut_fill)) &&
-            o->ilut_fill > 1e6)
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "option ilut_fill: must lie in [0, 1e6]");
-        break;
-    case 26:
-        if (!(st = parse_double(ctx, "ilut_pivot", v, vl, 0.0, &o->ilut_pivot)) &&
-            o->ilut_pivot > 1.0)
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "option ilut_pivot: must lie in [0, 1]");
-        break;
-    case 27: {
-        int k = lookup(v, vl, (const char *const[]){"auto", "on", "off"}, 3);
-        if (k < 0) return sla__error(ctx, SLA_ERR_ARGUMENT, "option equilibrate: auto, on or off");
-        o->equilibrate = k; /* SLA_EQUILIBRATE_AUTO, _ON, _OFF in that order */
-        break;
-    }
-    case 28: {
-        static const char *const reuse_names[] = {"interpolation", "full", "none"};
-        int r = lookup(v, vl, reuse_names, 3);
-        if (r < 0)
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "option saamg_reuse: interpolation, full or none%s",
-                              sla__suggest(hint, sizeof hint, v, vl, reuse_names, 3, false));
-        o->saamg_reuse = r;
-        break;
-    }
-    }
-    return st;
 }
+
+static const sla__opt_table table = {.fields = fields, .count = COUNT(fields), .other = parse_other};
 
 sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str, sla_solver_options *o)
 {
-    if (!str || !o) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_options_parse: NULL argument");
-    sla_solver_options tmp = *o; /* all or nothing */
-    const char *s = str;
-    while (*s) {
-        while (*s == ' ' || *s == ',') s++;
-        if (!*s) break;
-        const char *end = s;
-        while (*end && *end != ',') end++;
-        const char *eq = memchr(s, '=', (size_t)(end - s));
-        if (!eq)
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "option '%.*s' has no '=value'", (int)(end - s), s);
-        const char *ke = eq;
-        while (ke > s && ke[-1] == ' ') ke--;
-        const char *v = eq + 1, *ve = end;
-        while (v < ve && *v == ' ') v++;
-        while (ve > v && ve[-1] == ' ') ve--;
-        sla_status st = parse_pair(ctx, s, (size_t)(ke - s), v, (size_t)(ve - v), &tmp);
-        if (st) return st;
-        s = end;
-    }
-    *o = tmp;
-    return sla__ok(ctx, SLA_OK);
+    return sla__opt_parse(ctx, "sla_solver_options_parse", str, o, sizeof *o, true, &table);
 }
