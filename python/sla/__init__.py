@@ -26,10 +26,11 @@ from ._nonlinear import NonlinearInfo, nonlinear_solve
 from ._lsq import LsqInfo, lsmr, lsqr
 from ._eigs import eigs, eigsh_generalized
 from ._svds import svds
+from ._io import load, load_mtx, save, save_mtx
 from .sparse import SparseTensor, SparseTensorList, diffusion2d, poisson, spsolve
 
 __all__ = [
-    "SparseTensor", "SparseTensorList", "SolverConfig", "svds", "SolveInfo", "EigshInfo", "NonlinearInfo", "spsolve", "nonlinear_solve",
+    "SparseTensor", "SparseTensorList", "SolverConfig", "svds", "load_mtx", "save_mtx", "load", "save", "SolveInfo", "EigshInfo", "NonlinearInfo", "spsolve", "nonlinear_solve",
     "poisson", "diffusion2d", "clear_cache", "set_num_threads", "get_num_threads",
     "version", "library_path", "SlaError", "SlaValueError", "SlaSingularError",
     "SlaNotSPDError", "SlaUnavailableError", "SlaMemoryError", "SlaConvergenceWarning",
