@@ -53,6 +53,8 @@ run_case() { # matrix, options
 }
 run_case P --method cg --precond jacobi
 run_case C --method gmres --precond ilu0 --restart 50
+# the ILU flags reach the block preconditioner of every rank
+run_case C --method gmres --precond ilut --ilut-droptol 1e-3 --ilut-fill 5 --ilu-shift on --restart 50
 # one BoomerAMG hierarchy over the ranks (and one of A^T for the adjoint of C)
 if "$SLA" solve "$tmp/P.mtx" --method cg --precond amg > /dev/null 2>&1; then
   run_case P --method cg --precond amg
@@ -66,6 +68,11 @@ $MPIEXEC --oversubscribe -n 2 "$SLA" solve "$tmp/missing.mtx" --json > /dev/null
 rc=$?
 [ $rc = 2 ] || fail "missing file: exit $rc"
 grep -q "missing.mtx" "$tmp/e.err" || fail "missing file: no message ($(cat "$tmp/e.err"))"
+# an ILU flag out of range: the library's message, exit 2
+$MPIEXEC --oversubscribe -n 2 "$SLA" solve "$tmp/C.mtx" --precond ilut --ilut-droptol -1 > /dev/null 2> "$tmp/e.err"
+rc=$?
+[ $rc = 2 ] || fail "ilut-droptol -1: exit $rc"
+grep -q "ilut" "$tmp/e.err" || fail "ilut-droptol -1: unclear message ($(cat "$tmp/e.err"))"
 # a direct method is refused clearly
 $MPIEXEC --oversubscribe -n 2 "$SLA" solve "$tmp/P.mtx" --method cholesky > /dev/null 2> "$tmp/e.err"
 rc=$?

@@ -43,7 +43,8 @@ typedef struct {
 static const cli_flag_key dist_flags[] = {
     {"--method", "method"}, {"--precond", "precond"}, {"--rtol", "rtol"},
     {"--atol", "atol"},     {"--maxiter", "maxiter"}, {"--restart", "restart"},
-    {"--omega", "omega"},
+    {"--omega", "omega"},   {"--ilu-shift", "ilu_shift"}, {"--ilut-droptol", "ilut_droptol"},
+    {"--ilut-fill", "ilut_fill"}, {"--ilut-pivot", "ilut_pivot"},
 };
 #define N_DIST_FLAGS ((int)(sizeof dist_flags / sizeof dist_flags[0]))
 
@@ -125,6 +126,8 @@ static int parse_flags(sla_ctx *ctx, int argc, char **argv, dargs *d)
         {"--grad-A", NULL, 1, NULL, 0},  {"--json", NULL, 0, NULL, 0},
         {"--verbose", "-v", 0, NULL, 0}, {"--help", "-h", 0, NULL, 0},
         {"--partition", NULL, 1, NULL, 0},
+        {"--ilu-shift", NULL, 1, NULL, 0},   {"--ilut-droptol", NULL, 1, NULL, 0},
+        {"--ilut-fill", NULL, 1, NULL, 0},   {"--ilut-pivot", NULL, 1, NULL, 0},
     };
     const int nd = (int)(sizeof defs / sizeof defs[0]);
     static const char *const parts[] = {"block", "metis"};
