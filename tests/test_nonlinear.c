@@ -932,6 +932,11 @@ static void test_options_parse(sla_ctx *ctx)
     CHECK_ERR(ctx, sla_nl_options_parse(ctx, "rtol", &o), SLA_ERR_ARGUMENT, "no value");
     CHECK_ERR(ctx, sla_nl_options_parse(ctx, "linear_method=cgg", &o), SLA_ERR_ARGUMENT, "cg");
     CHECK_ERR(ctx, sla_nl_options_parse(ctx, NULL, &o), SLA_ERR_ARGUMENT, "NULL");
+    /* all or nothing: a refused string leaves every field as it was */
+    sla_nl_options before = o;
+    CHECK_ERR(ctx, sla_nl_options_parse(ctx, "rtol=1e-3,linear_rtol=1e-4,bogus=1", &o),
+              SLA_ERR_ARGUMENT, "bogus");
+    CHECK(memcmp(&before, &o, sizeof o) == 0);
 }
 
 /* Every allocation of create + solve + VJP made to fail in turn: NOMEM and

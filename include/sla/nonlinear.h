@@ -136,7 +136,8 @@ SLA_API void sla_nl_options_default(sla_nl_options *opts);
  * anderson_depth, beta, adjoint_reuse; keys with the prefix linear_ go to
  * sla_solver_options_parse (linear_method=cg, linear_precond=amg, ...).
  * An unknown key is SLA_ERR_ARGUMENT naming the nearest valid one; ranges
- * are checked by sla_nlsolver_create. */
+ * are checked by sla_nlsolver_create. All or nothing: a refused string
+ * leaves opts as it was. */
 SLA_API sla_status sla_nl_options_parse(sla_ctx *ctx, const char *str, sla_nl_options *opts);
 
 /* Report of one nonlinear solve. history points into the solver (valid

@@ -113,5 +113,5 @@ sla_status sla_nl_options_parse(sla_ctx *ctx, const char *str, sla_nl_options *o
 {
     /* no scratch copy: the pairs before a refused one stay applied, as they
      * always have here */
-    return sla__opt_parse(ctx, "sla_nl_options_parse", str, opts, sizeof *opts, false, &nl_table);
+    return sla__opt_parse(ctx, "sla_nl_options_parse", str, opts, sizeof *opts, true, &nl_table);
 }
