@@ -130,12 +130,16 @@ typedef struct cli_flag_key {
 int cli_solver_flags(sla_ctx *ctx, const char *cmd, optdef *defs, int ndefs,
                      const cli_flag_key *map, int nmap, sla_solver_options *opts);
 
-/* The solver method that flag names (e.g. eigsh's factorization), read
- * by the library's option parser as its key "method" (in a context of its
- * own). Returns 0 (*method unchanged when the flag is absent) or EXIT_BAD
- * with the library's message. */
-int cli_method_flag(const char *cmd, optdef *defs, int ndefs, const char *flag,
-                    sla_method *method);
+/* A library option parser (sla_eigsh_options_parse and friends) behind a
+ * void pointer, so one loop serves every options struct. */
+typedef sla_status (*cli_options_parse)(sla_ctx *ctx, const char *str, void *opts);
+
+/* Each flag of map[0..nmap) that was given, as "key=value" through the
+ * library's parser into opts, so names and ranges are the library's (one
+ * set of messages for C, CLI and Python); stops at the first bad one.
+ * Returns 0 or its exit code. */
+int cli_option_flags(const char *cmd, optdef *defs, int ndefs, const cli_flag_key *map, int nmap,
+                     cli_options_parse parse, void *opts);
 
 /* ---- reading inputs ------------------------------------------------- */
 

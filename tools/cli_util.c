@@ -240,17 +240,23 @@ int cli_solver_flags(sla_ctx *ctx, const char *cmd, optdef *defs, int ndefs,
     return 0;
 }
 
-int cli_method_flag(const char *cmd, optdef *defs, int ndefs, const char *flag,
-                    sla_method *method)
+int cli_option_flags(const char *cmd, optdef *defs, int ndefs, const cli_flag_key *map, int nmap,
+                     cli_options_parse parse, void *opts)
 {
-    if (!optval(defs, ndefs, flag)) return 0;
     sla_ctx *ctx = NULL;
-    int rc = new_ctx(0, &ctx);
-    if (rc) return rc;
-    sla_solver_options o;
-    sla_solver_options_default(&o);
-    rc = cli_solver_flag(ctx, cmd, defs, ndefs, flag, "method", &o);
-    if (!rc) *method = o.method;
+    int rc = 0;
+    for (int i = 0; i < nmap && !rc; i++) {
+        const char *v = optval(defs, ndefs, map[i].flag);
+        char buf[320];
+        if (!v) continue;
+        if (!ctx && (rc = new_ctx(0, &ctx))) break;
+        if (cli_flag_pair(cmd, map[i].flag, map[i].key, v, buf, sizeof buf)) {
+            rc = EXIT_BAD;
+            break;
+        }
+        sla_status st = parse(ctx, buf, opts);
+        if (st != SLA_OK) rc = cli_flag_fail(ctx, st, cmd, map[i].flag, map[i].key, v);
+    }
     sla_ctx_destroy(&ctx);
     return rc;
 }

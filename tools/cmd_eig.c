@@ -48,6 +48,12 @@ const char cli_eigsh_help[] =
     "\n"
     "Exit status: 0 converged, 2 bad input, 3 not converged.\n";
 
+/* The library's option parser: names and ranges of -k, --which, ... */
+static sla_status parse_eigsh(sla_ctx *ctx, const char *str, void *opts)
+{
+    return sla_eigsh_options_parse(ctx, str, (sla_eigsh_options *)opts);
+}
+
 int cmd_eigsh(int argc, char **argv)
 {
     optdef defs[] = {
@@ -65,35 +71,15 @@ int cmd_eigsh(int argc, char **argv)
         return rc;
     sla_eigsh_options o;
     sla_eigsh_options_default(&o);
-    const char *s;
-    long long v = 0, threads = 0;
-    if ((s = optval(defs, nd, "--k"))) {
-        if (parse_int("-k", s, 1, 1000000, &v)) return EXIT_BAD;
-        o.k = v;
-    }
-    if ((s = optval(defs, nd, "--which"))) {
-        static const char *const wn[] = {"LA", "SA", "LM", "SM"};
-        int w = lookup_name("--which", s, wn, 4);
-        if (w < 0) return EXIT_BAD;
-        o.which = (sla_eig_which)w;
-    }
-    if ((s = optval(defs, nd, "--sigma"))) {
-        if (parse_double("--sigma", s, &o.sigma)) return EXIT_BAD;
-        o.shift_invert = true;
-    }
-    /* the factorization's name is checked by the library */
-    if ((rc = cli_method_flag("eigsh", defs, nd, "--method", &o.factor_method))) return rc;
-    if ((s = optval(defs, nd, "--tol")) && parse_double("--tol", s, &o.tol)) return EXIT_BAD;
-    if ((s = optval(defs, nd, "--memory-limit")) && parse_double("--memory-limit", s, &o.memory_limit))
-        return EXIT_BAD;
-    if ((s = optval(defs, nd, "--ncv"))) {
-        if (parse_int("--ncv", s, 2, 100000, &v)) return EXIT_BAD;
-        o.ncv = v;
-    }
-    if ((s = optval(defs, nd, "--maxiter"))) {
-        if (parse_int("--maxiter", s, 1, 1000000000, &v)) return EXIT_BAD;
-        o.maxiter = v;
-    }
+    long long threads = 0;
+    static const cli_flag_key keys[] = {
+        {"--k", "k"},     {"--which", "which"},     {"--sigma", "sigma"},
+        {"--method", "factor_method"}, {"--tol", "tol"}, {"--memory-limit", "memory_limit"},
+        {"--ncv", "ncv"}, {"--maxiter", "maxiter"},
+    };
+    if ((rc = cli_option_flags("eigsh", defs, nd, keys, (int)(sizeof keys / sizeof keys[0]),
+                               parse_eigsh, &o)))
+        return rc;
     if (opt_threads(defs, nd, &threads)) return EXIT_BAD;
     const int json = optseen(defs, nd, "--json");
     const char *out_path = optval(defs, nd, "--out");

@@ -35,6 +35,12 @@ const char cli_eigs_help[] =
     "\n"
     "Exit status: 0 converged, 2 bad input, 3 not converged.\n";
 
+/* The library's option parser: names and ranges of -k, --which, ... */
+static sla_status parse_eigs(sla_ctx *ctx, const char *str, void *opts)
+{
+    return sla_eigs_options_parse(ctx, str, (sla_eigs_options *)opts);
+}
+
 int cmd_eigs(int argc, char **argv)
 {
     optdef defs[] = {
@@ -49,38 +55,14 @@ int cmd_eigs(int argc, char **argv)
     if (command_args("eigs", cli_eigs_help, "expected a matrix file", argc, argv, defs, nd, pos, 1, &rc)) return rc;
     sla_eigs_options o;
     sla_eigs_options_default(&o);
-    const char *s;
-    long long v = 0, threads = 0;
-    if ((s = optval(defs, nd, "--k"))) {
-        if (parse_int("-k", s, 1, 1000000, &v)) return EXIT_BAD;
-        o.k = v;
-    }
-    if ((s = optval(defs, nd, "--which"))) {
-        static const char *const wn[] = {"LM", "SM", "LR", "SR", "LI", "SI"};
-        int w = lookup_name("--which", s, wn, 6);
-        if (w < 0) return EXIT_BAD;
-        o.which = (sla_eigs_which)w;
-    }
-    if ((s = optval(defs, nd, "--sigma"))) {
-        if (parse_double("--sigma", s, &o.sigma)) return EXIT_BAD;
-        o.shift_invert = true;
-    }
-    if ((s = optval(defs, nd, "--method"))) {
-        static const char *const mn[] = {"lu", "umfpack", "klu", "superlu"};
-        static const sla_method mm[] = {SLA_METHOD_LU, SLA_METHOD_UMFPACK, SLA_METHOD_KLU, SLA_METHOD_SUPERLU};
-        int m = lookup_name("--method", s, mn, 4);
-        if (m < 0) return EXIT_BAD;
-        o.factor_method = mm[m];
-    }
-    if ((s = optval(defs, nd, "--tol")) && parse_double("--tol", s, &o.tol)) return EXIT_BAD;
-    if ((s = optval(defs, nd, "--ncv"))) {
-        if (parse_int("--ncv", s, 3, 100000, &v)) return EXIT_BAD;
-        o.ncv = v;
-    }
-    if ((s = optval(defs, nd, "--maxiter"))) {
-        if (parse_int("--maxiter", s, 1, 1000000000, &v)) return EXIT_BAD;
-        o.maxiter = v;
-    }
+    long long threads = 0;
+    static const cli_flag_key keys[] = {
+        {"--k", "k"},     {"--which", "which"},     {"--sigma", "sigma"},
+        {"--method", "factor_method"}, {"--tol", "tol"}, {"--ncv", "ncv"}, {"--maxiter", "maxiter"},
+    };
+    if ((rc = cli_option_flags("eigs", defs, nd, keys, (int)(sizeof keys / sizeof keys[0]),
+                               parse_eigs, &o)))
+        return rc;
     if (opt_threads(defs, nd, &threads)) return EXIT_BAD;
     const int json = optseen(defs, nd, "--json");
 

@@ -37,6 +37,12 @@ const char cli_svds_help[] =
     "\n"
     "Exit status: 0 converged, 2 bad input, 3 not converged.\n";
 
+/* The library's option parser: names and ranges of -k, --which, ... */
+static sla_status parse_svds(sla_ctx *ctx, const char *str, void *opts)
+{
+    return sla_svds_options_parse(ctx, str, (sla_svds_options *)opts);
+}
+
 int cmd_svds(int argc, char **argv)
 {
     optdef defs[] = {
@@ -52,27 +58,13 @@ int cmd_svds(int argc, char **argv)
         return rc;
     sla_svds_options o;
     sla_svds_options_default(&o);
-    const char *s;
-    long long v = 0, threads = 0;
-    if ((s = optval(defs, nd, "--k"))) {
-        if (parse_int("-k", s, 1, 1000000, &v)) return EXIT_BAD;
-        o.k = v;
-    }
-    if ((s = optval(defs, nd, "--which"))) {
-        static const char *const wn[] = {"LM", "SM"};
-        int w = lookup_name("--which", s, wn, 2);
-        if (w < 0) return EXIT_BAD;
-        o.which = (sla_svds_which)w;
-    }
-    if ((s = optval(defs, nd, "--tol")) && parse_double("--tol", s, &o.tol)) return EXIT_BAD;
-    if ((s = optval(defs, nd, "--ncv"))) {
-        if (parse_int("--ncv", s, 2, 46340, &v)) return EXIT_BAD;
-        o.ncv = v;
-    }
-    if ((s = optval(defs, nd, "--maxiter"))) {
-        if (parse_int("--maxiter", s, 1, 1000000000, &v)) return EXIT_BAD;
-        o.maxiter = v;
-    }
+    long long threads = 0;
+    static const cli_flag_key keys[] = {
+        {"--k", "k"}, {"--which", "which"}, {"--tol", "tol"}, {"--ncv", "ncv"}, {"--maxiter", "maxiter"},
+    };
+    if ((rc = cli_option_flags("svds", defs, nd, keys, (int)(sizeof keys / sizeof keys[0]),
+                               parse_svds, &o)))
+        return rc;
     if (opt_threads(defs, nd, &threads)) return EXIT_BAD;
     const int json = optseen(defs, nd, "--json");
     const char *pu = optval(defs, nd, "--out-u"), *pv = optval(defs, nd, "--out-v");
