@@ -16,5 +16,6 @@
 #include "sla/svd.h"
 #include "sla/nonlinear.h"
 #include "sla/lsq.h"
+#include "sla/complex.h"
 
 #endif

@@ -30,6 +30,17 @@ extern "C" {
  * refused with SLA_ERR_TOO_LARGE. */
 typedef int64_t sla_int;
 
+/* A complex number as the API passes it: two doubles, real part first, the
+ * layout of C's double _Complex, C++'s std::complex<double>, NumPy's and
+ * PyTorch's complex128 and Fortran's COMPLEX*16. The API only takes
+ * pointers to it, so C and C++ callers use their own complex types through
+ * a cast. */
+#if defined(__cplusplus) || defined(__STDC_NO_COMPLEX__)
+typedef struct sla_complex { double re, im; } sla_complex;
+#else
+typedef double _Complex sla_complex;
+#endif
+
 typedef enum sla_status {
     SLA_OK = 0,
     SLA_NOT_CONVERGED = 1,     /* warning: iterative solve stopped early; see info.reason */

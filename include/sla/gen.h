@@ -19,6 +19,15 @@ extern "C" {
 SLA_API sla_status sla_gen_poisson(sla_ctx *ctx, int dim, sla_int N,
                            sla_matrix **out);
 
+/* 2-D Helmholtz with absorption, complex symmetric (A = A^T, not
+ * Hermitian): the 5-point Laplacian minus (k h)^2 (1 + i alpha) on the
+ * diagonal, h = 1/(N+1), n = N^2, dtype SLA_C128: -Delta u - k^2 (1 + i
+ * alpha) u = f scaled by h^2. alpha > 0 damps (a shifted-Laplacian /
+ * absorbing medium; alpha = 0 is the indefinite real Helmholtz operator
+ * stored as complex). k >= 0 and alpha finite. */
+SLA_API sla_status sla_gen_helmholtz2d(sla_ctx *ctx, sla_int N, double k, double alpha,
+                                       sla_matrix **out);
+
 /* Variable-coefficient diffusion -div(kappa grad u) on the unit square,
  * kappa constant on each of the (N+1)^2 cells (cell (a,b) spans
  * [a h, (a+1) h] x [b h, (b+1) h], a fastest). The coupling across an

@@ -1,10 +1,12 @@
 /* sla/io.h — Matrix Market files.
  *
- * Coordinate format: real, integer or pattern field; general, symmetric or
- * skew-symmetric. A symmetric (skew-symmetric) file stores one triangle and
- * is expanded to full storage on read; duplicates are summed. Complex and
- * hermitian files are refused with SLA_ERR_UNSUPPORTED. Array format holds
- * dense vectors and multi-column right-hand sides (column-major).
+ * Coordinate format: real, integer, pattern or complex field; general,
+ * symmetric, skew-symmetric or (complex) hermitian. A symmetric
+ * (skew-symmetric, hermitian) file stores one triangle and is expanded to
+ * full storage on read (a_ji = a_ij, -a_ij, conj(a_ij)); duplicates are
+ * summed. A hermitian file whose diagonal entry has a nonzero imaginary
+ * part is refused naming the line. Array format holds dense vectors and
+ * multi-column right-hand sides (column-major), real or complex.
  * Validation is strict: every error message names the line.
  */
 #ifndef SLA_IO_H
@@ -17,7 +19,11 @@
 extern "C" {
 #endif
 
-/* Read a coordinate Matrix Market file into a matrix of type dtype.
+/* Read a coordinate Matrix Market file into a matrix of type dtype. The
+ * field decides whether values are complex: a complex file gives a complex
+ * matrix of dtype's precision (SLA_F64 or SLA_C128: SLA_C128; SLA_F32 or
+ * SLA_C64: SLA_C64), and a real file read with a complex dtype gives zero
+ * imaginary parts; check sla_matrix_dtype of the result.
  * Errors: SLA_ERR_IO, SLA_ERR_FORMAT, SLA_ERR_INDEX, SLA_ERR_VALUE,
  * SLA_ERR_UNSUPPORTED, SLA_ERR_NOMEM; the message names the file and line. */
 SLA_API sla_status sla_mm_read(sla_ctx *ctx, const char *path, sla_dtype dtype,
@@ -41,8 +47,9 @@ SLA_API sla_status sla_mm_read_buffer(sla_ctx *ctx, const char *buf, size_t len,
  * existing path that is not a regular file (/dev/null, /dev/full, a FIFO)
  * is written in place. Nothing is printed. */
 
-/* Write value array ib as "coordinate real general", 1-based, in CSR order,
- * with 17 significant digits (round-trips float64 exactly). */
+/* Write value array ib as "coordinate real general" ("coordinate complex
+ * general" for a complex matrix), 1-based, in CSR order, with 17
+ * significant digits (round-trips float64 exactly). */
 SLA_API sla_status sla_mm_write(sla_ctx *ctx, const char *path, const sla_matrix *A,
                         sla_int ib);
 
@@ -61,6 +68,17 @@ SLA_API sla_status sla_mm_read_dense(sla_ctx *ctx, const char *path, sla_int *nr
 /* Write a column-major nrows x ncols array as "array real general". */
 SLA_API sla_status sla_mm_write_dense(sla_ctx *ctx, const char *path, sla_int nrows,
                               sla_int ncols, const double *data);
+
+/* Complex counterparts: write the nnz complex values on A's pattern
+ * ("coordinate complex general"), read an array file of any field into
+ * complex values (a real file: zero imaginary parts; free with sla_free),
+ * write "array complex general". */
+SLA_API sla_status sla_mm_write_pattern_values_z(sla_ctx *ctx, const char *path,
+                                                 const sla_matrix *A, const sla_complex *vals);
+SLA_API sla_status sla_mm_read_dense_z(sla_ctx *ctx, const char *path, sla_int *nrows,
+                                       sla_int *ncols, sla_complex **data);
+SLA_API sla_status sla_mm_write_dense_z(sla_ctx *ctx, const char *path, sla_int nrows,
+                                        sla_int ncols, const sla_complex *data);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,15 @@
  * Values are float64 or float32. float32 is a storage format: kernels read
  * float32 values and compute in float64, so a float32 matrix halves the
  * value traffic of SpMV while vectors and results stay float64.
+ *
+ * Complex values: SLA_C128 (pairs of doubles, real part first, the layout
+ * of sla_complex) and SLA_C64 (pairs of floats, a storage format computed
+ * in complex128 as float32 is in float64). A value array of a complex
+ * matrix holds nnz complex numbers (2 nnz reals); every function below
+ * that takes or returns values uses the matrix's own dtype. The real
+ * operations (sla_matvec, sla_solver_*, sla_logdet, sla_eigsh, ...) refuse
+ * a complex matrix by name with SLA_ERR_UNSUPPORTED; their complex
+ * counterparts are in sla/complex.h.
  */
 #ifndef SLA_MATRIX_H
 #define SLA_MATRIX_H
@@ -22,7 +31,14 @@
 extern "C" {
 #endif
 
-typedef enum sla_dtype { SLA_F64 = 0, SLA_F32 = 1 } sla_dtype;
+typedef enum sla_dtype { SLA_F64 = 0, SLA_F32 = 1, SLA_C128 = 2, SLA_C64 = 3 } sla_dtype;
+
+/* Whether dtype holds complex values (SLA_C128, SLA_C64). */
+static inline bool sla_dtype_is_complex(sla_dtype t) { return t == SLA_C128 || t == SLA_C64; }
+/* Bytes of one value of dtype (8, 4, 16, 8); 0 for an unknown dtype. */
+SLA_API size_t sla_dtype_size(sla_dtype t);
+/* "float64", "float32", "complex128", "complex64". */
+SLA_API const char *sla_dtype_name(sla_dtype t);
 
 /* SLA_COPY: the matrix copies the caller's arrays.
  * SLA_BORROW: the matrix keeps the caller's row pointers and values (the
@@ -112,12 +128,25 @@ SLA_API sla_status sla_matrix_borrow_values(sla_ctx *ctx, sla_matrix *A,
 SLA_API sla_status sla_matrix_check_values(sla_ctx *ctx, const sla_matrix *A,
                                    sla_int ib);
 
-/* Dense copy of value array ib, column-major, ld >= nrows. */
+/* Whether A holds complex values. */
+SLA_API bool sla_matrix_is_complex(const sla_matrix *A);
+
+/* Dense copy of value array ib, column-major, ld >= nrows (real A;
+ * a complex A: SLA_ERR_UNSUPPORTED, see sla_matrix_to_dense_z). */
 SLA_API sla_status sla_matrix_to_dense(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
                                double *dense, sla_int ld);
 
+/* Dense complex copy of value array ib, column-major, ld >= nrows (a real
+ * A is copied with zero imaginary parts). */
+SLA_API sla_status sla_matrix_to_dense_z(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
+                                         sla_complex *dense, sla_int ld);
+
 /* Structure queries on value array ib. symmetric: |a_ij - a_ji| <= tol *
- * max|a| for every stored pair (a missing partner counts as 0). */
+ * max|a| for every stored pair (a missing partner counts as 0). For a
+ * complex A, symmetric means A = A^T (complex symmetric, e.g. Helmholtz)
+ * and hermitian A = A^H (|a_ij - conj(a_ji)| <= tol max|a|, real diagonal);
+ * positive_diagonal asks for real positive diagonal entries. For a real A,
+ * hermitian equals symmetric. */
 typedef struct sla_matrix_props {
     bool square;
     bool structurally_symmetric;
@@ -126,6 +155,9 @@ typedef struct sla_matrix_props {
     bool diagonally_dominant;  /* |a_ii| >= sum_j!=i |a_ij| on every row */
     double symmetry_error;     /* max |a_ij - a_ji| / max |a| */
     double max_abs;            /* max |a_ij| */
+    bool is_complex;           /* complex values */
+    bool hermitian;            /* A = A^H within tol (= symmetric for real A) */
+    double hermitian_error;    /* max |a_ij - conj(a_ji)| / max |a| */
 } sla_matrix_props;
 
 SLA_API sla_status sla_matrix_properties(sla_ctx *ctx, const sla_matrix *A,

@@ -177,7 +177,8 @@ class MatrixProps(ctypes.Structure):
     """Mirror of sla_matrix_props (include/sla/matrix.h)."""
     _fields_ = [("square", c_bool), ("structurally_symmetric", c_bool), ("symmetric", c_bool),
                 ("positive_diagonal", c_bool), ("diagonally_dominant", c_bool),
-                ("symmetry_error", c_double), ("max_abs", c_double)]
+                ("symmetry_error", c_double), ("max_abs", c_double),
+                ("is_complex", c_bool), ("hermitian", c_bool), ("hermitian_error", c_double)]
 
 
 sla_matrix_properties = _proto("sla_matrix_properties", c_int, P, P, c_int64, c_double,

@@ -5,6 +5,8 @@
 #include "sla.h"
 
 #include <stdarg.h>
+#include <complex.h>
+#undef I /* the library has variables named I; use _Complex_I */
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -67,7 +69,8 @@ double sla__now(void);
 
 /* ---- matrix helpers -------------------------------------------------- */
 
-/* Value k of array ib as a double. */
+/* Value k of array ib as a double (real matrices only: every real entry
+ * point refuses a complex matrix first, with sla__require_real). */
 static inline double sla__val(const sla_matrix *A, sla_int ib, sla_int k)
 {
     return A->dtype == SLA_F64
@@ -77,8 +80,44 @@ static inline double sla__val(const sla_matrix *A, sla_int ib, sla_int k)
 
 static inline size_t sla__dtype_size(sla_dtype t)
 {
-    return t == SLA_F64 ? sizeof(double) : sizeof(float);
+    switch (t) {
+    case SLA_F64: return sizeof(double);
+    case SLA_F32: return sizeof(float);
+    case SLA_C128: return 2 * sizeof(double);
+    case SLA_C64: return 2 * sizeof(float);
+    }
+    return 0;
 }
+
+static inline bool sla__is_complex(const sla_matrix *A) { return sla_dtype_is_complex(A->dtype); }
+
+/* ---- complex values ---------------------------------------------------- */
+
+/* Internal complex type (the library is C11 with complex support; the
+ * public sla_complex is this type in C). */
+typedef double _Complex sla__z;
+
+/* Value k of array ib of any matrix as a complex number (imaginary part 0
+ * for a real matrix). */
+static inline sla__z sla__zval(const sla_matrix *A, sla_int ib, sla_int k)
+{
+    size_t p = (size_t)(ib * A->nnz + k);
+    switch (A->dtype) {
+    case SLA_C128: return ((const sla__z *)A->values)[p];
+    case SLA_C64: {
+        const float *v = (const float *)A->values + 2 * p;
+        return (double)v[0] + (double)v[1] * _Complex_I;
+    }
+    case SLA_F64: return ((const double *)A->values)[p];
+    case SLA_F32: return (double)((const float *)A->values)[p];
+    }
+    return 0;
+}
+
+/* SLA_ERR_UNSUPPORTED naming `what` when A is complex ("what: complex
+ * matrices are not supported here; see sla/complex.h"); SLA_OK otherwise
+ * (and for A == NULL, which the caller checks itself). */
+sla_status sla__require_real(sla_ctx *ctx, const sla_matrix *A, const char *what);
 
 /* Build a matrix that takes ownership of rowptr/colind/values already
  * allocated with `a` (used by COO conversion, transpose, generators).
@@ -137,6 +176,21 @@ void sla__axpy(sla_int n, double a, const double *x, double *y, int nt);
 void sla__xpby(sla_int n, const double *x, double b, double *y, int nt);
 /* true if every entry is finite */
 bool sla__all_finite(sla_int n, const double *x);
+
+/* ---- complex kernels (zspmv.c) ----------------------------------------- */
+
+/* y = op(A_ib) x, op 0 = A, 1 = A^T, 2 = A^H (sla_op's values); any dtype.
+ * x has ncols entries for op 0 (nrows otherwise). */
+void sla__zspmv(const sla_matrix *A, sla_int ib, int op, const sla__z *x, sla__z *y, int nt);
+/* sum conj(x_i) y_i (the Hermitian inner product) and sum x_i y_i. */
+sla__z sla__zdotc(sla_int n, const sla__z *x, const sla__z *y, int nt);
+sla__z sla__zdotu(sla_int n, const sla__z *x, const sla__z *y, int nt);
+/* ||x||_2, safe from overflow and underflow. */
+double sla__znrm2(sla_int n, const sla__z *x, int nt);
+/* y += a x;  y = x + b y. */
+void sla__zaxpy(sla_int n, sla__z a, const sla__z *x, sla__z *y, int nt);
+void sla__zxpby(sla_int n, const sla__z *x, sla__z b, sla__z *y, int nt);
+bool sla__zall_finite(sla_int n, const sla__z *x);
 
 /* ---- independent items in parallel (parallel.c) ----------------------- */
 

@@ -58,7 +58,7 @@ static sla_status check_sizes(sla_ctx *ctx, sla_int nrows, sla_int ncols, sla_in
                           "%lld x %lld matrix: sla's kernels use 32-bit column indices, "
                           "so one process holds at most %d rows and columns",
                           (long long)nrows, (long long)ncols, INT32_MAX);
-    if (nnz > 0 && nbatch > INT64_MAX / 8 / nnz) /* (a product could wrap) */
+    if (nnz > 0 && nbatch > INT64_MAX / 16 / nnz) /* (a product could wrap) */
         return sla__error(ctx, SLA_ERR_TOO_LARGE, "nnz x nbatch = %lld x %lld overflows",
                           (long long)nnz, (long long)nbatch);
     return SLA_OK;
@@ -67,13 +67,79 @@ static sla_status check_sizes(sla_ctx *ctx, sla_int nrows, sla_int ncols, sla_in
 static sla_status check_finite(sla_ctx *ctx, sla_dtype dtype, const void *vals, sla_int count,
                                sla_int per_batch)
 {
-    for (sla_int k = 0; k < count; k++) {
-        double v = dtype == SLA_F64 ? ((const double *)vals)[k] : ((const float *)vals)[k];
-        if (!isfinite(v))
+    const int parts = sla_dtype_is_complex(dtype) ? 2 : 1; /* reals per value */
+    const bool dbl = dtype == SLA_F64 || dtype == SLA_C128;
+    for (sla_int r = 0; r < count * parts; r++) {
+        double v = dbl ? ((const double *)vals)[r] : ((const float *)vals)[r];
+        if (!isfinite(v)) {
+            sla_int k = r / parts;
+            if (parts == 2)
+                return sla__error(ctx, SLA_ERR_VALUE,
+                                  "value at entry %lld (batch %lld) is not finite (%s part %g)",
+                                  (long long)(k % per_batch), (long long)(k / per_batch),
+                                  r % 2 ? "imaginary" : "real", v);
             return sla__error(ctx, SLA_ERR_VALUE,
                               "value %g at entry %lld (batch %lld) is not finite", v,
                               (long long)(k % per_batch), (long long)(k / per_batch));
+        }
     }
+    return SLA_OK;
+}
+
+static bool dtype_known(sla_dtype t)
+{
+    return t == SLA_F64 || t == SLA_F32 || t == SLA_C128 || t == SLA_C64;
+}
+
+/* values[p] = 1 in dtype. */
+static void set_one(sla_dtype dtype, void *values, sla_int p)
+{
+    switch (dtype) {
+    case SLA_F64: ((double *)values)[p] = 1.0; break;
+    case SLA_F32: ((float *)values)[p] = 1.0f; break;
+    case SLA_C128: ((double *)values)[2 * p] = 1.0; ((double *)values)[2 * p + 1] = 0.0; break;
+    case SLA_C64: ((float *)values)[2 * p] = 1.0f; ((float *)values)[2 * p + 1] = 0.0f; break;
+    }
+}
+
+/* values[p] += src[q] (or 1 when src is NULL), in dtype. */
+static void add_value(sla_dtype dtype, void *values, sla_int p, const void *src, sla_int q)
+{
+    switch (dtype) {
+    case SLA_F64: ((double *)values)[p] += src ? ((const double *)src)[q] : 1.0; break;
+    case SLA_F32: ((float *)values)[p] += src ? ((const float *)src)[q] : 1.0f; break;
+    case SLA_C128:
+        ((double *)values)[2 * p] += src ? ((const double *)src)[2 * q] : 1.0;
+        ((double *)values)[2 * p + 1] += src ? ((const double *)src)[2 * q + 1] : 0.0;
+        break;
+    case SLA_C64:
+        ((float *)values)[2 * p] += src ? ((const float *)src)[2 * q] : 1.0f;
+        ((float *)values)[2 * p + 1] += src ? ((const float *)src)[2 * q + 1] : 0.0f;
+        break;
+    }
+}
+
+size_t sla_dtype_size(sla_dtype t) { return sla__dtype_size(t); }
+
+const char *sla_dtype_name(sla_dtype t)
+{
+    switch (t) {
+    case SLA_F64: return "float64";
+    case SLA_F32: return "float32";
+    case SLA_C128: return "complex128";
+    case SLA_C64: return "complex64";
+    }
+    return "unknown";
+}
+
+bool sla_matrix_is_complex(const sla_matrix *A) { return A && sla__is_complex(A); }
+
+sla_status sla__require_real(sla_ctx *ctx, const sla_matrix *A, const char *what)
+{
+    if (A && sla__is_complex(A))
+        return sla__error(ctx, SLA_ERR_UNSUPPORTED,
+                          "%s: complex matrices (%s) are not supported here; see sla/complex.h", what,
+                          sla_dtype_name(A->dtype));
     return SLA_OK;
 }
 
@@ -150,7 +216,7 @@ sla_status sla_matrix_from_coo(sla_ctx *ctx, sla_int nrows, sla_int ncols, sla_i
     if (st) return st;
     if (nnz_in > 0 && (!rows || !cols))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_from_coo: rows or cols is NULL");
-    if (dtype != SLA_F64 && dtype != SLA_F32)
+    if (!dtype_known(dtype))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown dtype %d", (int)dtype);
     for (sla_int k = 0; k < nnz_in; k++) {
         if (rows[k] < 0 || rows[k] >= nrows || cols[k] < 0 || cols[k] >= ncols)
@@ -223,11 +289,7 @@ sorted:;
     for (sla_int k = 0; k < nnz_in; k++) colind[ord1[k]] = (int32_t)cols[k];
     for (sla_int b = 0; b < nbatch; b++) {
         for (sla_int k = 0; k < nnz_in; k++) {
-            sla_int p = b * nnz + ord1[k];
-            if (dtype == SLA_F64)
-                ((double *)values)[p] += vals ? ((const double *)vals)[b * nnz_in + k] : 1.0;
-            else
-                ((float *)values)[p] += vals ? ((const float *)vals)[b * nnz_in + k] : 1.0f;
+            add_value(dtype, values, b * nnz + ord1[k], vals, b * nnz_in + k);
         }
     }
     if (coo_to_csr) memcpy(coo_to_csr, ord1, (size_t)nnz_in * sizeof *ord1);
@@ -264,7 +326,7 @@ sla_status sla_matrix_from_csr(sla_ctx *ctx, sla_int nrows, sla_int ncols, const
     if (!out) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_from_csr: out is NULL");
     *out = NULL;
     if (!rowptr) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_from_csr: rowptr is NULL");
-    if (dtype != SLA_F64 && dtype != SLA_F32)
+    if (!dtype_known(dtype))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown dtype %d", (int)dtype);
     if (own != SLA_COPY && own != SLA_BORROW)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown ownership %d", (int)own);
@@ -319,10 +381,7 @@ sla_status sla_matrix_from_csr(sla_ctx *ctx, sla_int nrows, sla_int ncols, const
         if (vals) {
             memcpy(values, vals, (size_t)(nnz * nbatch) * es);
         } else {
-            for (sla_int k = 0; k < nnz * nbatch; k++) {
-                if (dtype == SLA_F64) ((double *)values)[k] = 1.0;
-                else ((float *)values)[k] = 1.0f;
-            }
+            for (sla_int k = 0; k < nnz * nbatch; k++) set_one(dtype, values, k);
         }
     }
     sla_matrix *A = sla__matrix_wrap(&a, nrows, ncols, nnz, nbatch, dtype,
@@ -489,6 +548,8 @@ sla_status sla_matrix_to_dense(sla_ctx *ctx, const sla_matrix *A, sla_int ib, do
                                sla_int ld)
 {
     if (!A || !dense) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_to_dense: NULL argument");
+    sla_status rs = sla__require_real(ctx, A, "sla_matrix_to_dense (use sla_matrix_to_dense_z)");
+    if (rs) return rs;
     if (ib < 0 || ib >= A->nbatch)
         return sla__error(ctx, SLA_ERR_INDEX, "batch index %lld out of range", (long long)ib);
     if (ld < A->nrows)
@@ -513,6 +574,24 @@ sla_int sla__find(const sla_matrix *A, sla_int i, sla_int j)
     return (lo < A->rowptr[i + 1] && A->colind[lo] == j) ? lo : -1;
 }
 
+sla_status sla_matrix_to_dense_z(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla_complex *dense,
+                                 sla_int ld)
+{
+    if (!A || !dense) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_to_dense_z: NULL argument");
+    if (ib < 0 || ib >= A->nbatch)
+        return sla__error(ctx, SLA_ERR_INDEX, "batch index %lld out of range", (long long)ib);
+    if (ld < A->nrows)
+        return sla__error(ctx, SLA_ERR_DIMENSION, "leading dimension %lld < nrows %lld",
+                          (long long)ld, (long long)A->nrows);
+    sla__z *d = (sla__z *)dense;
+    for (sla_int j = 0; j < A->ncols; j++)
+        for (sla_int i = 0; i < A->nrows; i++) d[j * ld + i] = 0.0;
+    for (sla_int i = 0; i < A->nrows; i++)
+        for (sla_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+            d[(sla_int)A->colind[p] * ld + i] = sla__zval(A, ib, p);
+    return sla__ok(ctx, SLA_OK);
+}
+
 sla_status sla_matrix_properties(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double tol,
                                  sla_matrix_props *props)
 {
@@ -520,37 +599,44 @@ sla_status sla_matrix_properties(sla_ctx *ctx, const sla_matrix *A, sla_int ib, 
     if (ib < 0 || ib >= A->nbatch)
         return sla__error(ctx, SLA_ERR_INDEX, "batch index %lld out of range", (long long)ib);
     memset(props, 0, sizeof *props);
+    const bool cplx = sla__is_complex(A);
+    props->is_complex = cplx;
     props->square = A->nrows == A->ncols;
     double maxabs = 0.0;
-    for (sla_int p = 0; p < A->nnz; p++) maxabs = fmax(maxabs, fabs(sla__val(A, ib, p)));
+    for (sla_int p = 0; p < A->nnz; p++) maxabs = fmax(maxabs, cabs(sla__zval(A, ib, p)));
     props->max_abs = maxabs;
     if (!props->square) return sla__ok(ctx, SLA_OK);
 
     bool ssym = true, pdiag = true, ddom = true;
-    double symerr = 0.0;
+    double symerr = 0.0, hermerr = 0.0;
     for (sla_int i = 0; i < A->nrows; i++) {
-        double diag = 0.0, off = 0.0;
+        double off = 0.0;
+        sla__z diag = 0.0;
         bool has_diag = false;
         for (sla_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
             sla_int j = A->colind[p];
-            double v = sla__val(A, ib, p);
+            sla__z v = sla__zval(A, ib, p);
             if (j == i) {
                 diag = v;
                 has_diag = true;
+                hermerr = fmax(hermerr, 2.0 * fabs(cimag(v))); /* |a_ii - conj(a_ii)| */
                 continue;
             }
-            off += fabs(v);
+            off += cabs(v);
             sla_int q = sla__find(A, j, i);
-            double vt = q >= 0 ? sla__val(A, ib, q) : 0.0;
+            sla__z vt = q >= 0 ? sla__zval(A, ib, q) : 0.0;
             if (q < 0) ssym = false;
-            symerr = fmax(symerr, fabs(v - vt));
+            symerr = fmax(symerr, cabs(v - vt));
+            hermerr = fmax(hermerr, cabs(v - conj(vt)));
         }
-        if (!has_diag || !(diag > 0.0)) pdiag = false;
-        if (fabs(diag) < off) ddom = false;
+        if (!has_diag || !(creal(diag) > 0.0) || cimag(diag) != 0.0) pdiag = false;
+        if (cabs(diag) < off) ddom = false;
     }
     props->structurally_symmetric = ssym;
     props->symmetry_error = maxabs > 0.0 ? symerr / maxabs : 0.0;
     props->symmetric = props->symmetry_error <= tol;
+    props->hermitian_error = maxabs > 0.0 ? hermerr / maxabs : 0.0;
+    props->hermitian = props->hermitian_error <= tol;
     props->positive_diagonal = pdiag && A->nrows > 0;
     props->diagonally_dominant = ddom;
     return sla__ok(ctx, SLA_OK);

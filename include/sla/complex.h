@@ -1,0 +1,130 @@
+/* sla/complex.h — complex-valued matrices: products, solves, log-determinant
+ * and Hermitian eigenpairs, with their VJPs.
+ *
+ * A complex matrix is an sla_matrix of dtype SLA_C128 (or SLA_C64, stored
+ * in single precision and computed in complex128): the same CSR pattern,
+ * batches and lists as real matrices. Vectors are arrays of sla_complex
+ * (real part first, then imaginary), the layout of C's double _Complex,
+ * NumPy's and PyTorch's complex128.
+ *
+ * Gradient convention (PyTorch's). For a real loss L of a complex input
+ * z = u + i v, the gradient sla returns is
+ *
+ *     grad_z = dL/du + i dL/dv      (= 2 dL/d conj(z), conjugate Wirtinger),
+ *
+ * the steepest-ascent direction, which is what torch.autograd stores in
+ * z.grad. VJPs take the output's gradient in the same form and return the
+ * inputs'. For a linear map y = A x this gives grad_x = A^H grad_y, and for
+ * a pattern entry k = (i, j) of A, grad_A[k] = grad_y[i] conj(x[j]); for
+ * x = A^-1 b, grad_b = A^-H grad_x and grad_A[k] = -grad_b[i] conj(x[j]).
+ * A real matrix's gradient is the real part of its complex counterpart.
+ */
+#ifndef SLA_COMPLEX_H
+#define SLA_COMPLEX_H
+
+#include "matrix.h"
+#include "solver.h"
+#include "eig.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Which operator a product or a solve applies: A, its transpose A^T, or its
+ * conjugate transpose A^H. */
+typedef enum sla_op { SLA_OP_N = 0, SLA_OP_T = 1, SLA_OP_H = 2 } sla_op;
+
+/* ---- products ------------------------------------------------------------ */
+
+/* y = op(A_ib) x for a complex (or real) A. x has ncols entries (nrows for
+ * op T, H), y nrows (ncols). x and y may not alias. */
+SLA_API sla_status sla_zmatvec(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla_op op,
+                               const sla_complex *x, sla_complex *y);
+
+/* VJP of y = A_ib x: gx = A^H gy (ncols entries), gA[k] = gy[row_k]
+ * conj(x[col_k]) (nnz entries). gx or gA may be NULL (not wanted). */
+SLA_API sla_status sla_zmatvec_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
+                                   const sla_complex *x, const sla_complex *gy,
+                                   sla_complex *gx, sla_complex *gA);
+
+/* ---- solves -------------------------------------------------------------
+ * sla_solver_create accepts a complex A: the methods whose registry entry
+ * carries SLA_CAP_COMPLEX (`sla methods`) run in complex arithmetic: cg
+ * (Hermitian positive definite), minres (Hermitian), cocg (complex
+ * symmetric, A = A^T, e.g. Helmholtz), bicgstab and gmres (general), with
+ * jacobi, ic0 (Hermitian) or ilu0; cholesky (CHOLMOD, Hermitian positive
+ * definite), lu/umfpack, klu and superlu; auto chooses among them from the
+ * structure (Hermitian, complex symmetric, general) as for real matrices.
+ * A method that needs a structure A lacks (cg on a non-Hermitian A) is
+ * refused at set-up with a message naming the method that fits. The real
+ * solve calls (sla_solver_solve, ...) refuse a complex solver and the
+ * complex ones a real solver (SLA_ERR_ARGUMENT). */
+
+/* x = op(A_ib)^-1 b (b, x: n entries each, may not alias). For op T and H
+ * a direct method reuses its factor; a Krylov method solves with A^T or
+ * A^H. info may be NULL. Returns SLA_OK, SLA_NOT_CONVERGED (x holds the
+ * last iterate) or an error. */
+SLA_API sla_status sla_zsolver_solve(sla_ctx *ctx, sla_solver *S, sla_int ib, sla_op op,
+                                     const sla_complex *b, sla_complex *x, sla_solve_info *info);
+
+/* VJP of x = A_ib^-1 b given x and gx = grad_x: gb = A^-H gx (one adjoint
+ * solve reusing the factor or preconditioner) and gA[k] = -gb[row_k]
+ * conj(x[col_k]) on the pattern. gb may not be NULL; gA may be NULL.
+ * info (may be NULL) reports the adjoint solve. */
+SLA_API sla_status sla_zsolver_solve_vjp(sla_ctx *ctx, sla_solver *S, sla_int ib,
+                                         const sla_complex *x, const sla_complex *gx,
+                                         sla_complex *gb, sla_complex *gA, sla_solve_info *info);
+
+/* One-shot: create a solver with opts (NULL: defaults), solve A_ib x = b,
+ * destroy it. */
+SLA_API sla_status sla_zsolve(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
+                              const sla_solver_options *opts, const sla_complex *b,
+                              sla_complex *x, sla_solve_info *info);
+
+/* ---- log-determinant ------------------------------------------------------ */
+
+/* det A_ib = phase * exp(logabs): |phase| = 1 (0 when A is singular, with
+ * logabs = -inf), from an LU (or, Hermitian positive definite, Cholesky)
+ * factor of the direct solver S (a Krylov solver: SLA_ERR_ARGUMENT). */
+SLA_API sla_status sla_zsolver_logdet(sla_ctx *ctx, sla_solver *S, sla_int ib,
+                                      sla_complex *phase, double *logabs);
+
+/* VJP of (logabs, theta), theta = arg det A (phase = e^{i theta}), given
+ * their real gradients g_logabs and g_theta: gA[k] = (g_logabs + i g_theta)
+ * conj((A^-1)[col_k, row_k]) on the pattern (nnz entries), by selected
+ * inversion from the factor. A caller holding the gradient g_phase of
+ * phase itself (PyTorch's slogdet sign) passes g_theta = Im(conj(phase)
+ * g_phase): dL = Re(conj(g_phase) d phase) and d phase = i phase d theta. */
+SLA_API sla_status sla_zsolver_logdet_vjp(sla_ctx *ctx, sla_solver *S, sla_int ib,
+                                          double g_logabs, double g_theta, sla_complex *gA);
+
+/* One-shot log|det A_ib| and phase with a factorization auto chooses. */
+SLA_API sla_status sla_zlogdet(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
+                               sla_complex *phase, double *logabs);
+
+/* ---- Hermitian eigenpairs ------------------------------------------------- */
+
+/* The k eigenpairs of the Hermitian A_ib that opts->which selects (largest
+ * or smallest algebraic, largest or smallest magnitude; sigma for
+ * shift-invert), by ARPACK's complex Arnoldi (znaupd/zneupd). w: k real
+ * eigenvalues in ascending order; V: n x k column-major complex unit
+ * eigenvectors, each scaled so that its largest-magnitude entry is real
+ * and positive. A non-Hermitian A is refused (SLA_ERR_NOT_SYMMETRIC with
+ * the measured error). opts NULL: defaults. info may be NULL. */
+SLA_API sla_status sla_zeigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
+                              const sla_eigsh_options *opts, sla_int k, double *w,
+                              sla_complex *V, sla_eigsh_info *info);
+
+/* VJP of (w, V) = zeigsh(A): gw (k reals) and gV (n x k) may each be NULL
+ * (zero). gA (nnz): grad_A[k] = sum_j gw_j v_j[row_k] conj(v_j[col_k]) plus
+ * the eigenvector terms. A loss that depends on the arbitrary phase of an
+ * eigenvector (Im(v_j^H gV_j) != 0) is refused, as are degenerate
+ * eigenvalues when gV is given. */
+SLA_API sla_status sla_zeigsh_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla_int k,
+                                  const double *w, const sla_complex *V, const double *gw,
+                                  const sla_complex *gV, sla_complex *gA);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,88 @@
+/* Private: the interfaces of the complex solver path. The complex solver
+ * object (zsolver.c) runs complex Krylov methods (zkrylov.c) with complex
+ * preconditioners (zprecond.c) on an operator, or a complex direct backend
+ * (src/backends/, through sla__zdirect_backend) that factors once and
+ * solves with A, A^T or A^H. Never installed. */
+#ifndef SLA_ZSOLVER_H
+#define SLA_ZSOLVER_H
+
+#include "../core/internal.h"
+#include "direct.h"
+#include "krylov.h"
+
+/* ---- Krylov ---------------------------------------------------------------- */
+
+/* A square complex operator y = A x. */
+typedef struct sla__zop {
+    sla_int n;
+    int nt;
+    void *data;
+    void (*apply)(void *data, const sla__z *x, sla__z *y, int nt);
+} sla__zop;
+
+/* A complex preconditioner z = M^-1 r (op 0), M^-T r (1) or M^-H r (2);
+ * apply == NULL means the identity. */
+typedef struct sla__zpc sla__zpc;
+struct sla__zpc {
+    sla_precond_kind kind;
+    sla_int n;
+    sla_allocator alloc;
+    void *data;
+    sla_status (*apply)(const sla__zpc *pc, int op, const sla__z *r, sla__z *z, int nt);
+    void (*destroy)(sla__zpc *pc);
+    sla_int shifted; /* pivots replaced (ilu_shift), with a note */
+    char note[160];
+};
+
+/* Each method solves A x = b (x holds the initial guess when o->use_x0) and
+ * fills info as the real methods do (iterations, true residual, reason,
+ * converged). cg: Hermitian positive definite A and M; minres: Hermitian A,
+ * Hermitian positive definite M; cocg: complex symmetric A (A = A^T) with a
+ * complex symmetric M (jacobi, ilu0 of a symmetric A); bicgstab, gmres:
+ * any A. Return SLA_OK, SLA_NOT_CONVERGED, or an error. */
+typedef sla_status (*sla__zkrylov_fn)(sla_ctx *ctx, const sla__zop *A, const sla__zpc *M,
+                                      const sla__z *b, sla__z *x, const sla__kopts *o,
+                                      sla_solve_info *info);
+
+/* ---- direct backends ------------------------------------------------------- */
+
+/* The complex counterpart of sla__direct_ops (direct.h): analyze once per
+ * pattern, factor once per value array, solve with A, A^T or A^H. A is
+ * complex (SLA_C128 or SLA_C64: the backend converts to complex128 if it
+ * needs to). */
+typedef struct sla__zdirect_ops {
+    const char *name;        /* "umfpack", "klu", "cholmod", "superlu" */
+    bool hermitian;          /* factors Hermitian positive definite A only (cholmod) */
+    sla_status (*analyze)(sla_ctx *ctx, const sla_matrix *A, const sla__direct_opts *o, void **sym);
+    sla_status (*factor)(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_int ib, void **num);
+    /* x = op(A)^-1 b for nrhs columns (op 0 = A, 1 = A^T, 2 = A^H). */
+    sla_status (*solve)(sla_ctx *ctx, void *sym, void *num, int op, sla_int nrhs, const sla__z *b,
+                        sla_int ldb, sla__z *x, sla_int ldx);
+    /* det A = phase * exp(logabs) (phase 0 and logabs -inf when singular). */
+    sla_status (*logdet)(sla_ctx *ctx, void *sym, void *num, sla__z *phase, double *logabs);
+    /* z[k] = (A^-1)[col_k, row_k] for every stored entry k; NULL when the
+     * backend has none (the caller then solves column by column). */
+    sla_status (*selinv)(sla_ctx *ctx, void *sym, void *num, const sla_matrix *A, sla__z *z);
+    double (*rcond)(const void *num); /* -1 unknown; may be NULL */
+    void (*free_num)(void *num);
+    void (*free_sym)(void *sym);
+} sla__zdirect_ops;
+
+/* The complex backend of a direct method (SLA_METHOD_CHOLESKY, LU,
+ * UMFPACK, KLU, SUPERLU), or NULL when that method has none in this build
+ * (zdirect.c). */
+const sla__zdirect_ops *sla__zdirect_backend(sla_method m);
+
+/* ---- the complex solver object (zsolver.c) ---------------------------------- */
+
+/* Whether S was created on a complex matrix. */
+bool sla__solver_is_complex(const sla_solver *S);
+/* The matrix of S. */
+const sla_matrix *sla__zsolver_matrix(const sla_solver *S);
+/* The factor of value array ib of a complex direct solver S (factored on
+ * first use, reused after); SLA_ERR_ARGUMENT naming the method when S is a
+ * Krylov solver. For the log-determinant and its VJP (zlogdet.c). */
+sla_status sla__zsolver_factor(sla_ctx *ctx, sla_solver *S, sla_int ib, const sla__zdirect_ops **ops,
+                               void **sym, void **num);
+
+#endif
