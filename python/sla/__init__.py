@@ -8,6 +8,8 @@ the C library libsla (ctypes; no numerical algorithm is written in Python).
     y = A @ x
     loss.backward()                                  # gradients to values and b via the C VJPs
     lam, V = A.eigsh(4, which="SA")                  # ARPACK, gradients via sla_eigsh_batch_vjp
+    Z = sla.SparseTensor(zvalues, row, col, (n, n))  # complex128/complex64 values: @, solve,
+    z = Z.solve(zb); sign, lad = Z.slogdet()         # slogdet, eigsh (Hermitian), Z.H, Z.conj()
     u = sla.nonlinear_solve(F, u0, *params, jacobian=A)  # F written in torch; Newton in C
 
 The library is the package's own copy (sla/lib/libsla.so, built by
@@ -28,10 +30,11 @@ from ._eigs import eigs, eigsh_generalized
 from ._svds import svds
 from ._io import load, load_mtx, save, save_mtx
 from .sparse import SparseTensor, SparseTensorList, diffusion2d, poisson, spsolve
+from ._complex import helmholtz2d
 
 __all__ = [
     "SparseTensor", "SparseTensorList", "SolverConfig", "svds", "load_mtx", "save_mtx", "load", "save", "SolveInfo", "EigshInfo", "NonlinearInfo", "spsolve", "nonlinear_solve",
-    "poisson", "diffusion2d", "clear_cache", "set_num_threads", "get_num_threads",
+    "poisson", "diffusion2d", "helmholtz2d", "clear_cache", "set_num_threads", "get_num_threads",
     "version", "library_path", "SlaError", "SlaValueError", "SlaSingularError",
     "SlaNotSPDError", "SlaUnavailableError", "SlaMemoryError", "SlaConvergenceWarning",
     "lsqr", "lsmr", "LsqInfo",

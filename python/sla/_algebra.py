@@ -172,6 +172,8 @@ def _binary(op, A, B, alpha=1.0, beta=1.0):
     from .sparse import SparseTensor
     if not isinstance(B, SparseTensor):
         return NotImplemented
+    from ._complex import refuse
+    refuse({"matmul": "SpGEMM (A @ B)", "add": "A + B", "mul": "A * B"}[op], A, B)
     if op == "matmul":
         if A.shape[-1] != B.shape[-2]:
             raise ValueError("A @ B: A is %s but B is %s" % (A.shape, B.shape))
@@ -294,6 +296,8 @@ def norm(A, ord="fro"):
     bs = A.batch_shape
     if ord in ("fro", "f", None):
         v = A._csr_values()
+        if v.is_complex():
+            v = v.abs()
         # scaled, so that huge or tiny values neither overflow nor underflow
         s = v.abs().amax(-1, keepdim=True).detach()
         s = torch.where(s > 0, s, torch.ones_like(s))
@@ -449,6 +453,8 @@ def laplacian(A):
     L 1 = 0; symmetrize first, (A + A.T) * 0.5, for a directed pattern).
     Batched; differentiable in A's values."""
     from .sparse import SparseTensor
+    from ._complex import refuse
+    refuse("laplacian", A)
     if A.shape[-2] != A.shape[-1]:
         raise ValueError("laplacian needs a square matrix (shape %s)" % (A.shape,))
     bs = A.batch_shape

@@ -28,7 +28,7 @@ A pattern that no longer matches is rebuilt (with new solvers).
 A pattern keeps the C matrices and solvers made for it:
 
 * ``CMatrix``: an ``sla_matrix`` that *borrows* a values tensor [B, nnz]
-  (CSR order, float64 or float32) by pointer. New values are bound with
+  (CSR order, float64, float32, complex128 or complex64) by pointer. New values are bound with
   ``sla_matrix_borrow_values``: no copy.
 * ``Solver``: a ``CMatrix`` plus an ``sla_solver`` for one options string.
   ``prepare(values)`` makes the solver hold the factorization (or the
@@ -194,12 +194,18 @@ class Pattern:
             return m
 
 
+_C_DTYPES = {torch.float64: L.SLA_F64, torch.float32: L.SLA_F32,
+             torch.complex128: L.SLA_C128, torch.complex64: L.SLA_C64}
+
+
 def c_dtype(dtype):
-    if dtype == torch.float64:
-        return L.SLA_F64
-    if dtype == torch.float32:
-        return L.SLA_F32
-    raise TypeError("sla matrices hold float64 or float32 values (got %s)" % dtype)
+    """The sla_dtype of a torch dtype (complex values are interleaved (re,
+    im) pairs, torch's own layout, so they are borrowed as they are)."""
+    d = _C_DTYPES.get(dtype)
+    if d is None:
+        raise TypeError("sla matrices hold float64, float32, complex128 or complex64 values "
+                        "(got %s)" % dtype)
+    return d
 
 
 class CMatrix:

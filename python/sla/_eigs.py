@@ -143,6 +143,8 @@ def eigs(A, k=6, which="LM", sigma=None, return_eigenvectors=True, tol=0.0, ncv=
     SM, LR, SR, LI, SI; sigma: shift-invert around a real shift through a
     sparse LU (factor_method lu, umfpack, klu, superlu). Differentiable in
     the eigenvalues (simple ones; a multiple eigenvalue's backward raises)."""
+    from ._complex import refuse
+    refuse("eigs", A)
     f = _fns()
     if A.shape[-2] != A.shape[-1]:
         raise ValueError("eigs needs a square matrix (shape %s)" % (A.shape,))
@@ -225,6 +227,8 @@ def eigsh_generalized(K, M, k=6, which="LM", sigma=None, return_eigenvectors=Tru
     around sigma (default 0: the eigenvalues nearest 0). Ascending
     eigenvalues [k] and M-orthonormal eigenvectors [n, k]; differentiable
     in the eigenvalues with respect to K's and M's values."""
+    from ._complex import refuse
+    refuse("eigsh_generalized", K, M)
     from .sparse import _FACTOR_METHODS
     f = _fns()
     if K.batch_shape or M.batch_shape:

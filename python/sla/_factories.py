@@ -180,11 +180,11 @@ def from_dense(cls, D, requires_grad=False):
     r, c = torch.nonzero(D.detach(), as_tuple=True)
     if D.requires_grad and torch.is_grad_enabled():
         v = D[r, c]
-        if not v.dtype.is_floating_point:
+        if not (v.dtype.is_floating_point or v.dtype.is_complex):
             v = v.to(torch.float64)
         return cls(v, r, c, D.shape)
     v = D[r, c].detach().clone()
-    if not v.dtype.is_floating_point:
+    if not (v.dtype.is_floating_point or v.dtype.is_complex):
         v = v.to(torch.float64)
     return cls(v.requires_grad_(requires_grad), r, c, D.shape)
 
@@ -202,7 +202,7 @@ def from_torch(cls, t):
             raise ValueError("from_torch: hybrid COO tensors (dense dimensions) are not supported")
         t = t.coalesce()
         idx, vals = t.indices(), t.values()
-        if not vals.dtype.is_floating_point:
+        if not (vals.dtype.is_floating_point or vals.dtype.is_complex):
             vals = vals.to(torch.float64)
         if t.dim() == 2:
             return cls(vals, idx[0].clone(), idx[1].clone(), tuple(t.shape))
@@ -228,7 +228,7 @@ def from_torch(cls, t):
         row = torch.repeat_interleave(torch.arange(M, dtype=torch.int64),
                                       (crow[1:] - crow[:-1]).to(torch.int64))
         vals = vals.detach().clone()
-        if not vals.dtype.is_floating_point:
+        if not (vals.dtype.is_floating_point or vals.dtype.is_complex):
             vals = vals.to(torch.float64)
         return cls(vals, row, col.to(torch.int64).clone(), (M, N))
     raise TypeError("from_torch: layout %s (expected torch.sparse_coo or torch.sparse_csr; a "

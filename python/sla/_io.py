@@ -14,7 +14,6 @@ import torch
 from . import _lib as L
 from ._core import c_dtype
 
-_ncols = L._proto("sla_matrix_ncols", ctypes.c_int64, L.P)
 _mm_read = L._proto("sla_mm_read", ctypes.c_int, L.P, ctypes.c_char_p, ctypes.c_int,
                     ctypes.POINTER(ctypes.c_void_p))
 _mm_write = L._proto("sla_mm_write", ctypes.c_int, L.P, ctypes.c_char_p, L.P, ctypes.c_int64)
@@ -27,32 +26,30 @@ def _path(path):
 
 
 def load_mtx(path, dtype=torch.float64):
-    """A SparseTensor from a coordinate Matrix Market file (real, integer or
-    pattern; general, symmetric or skew-symmetric, expanded to both
-    triangles; any shape). Errors name the file and line (SlaError)."""
-    from .sparse import SparseTensor
+    """A SparseTensor from a coordinate Matrix Market file (real, integer,
+    pattern or complex; general, symmetric, skew-symmetric or Hermitian,
+    expanded to both triangles; any shape). dtype gives the precision: a
+    complex file gives complex values (float64 or complex128: complex128,
+    float32 or complex64: complex64); a real file read with a complex
+    dtype gets zero imaginary parts. Errors name the file and line
+    (SlaError)."""
+    from ._complex import sparse_from_c
     M = ctypes.c_void_p()
-    L.check(_mm_read(L.ctx(), _path(path), L.SLA_F64, ctypes.byref(M)), "load_mtx")
+    want = L.SLA_C128 if dtype in (torch.complex128, torch.complex64) else L.SLA_F64
+    L.check(_mm_read(L.ctx(), _path(path), want, ctypes.byref(M)), "load_mtx")
     try:
-        m, n = int(L.sla_matrix_nrows(M)), int(_ncols(M))
-        nnz = int(L.sla_matrix_nnz(M))
-        row = torch.empty(nnz, dtype=torch.int64)
-        col = torch.empty(nnz, dtype=torch.int64)
-        L.sla_matrix_get_rowind(M, row.data_ptr())
-        L.sla_matrix_get_colind(M, col.data_ptr())
-        vals = torch.empty(nnz, dtype=torch.float64)
-        if nnz:
-            ctypes.memmove(vals.data_ptr(), L.sla_matrix_values(M, 0), 8 * nnz)
+        return sparse_from_c(M, dtype)
     finally:
         L.sla_matrix_destroy(ctypes.byref(M))
-    return SparseTensor(vals.to(dtype), row, col, (m, n))
 
 
 def save_mtx(path, A, index=None):
     """Write A (one matrix: for a batch, `index` picks it, a tuple or an int
-    into the batch) as "coordinate real general", duplicates summed, in CSR
-    order, with 17 significant digits (float64 round-trips exactly). The
-    file is replaced atomically; non-finite values are refused."""
+    into the batch) as "coordinate real general" ("coordinate complex
+    general" for complex values, where libsla's writer supports them),
+    duplicates summed, in CSR order, with 17 significant digits (float64
+    round-trips exactly). The file is replaced atomically; non-finite
+    values are refused."""
     vals = A.values.detach()
     if A.batch_shape:
         if index is None:
@@ -64,10 +61,11 @@ def save_mtx(path, A, index=None):
     elif index is not None:
         raise ValueError("save_mtx: index is only for a batch")
     p = A.pattern
-    csr = p.csr_values(vals.to(torch.float64).reshape(1, -1)).contiguous()
+    dt = torch.complex128 if vals.is_complex() else torch.float64
+    csr = p.csr_values(vals.to(dt).resolve_conj().reshape(1, -1)).contiguous()
     M = ctypes.c_void_p()
     L.check(L.sla_matrix_from_csr(L.ctx(), p.nrows, p.ncols, p.rowptr.data_ptr(),
-                                  p.colind.data_ptr(), c_dtype(torch.float64), 1,
+                                  p.colind.data_ptr(), c_dtype(dt), 1,
                                   csr.data_ptr(), L.SLA_BORROW, ctypes.byref(M)), "save_mtx")
     try:
         L.check(_mm_write(L.ctx(), _path(path), M, 0), "save_mtx")

@@ -25,7 +25,8 @@ c_char_p = ctypes.c_char_p
 c_bool = ctypes.c_bool
 PTR = c_void_p  # data pointers are passed as integers (tensor.data_ptr())
 
-SLA_F64, SLA_F32 = 0, 1
+SLA_F64, SLA_F32, SLA_C128, SLA_C64 = 0, 1, 2, 3
+SLA_OP_N, SLA_OP_T, SLA_OP_H = 0, 1, 2
 SLA_COPY, SLA_BORROW = 0, 1
 
 STATUS_NAMES = {
@@ -165,6 +166,8 @@ sla_matrix_from_csr = _proto("sla_matrix_from_csr", c_int, P, c_int64, c_int64, 
                              c_int, c_int64, PTR, c_int, ctypes.POINTER(c_void_p))
 sla_matrix_destroy = _proto("sla_matrix_destroy", None, ctypes.POINTER(c_void_p))
 sla_matrix_nnz = _proto("sla_matrix_nnz", c_int64, P)
+sla_matrix_dtype = _proto("sla_matrix_dtype", c_int, P)
+sla_matrix_ncols = _proto("sla_matrix_ncols", c_int64, P)
 sla_matrix_nrows = _proto("sla_matrix_nrows", c_int64, P)
 sla_matrix_rowptr = _proto("sla_matrix_rowptr", c_void_p, P)
 sla_matrix_get_colind = _proto("sla_matrix_get_colind", None, P, PTR)
@@ -323,6 +326,16 @@ OPTIONAL = {
     "nl_problem_size": ("sla_nl_problem_size", "the nonlinear solver (issue 6)"),
     "nl_options_size": ("sla_nl_options_size", "the nonlinear solver (issue 6)"),
     "nl_info_size": ("sla_nl_info_size", "the nonlinear solver (issue 6)"),
+    # complex values (issue 17, include/sla/complex.h); wired in sla._complex
+    "zmatvec": ("sla_zmatvec", "complex matrix-vector products (issue 17, include/sla/complex.h)"),
+    "zmatvec_vjp": ("sla_zmatvec_vjp", "complex matrix-vector products (issue 17)"),
+    "zsolver_solve": ("sla_zsolver_solve", "the complex solver (issue 17, include/sla/complex.h)"),
+    "zsolver_solve_vjp": ("sla_zsolver_solve_vjp", "the complex solver (issue 17)"),
+    "zsolver_logdet": ("sla_zsolver_logdet", "the complex log-determinant (issue 17)"),
+    "zsolver_logdet_vjp": ("sla_zsolver_logdet_vjp", "the complex log-determinant (issue 17)"),
+    "zeigsh": ("sla_zeigsh", "the complex Hermitian eigensolver (issue 17)"),
+    "zeigsh_vjp": ("sla_zeigsh_vjp", "the complex Hermitian eigensolver (issue 17)"),
+    "gen_helmholtz2d": ("sla_gen_helmholtz2d", "the complex Helmholtz generator (issue 17)"),
 }
 
 EIGSH_SYMBOLS = ["eigsh", "eigsh_batch", "eigsh_vjp", "eigsh_batch_vjp",
@@ -375,6 +388,34 @@ def _optional_proto(name, f):
     elif name == "eigsh_options_default":
         f.restype = None
         f.argtypes = [P]
+    elif name == "zmatvec":
+        # sla_zmatvec(ctx, A, ib, op, const sla_complex *x, sla_complex *y)
+        f.argtypes = [P, P, c_int64, c_int, PTR, PTR]
+    elif name == "zmatvec_vjp":
+        # sla_zmatvec_vjp(ctx, A, ib, x, gy, gx, gA)
+        f.argtypes = [P, P, c_int64, PTR, PTR, PTR, PTR]
+    elif name == "zsolver_solve":
+        # sla_zsolver_solve(ctx, S, ib, op, b, x, sla_solve_info *info)
+        f.argtypes = [P, P, c_int64, c_int, PTR, PTR, INFO_P]
+    elif name == "zsolver_solve_vjp":
+        # sla_zsolver_solve_vjp(ctx, S, ib, x, gx, gb, gA, sla_solve_info *info)
+        f.argtypes = [P, P, c_int64, PTR, PTR, PTR, PTR, INFO_P]
+    elif name == "zsolver_logdet":
+        # sla_zsolver_logdet(ctx, S, ib, sla_complex *phase, double *logabs)
+        f.argtypes = [P, P, c_int64, PTR, PTR]
+    elif name == "zsolver_logdet_vjp":
+        # sla_zsolver_logdet_vjp(ctx, S, ib, double g_logabs, double g_theta, sla_complex *gA)
+        f.argtypes = [P, P, c_int64, c_double, c_double, PTR]
+    elif name == "zeigsh":
+        # sla_zeigsh(ctx, A, ib, const sla_eigsh_options *, k, double *w, sla_complex *V,
+        #            sla_eigsh_info *info)
+        f.argtypes = [P, P, c_int64, P, c_int64, PTR, PTR, P]
+    elif name == "zeigsh_vjp":
+        # sla_zeigsh_vjp(ctx, A, ib, k, w, V, gw, gV, gA)
+        f.argtypes = [P, P, c_int64, c_int64, PTR, PTR, PTR, PTR, PTR]
+    elif name == "gen_helmholtz2d":
+        # sla_gen_helmholtz2d(ctx, N, double k, double alpha, sla_matrix **out)
+        f.argtypes = [P, c_int64, c_double, c_double, ctypes.POINTER(c_void_p)]
     elif name in ("nl_reason_name", "eig_which_name"):
         f.restype = c_char_p
         f.argtypes = [c_int]

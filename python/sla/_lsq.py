@@ -133,6 +133,8 @@ def _solve(method, A, b, damp, atol, btol, conlim, maxiter, x0, grad_rtol, grad_
     from .sparse import SparseTensor
     if not isinstance(A, SparseTensor):
         A = SparseTensor.from_scipy(A)
+    from ._complex import refuse
+    refuse(who, A, b)
     m, n = A.shape[-2], A.shape[-1]
     bs = A.batch_shape
     B = 1

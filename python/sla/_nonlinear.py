@@ -439,6 +439,8 @@ def nonlinear_solve(residual_fn, u0, *params, jacobian=None, method="newton", rt
     jacobian propagates unchanged (its context: the C error).
     """
     api = L.nl_api("nonlinear_solve")
+    from ._complex import refuse
+    refuse("nonlinear_solve", u0, *params)
     if not isinstance(u0, torch.Tensor):
         u0 = torch.as_tensor(u0, dtype=torch.float64)
     if u0.device.type != "cpu":

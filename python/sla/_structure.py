@@ -35,16 +35,17 @@ def _spd_fn():
 
 def _per_item(A, fn):
     """fn(cmat, ib) -> bool for each value array of A, shaped as A's batch
-    (a bool for an unbatched matrix). cmat: the pattern's float64 C matrix
-    bound to A's values in CSR order."""
+    (a bool for an unbatched matrix). cmat: the pattern's float64 (complex:
+    complex128) C matrix bound to A's values in CSR order."""
     from .sparse import _prod
     bs = A.batch_shape
     B = _prod(bs)
     if B == 0:
         return torch.zeros(bs, dtype=torch.bool)
     pat = A.pattern
-    vals = A._csr_values(pat).detach().to(torch.float64).contiguous()
-    cmat = pat.matrix(torch.float64, B)
+    dt = torch.complex128 if A.values.is_complex() else torch.float64
+    vals = A._csr_values(pat).detach().to(dt).contiguous()
+    cmat = pat.matrix(dt, B)
     out = []
     with cmat.lock:
         cmat.bind(vals)
@@ -65,7 +66,8 @@ def _props(cmat, ib, tol):
 def is_symmetric(A, tol=0.0):
     """A == A^T: |a_ij - a_ji| <= tol * max|a| for every stored pair (a
     missing partner counts as 0; duplicates summed first); tol = 0: exactly.
-    A rectangular matrix is not symmetric."""
+    A rectangular matrix is not symmetric. For a complex A this is complex
+    symmetry (A = A^T, e.g. Helmholtz), not A = A^H (is_hermitian)."""
     if isinstance(A, list):
         return [is_symmetric(t, tol) for t in A]
     tol = float(tol)
@@ -77,8 +79,18 @@ def is_symmetric(A, tol=0.0):
 
 
 def is_hermitian(A, tol=0.0):
-    """A == A^H; the values are real, so the same as is_symmetric."""
-    return is_symmetric(A, tol)
+    """A == A^H: |a_ij - conj(a_ji)| <= tol * max|a| (the diagonal real);
+    for real values the same as is_symmetric."""
+    if isinstance(A, list):
+        return [is_hermitian(t, tol) for t in A]
+    if not A.values.is_complex():
+        return is_symmetric(A, tol)
+    tol = float(tol)
+    if not tol >= 0.0:
+        raise ValueError("is_hermitian: tol must be >= 0 (got %r)" % tol)
+    if A.shape[-2] != A.shape[-1]:
+        return _const(A, False)
+    return _per_item(A, lambda cmat, ib: _props(cmat, ib, tol).hermitian)
 
 
 def has_positive_diagonal(A):
@@ -100,7 +112,8 @@ def _const(A, value):
 def is_positive_definite(A):
     """A symmetric (to 1e-12 relative) and positive definite, decided in C
     by a trial sparse Cholesky factorization (sla_matrix_is_spd; nothing of
-    it is kept). The answer is cached on the SparseTensor until its values
+    it is kept). A complex A: Hermitian (to 1e-12 relative), a real
+    positive diagonal and a trial complex Cholesky (method=cholesky). The answer is cached on the SparseTensor until its values
     or indices change (checked by torch's version counters and a copy of the
     values, so writes through .data are seen too)."""
     if isinstance(A, list):
@@ -113,6 +126,9 @@ def is_positive_definite(A):
         ans = _const(A, False)
     elif A.shape[-1] == 0:
         ans = _const(A, True)
+    elif A.values.is_complex():
+        from ._complex import is_positive_definite as zpd
+        ans = zpd(A, _per_item, _props, "method=cholesky,precond=none")
     else:
         f = _spd_fn()
 

@@ -100,6 +100,8 @@ def svds(A, k=6, which="LM", tol=0.0, ncv=0, maxiter=0, degenerate_tol=1e-9, gra
     returns them: singular values in ASCENDING order (C's LM order is
     reversed here). Differentiable in A's values; losses of U, Vh must be
     invariant under the sign of each (u_i, v_i) pair."""
+    from ._complex import refuse
+    refuse("svds", A)
     api = _get()
     m, n = A.shape[-2], A.shape[-1]
     w = str(which).upper()
@@ -129,6 +131,8 @@ def svds(A, k=6, which="LM", tol=0.0, ncv=0, maxiter=0, degenerate_tol=1e-9, gra
 def cond(A, tol=0.0):
     """The 2-norm condition number s_max / s_min of A (every matrix of a
     batch: a tensor of batch_shape); inf when A is rank deficient."""
+    from ._complex import refuse
+    refuse("cond", A)
     api = _get()
     pat = A.pattern
     vals = A._csr_values(pat).detach().to(torch.float64).contiguous()

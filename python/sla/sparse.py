@@ -14,6 +14,7 @@ from . import _structure
 from ._core import SolveInfo, options_string
 from . import _functions
 from . import _algebra
+from . import _complex
 from ._functions import Diffusion2dFn, ListSolveFn, LogdetFn, MatvecFn, SolveFn
 
 
@@ -50,8 +51,9 @@ def _check_cpu(t, name):
         raise ValueError("%s must be a CPU tensor (sla runs on the CPU; use .cpu())" % name)
 
 
-def _canonical_rhs(b, batch_shape, n, name="b"):
-    """b -> ([B, k, n] float64 contiguous, unflatten(y3) -> user shape).
+def _canonical_rhs(b, batch_shape, n, name="b", dtype=torch.float64):
+    """b -> ([B, k, n] contiguous of dtype (float64; complex128 for the
+    complex path), unflatten(y3) -> user shape).
 
     Accepted: batch + (n,) (one vector per value array), batch + (n, k)
     (k columns), and, for a batched matrix, (n,) or (n, k) shared by the
@@ -60,8 +62,8 @@ def _canonical_rhs(b, batch_shape, n, name="b"):
     if not isinstance(b, torch.Tensor):
         b = torch.as_tensor(b, dtype=torch.float64)
     _check_cpu(b, name)
-    if b.is_complex():
-        raise TypeError("%s: complex tensors are not supported" % name)
+    if b.is_complex() and not dtype.is_complex:
+        raise TypeError("%s: a complex tensor for a real-only operation" % name)
     bs = tuple(batch_shape)
     B = _prod(bs)
     shape = tuple(b.shape)
@@ -82,7 +84,7 @@ def _canonical_rhs(b, batch_shape, n, name="b"):
         if bs:
             want += ", or (%d,) / (%d, k) shared by the batch" % (n, n)
         raise ValueError("%s has shape %s; expected %s" % (name, shape, want))
-    b3 = b3.to(torch.float64).contiguous()
+    b3 = _complex.c_ready(b3, dtype) if dtype.is_complex else b3.to(dtype).contiguous()
 
     def unflatten(y3):
         r = y3.shape[-1]
@@ -97,8 +99,10 @@ class SparseTensor:
     """A sparse matrix, or a batch of matrices on one pattern, for PyTorch.
 
     ``SparseTensor(values, row, col, shape)``: COO entries (row[k], col[k])
-    with values[..., k]; duplicates are summed. ``values`` is float64 or
-    float32 with shape [*batch, nnz]; ``shape`` is (M, N) or (*batch, M, N).
+    with values[..., k]; duplicates are summed. ``values`` is float64,
+    float32, complex128 or complex64 (see sla._complex for what complex
+    matrices support) with shape [*batch, nnz]; ``shape`` is (M, N) or
+    (*batch, M, N).
     Gradients flow to ``values`` (and to right-hand sides) through solve,
     matvec and the other operations, computed by the C library's VJPs.
 
@@ -114,8 +118,9 @@ class SparseTensor:
         if not isinstance(values, torch.Tensor):
             values = torch.as_tensor(values, dtype=torch.float64)
         _check_cpu(values, "values")
-        if values.dtype not in (torch.float64, torch.float32):
-            raise TypeError("values must be float64 or float32 (got %s)" % values.dtype)
+        if values.dtype not in (torch.float64, torch.float32, torch.complex128, torch.complex64):
+            raise TypeError("values must be float64, float32, complex128 or complex64 (got %s)"
+                            % values.dtype)
         if values.dim() < 1:
             raise ValueError("values must have shape [*batch, nnz] (got a scalar)")
         shape = tuple(int(s) for s in shape)
@@ -173,6 +178,11 @@ class SparseTensor:
         return self.values.requires_grad
 
     @property
+    def is_complex(self):
+        """Whether the values are complex (complex128 or complex64)."""
+        return self.values.is_complex()
+
+    @property
     def is_batched(self):
         return len(self.batch_shape) > 0
 
@@ -207,7 +217,8 @@ class SparseTensor:
         self.pattern checks the indices again, O(nnz))."""
         B = _prod(self.batch_shape)
         v2 = self.values.reshape(B, self.nnz)
-        return (pattern or self.pattern).csr_values(v2).contiguous()
+        v = (pattern or self.pattern).csr_values(v2)
+        return _complex.c_ready(v, v.dtype) if v.is_complex() else v.contiguous()
 
     # ---- linear algebra -----------------------------------------------
 
@@ -241,6 +252,10 @@ class SparseTensor:
         pattern: a backward pass reuses the forward's, and a later solve
         with new values on the same pattern refactors without re-analysis.
         """
+        if not self.is_complex and _complex.is_complex_input(b):
+            return _complex.solve_real_complex(self, b, x0, dict(
+                options, method=method, preconditioner=preconditioner, rtol=rtol, atol=atol,
+                maxiter=maxiter, return_info=return_info))
         method, preconditioner, rtol, atol, maxiter, options = _config.resolve(
             method, preconditioner, rtol, atol, maxiter, options)
         if self.shape[-2] != self.shape[-1]:
@@ -250,6 +265,10 @@ class SparseTensor:
         if x0 is not None:
             options["use_x0"] = True
         opts = options_string(method, preconditioner, rtol, atol, maxiter, **options)
+        if self.is_complex:
+            box = {"quiet": return_info}
+            x = _complex.solve(self, b, opts, box, x0, _canonical_rhs)
+            return (x, box["info"]) if return_info else x
         if _prod(self.batch_shape) == 0:  # a 0-size batch: nothing to solve
             b3, unflatten = _canonical_rhs(b, self.batch_shape, self.shape[-1])
             x = unflatten(_connected(torch.zeros_like(b3), self.values, b3))
@@ -279,7 +298,10 @@ class SparseTensor:
         return x
 
     def matvec(self, x):
-        """A @ x: x of shape [*batch, N] or [*batch, N, k] (or shared)."""
+        """A @ x: x of shape [*batch, N] or [*batch, N, k] (or shared).
+        Complex A or x: sla_zmatvec (see sla._complex)."""
+        if self.is_complex or _complex.is_complex_input(x):
+            return _complex.matvec(self, x, _canonical_rhs)
         x3, unflatten = _canonical_rhs(x, self.batch_shape, self.shape[-1], "x")
         if _prod(self.batch_shape) == 0:  # a 0-size batch: empty products
             y3 = _connected(x3.new_zeros(x3.shape[:2] + (self.shape[-2],)), self.values, x3)
@@ -297,7 +319,8 @@ class SparseTensor:
 
     # sparse algebra and graph tools (sla._algebra, libsla's algebra.h and graph.h)
     T = property(lambda self: _algebra.transpose(self), doc="The transpose (a property).")
-    H = property(lambda self: _algebra.transpose(self), doc="The conjugate transpose (real: A.T).")
+    H = property(lambda self: _algebra.transpose(self).conj(),
+                 doc="The conjugate transpose (real: A.T).")
     __add__ = lambda self, o: _algebra.add(self, o)  # noqa: E731
     __sub__ = lambda self, o: _algebra.sub(self, o)  # noqa: E731
     __rsub__ = lambda self, o: _algebra.rsub(self, o)  # noqa: E731
@@ -316,6 +339,11 @@ class SparseTensor:
     def transpose(self):
         """The transpose (as the property A.T)."""
         return self.T
+
+    def conj(self):
+        """The complex conjugate (same pattern; a real matrix is returned as
+        it is). Differentiable."""
+        return self.with_values(self.values.conj()) if self.is_complex else self
 
     def to_dense(self):
         """Dense [*batch, M, N] tensor (duplicates summed; differentiable)."""
@@ -355,6 +383,8 @@ class SparseTensor:
         without sla_solver_logdet_vjp raises NotImplementedError when
         values require grad; compute the value under torch.no_grad() or on
         A.detach()."""
+        if self.is_complex:  # sign complex (|sign| = 1), log|det A| real
+            return _complex.slogdet(self, method, options, options_string)
         if self.shape[-2] != self.shape[-1]:
             raise ValueError("logdet needs a square matrix (shape %s)" % (self.shape,))
         bs = self.batch_shape
@@ -378,8 +408,11 @@ class SparseTensor:
 
     def logdet(self, method="lu", **options):
         """log det A as torch.logdet defines it: nan when det < 0, -inf when
-        singular. See slogdet for the factorization and the gradient."""
+        singular (complex A: log|det A| + i arg det A). See slogdet for the
+        factorization and the gradient."""
         sign, lad = self.slogdet(method, **options)
+        if self.is_complex:
+            return torch.log(sign) + lad
         nan = torch.full_like(lad, math.nan)
         return torch.where(sign > 0, lad, torch.where(sign < 0, nan, -torch.ones_like(lad) * math.inf))
 
@@ -390,16 +423,19 @@ class SparseTensor:
 
     def eigs(self, k=6, which="LM", sigma=None, return_eigenvectors=True, **kw):
         """k eigenvalues of a general square matrix, as SciPy's eigs (see sla._eigs.eigs)."""
+        _complex.refuse("eigs", self)
         from ._eigs import eigs
         return eigs(self, k, which, sigma, return_eigenvectors, **kw)
 
     def svds(self, k=6, which="LM", **kw):
         """(U, S, Vh) as scipy.sparse.linalg.svds; see sla._svds.svds."""
+        _complex.refuse("svds", self)
         from ._svds import svds
         return svds(self, k, which, **kw)
 
     def cond(self, **kw):
         """2-norm condition number s_max / s_min (sla_cond2); see sla._svds.cond."""
+        _complex.refuse("cond", self)
         from ._svds import cond
         return cond(self, **kw)
 
@@ -416,6 +452,10 @@ class SparseTensor:
         the eigenvalues nearest sigma, LA those nearest above, SA below.
         tol, ncv, maxiter, v0 (start vector, [n]): ARPACK's settings
         (0: the C defaults). A must be symmetric (checked by C).
+        A complex A must be Hermitian (sla_zeigsh, ARPACK's complex Arnoldi;
+        checked by C): eigenvalues real, eigenvectors complex, each scaled
+        so that its largest-magnitude entry is real and positive; a loss
+        that depends on that phase is refused by the C VJP.
 
         Returns eigenvalues [*batch, k] in ascending order and, when
         return_eigenvectors, orthonormal eigenvectors [*batch, n, k] (column
@@ -432,6 +472,7 @@ class SparseTensor:
 
         M: the generalized problem A x = l M x (see sla._eigs.eigsh_generalized)."""
         if M is not None:
+            _complex.refuse("eigsh with M (generalized)", self, M)
             from ._eigs import eigsh_generalized
             return eigsh_generalized(self, M, k, which, sigma, return_eigenvectors, tol, ncv,
                                      maxiter, factor_method)
@@ -462,6 +503,10 @@ class SparseTensor:
         copts.degenerate_tol, copts.grad_rtol = float(degenerate_tol), float(grad_rtol)
         copts.grad_maxiter = int(grad_maxiter)
         box = {}
+        if self.is_complex:
+            if v0 is not None:
+                raise ValueError("eigsh: v0 is not supported for a complex matrix")
+            return _complex.eigsh(self, copts, box, return_eigenvectors, return_info)
         if v0 is not None:
             v0 = torch.as_tensor(v0).detach().to(torch.float64).contiguous().reshape(-1)
             if v0.numel() != n:
@@ -487,6 +532,7 @@ class SparseTensor:
 
     def lsqr(self, b, **kw):
         """Damped least squares argmin ||A x - b||^2 + damp^2 ||x||^2 (sla.lsqr; method="lsmr" for LSMR)."""
+        _complex.refuse("lsqr", self, b)
         from ._lsq import lsmr, lsqr
         return (lsmr if kw.pop("method", "lsqr") == "lsmr" else lsqr)(self, b, **kw)
 
@@ -514,8 +560,11 @@ class SparseTensor:
     @classmethod
     def from_scipy(cls, M, dtype=torch.float64, requires_grad=False):
         """From any scipy.sparse matrix (converted to COO; values copied
-        once into a tensor of `dtype`)."""
+        once into a tensor of `dtype`). A complex M gives complex values of
+        dtype's precision (float64: complex128, float32: complex64)."""
         coo = M.tocoo()
+        if coo.dtype.kind == "c":
+            dtype = _complex.complex_dtype(dtype)
         vals = torch.tensor(coo.data, dtype=dtype, requires_grad=requires_grad)
         row = torch.from_numpy(coo.row.astype("int64"))
         col = torch.from_numpy(coo.col.astype("int64"))
@@ -610,6 +659,12 @@ class SparseTensorList:
         if len(bs) != len(self.tensors):
             raise ValueError("SparseTensorList.solve: %d matrices but %d right-hand sides"
                              % (len(self.tensors), len(bs)))
+        if any(A.is_complex or _complex.is_complex_input(b) for A, b in zip(self.tensors, bs)):
+            # no complex list solve in libsla: one (cached) solve per item
+            r = [A.solve(b, method=method, preconditioner=preconditioner, rtol=rtol, atol=atol,
+                         maxiter=maxiter, return_info=return_info, **options)
+                 for A, b in zip(self.tensors, bs)]
+            return ([x for x, _ in r], [i for _, i in r]) if return_info else r
         opts = options_string(method, preconditioner, rtol, atol, maxiter, **options)
         solvers, vals, b1s, seen = [], [], [], set()
         for i, (A, b) in enumerate(zip(self.tensors, bs)):
