@@ -1,9 +1,9 @@
 # Find the SuiteSparse components sla uses (Debian's libsuitesparse-dev 5.x
 # ships neither a CMake package nor .pc files). Defines imported targets
-# SuiteSparse::<comp> for comp in cholmod umfpack klu amd colamd btf camd
+# SuiteSparse::<comp> for comp in cholmod umfpack klu spqr amd colamd btf camd
 # ccolamd suitesparseconfig, and SuiteSparse_FOUND.
 find_path(SuiteSparse_INCLUDE_DIR cholmod.h PATH_SUFFIXES suitesparse)
-set(_ss_components cholmod umfpack klu amd colamd btf camd ccolamd suitesparseconfig)
+set(_ss_components cholmod umfpack klu spqr amd colamd btf camd ccolamd suitesparseconfig)
 set(SuiteSparse_FOUND FALSE)
 if(SuiteSparse_INCLUDE_DIR)
   set(SuiteSparse_FOUND TRUE)

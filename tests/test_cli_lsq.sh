@@ -49,12 +49,20 @@ expect 0 "Franz6 lsmr"; stdout_has "stopped by normal" "Franz6 lsmr text report"
 d=$(maxdiff "$tmp/xf.mtx" "$tmp/xf2.mtx")
 if small "$d" 1e-9; then ok; else fail "Franz6: lsqr and lsmr differ by $d"; fi
 
+# the direct path (SuiteSparseQR) agrees with LSQR on Franz6 and is exact to round-off
+if "$SLA" methods --json | grep -q '"name":"umfpack","kind":"direct","available":true'; then # SuiteSparse
+  run lsqr "$F" --rhs "$tmp/b.mtx" --damp 2 --method qr --out "$tmp/xf3.mtx" --json
+  expect 0 "Franz6 qr"; jeq method qr "Franz6 qr"
+  d=$(maxdiff "$tmp/xf.mtx" "$tmp/xf3.mtx")
+  if small "$d" 1e-9; then ok; else fail "Franz6: lsqr and qr differ by $d"; fi
+fi
+
 # not converged: exit 3, reason maxiter
 run lsqr "$E" --maxiter 3 --json; expect 3 "maxiter 3"; jeq reason maxiter "maxiter 3"; jeq converged false "maxiter 3"
 
 # refusals
 run lsqr "$E" --damp -1; expect 2 "damp -1"; stderr_has "--damp" "damp -1"
-run lsqr "$E" --method qr; expect 2 "method qr"; stderr_has "lsqr or lsmr" "method qr"
+run lsqr "$E" --method svd; expect 2 "method svd"; stderr_has "lsqr, lsmr or qr" "method svd"
 run lsqr "$E" --dampp 1; expect 2 "--dampp"; stderr_has "did you mean --damp" "--dampp"
 run lsqr "$E" --grad-b "$tmp/g.mtx"; expect 2 "grad-b without adjoint"; stderr_has "needs --adjoint" "grad-b"
 run lsqr "$E" --rhs "$tmp/w.mtx"; expect 2 "rhs of the wrong size"; stderr_has "right-hand side is 3016 x 1" "rhs size"

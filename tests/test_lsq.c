@@ -187,6 +187,79 @@ static void test_real(sla_ctx *ctx)
     }
 }
 
+/* method qr (SuiteSparseQR): the same references, to near machine precision;
+ * a rank-deficient A without damping falls back to LSMR and says so. */
+static void check_qr(sla_ctx *ctx, const char *name, const sla_matrix *A, double damp, const double *b,
+                     const double *xr, double tol, bool expect_fallback)
+{
+    long long n = sla_matrix_ncols(A);
+    double *x = malloc((size_t)n * sizeof *x);
+    sla_lsq_options o;
+    sla_lsq_options_default(&o);
+    CHECK_OK(ctx, sla_lsq_options_parse(ctx, "method=qr", &o));
+    CHECK(o.method == SLA_LSQ_QR);
+    o.damp = damp;
+    o.atol = o.btol = 1e-14;
+    o.maxiter = 20 * (sla_int)n;
+    sla_lsq_info info;
+    CHECK_OK(ctx, sla_lsq(ctx, A, 0, &o, b, x, &info));
+    double e = tu_reldiff(n, x, xr);
+    if (getenv("TEST_LSQ_VERBOSE") || !(e <= tol) || expect_fallback != (info.note[0] != 0))
+        fprintf(stderr, "%s qr damp %g: forward error %.3g, method %s, note '%s'\n", name, damp, e, info.method,
+                info.note);
+    CHECK(e <= tol);
+    CHECK(info.converged);
+    CHECK(strcmp(info.method, expect_fallback ? "lsmr" : "qr") == 0);
+    CHECK(expect_fallback == (strstr(info.note, "rank deficient") != NULL));
+    double rbar = sqrt(info.true_rnorm * info.true_rnorm + damp * damp * info.xnorm * info.xnorm);
+    CHECK(fabs(info.rnorm - rbar) <= 1e-6 * fmax(rbar, 1e-12));
+    free(x);
+}
+
+static void test_qr(sla_ctx *ctx)
+{
+#if SLA_HAS_SUITESPARSE
+    struct { long long m, n, rank; double density; const char *name; } cases[] = {
+        {60, 30, 0, 0.3, "overdetermined"}, {30, 60, 0, 0.3, "underdetermined"},
+        {50, 40, 15, 0, "rank-deficient 50x40"}, {40, 40, 0, 0.3, "square"}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        sla_matrix *A = random_matrix(ctx, cases[c].m, cases[c].n, cases[c].density, cases[c].rank, 40 + c);
+        long long m = cases[c].m, n = cases[c].n;
+        double *b = malloc((size_t)m * sizeof *b), *xr = malloc((size_t)n * sizeof *xr);
+        tu_fill(b, m, 50 + c);
+        ref_minnorm(A, b, xr);
+        check_qr(ctx, cases[c].name, A, 0.0, b, xr, cases[c].rank ? 1e-6 : 1e-10, cases[c].rank > 0);
+        ref_damped(A, 0.7, b, xr);
+        check_qr(ctx, cases[c].name, A, 0.7, b, xr, 1e-10, false);
+        free(b);
+        free(xr);
+        sla_matrix_destroy(&A);
+    }
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_mm_read(ctx, SLA_TEST_DATA "/Franz6_id1959_aug.mtx", SLA_F64, &A));
+    if (A) {
+        long long m = sla_matrix_nrows(A), n = sla_matrix_ncols(A);
+        double *b = malloc((size_t)m * sizeof *b), *xr = malloc((size_t)n * sizeof *xr);
+        for (long long i = 0; i < m; i++) b[i] = sin((double)i + 1.0);
+        ref_damped(A, 0.0, b, xr);
+        check_qr(ctx, "Franz6", A, 0.0, b, xr, 1e-10, false);
+        ref_damped(A, 5.0, b, xr);
+        check_qr(ctx, "Franz6", A, 5.0, b, xr, 1e-10, false);
+        free(b);
+        free(xr);
+        sla_matrix_destroy(&A);
+    }
+#else
+    sla_lsq_options o;
+    sla_lsq_options_default(&o);
+    o.method = SLA_LSQ_QR;
+    sla_matrix *A = random_matrix(ctx, 6, 4, 0.8, 0, 1);
+    double b[6] = {1, 2, 3, 4, 5, 6}, x[4];
+    CHECK(sla_lsq(ctx, A, 0, &o, b, x, NULL) == SLA_ERR_UNAVAILABLE);
+    sla_matrix_destroy(&A);
+#endif
+}
+
 /* ---- gradients ---------------------------------------------------------------------- */
 
 /* L = w . x(A, b) with the forward to full accuracy. */
@@ -380,7 +453,7 @@ static void test_misc(sla_ctx *ctx)
     CHECK(o.method == SLA_LSQ_LSMR && o.damp == 0.5 && o.atol == 1e-9 && o.maxiter == 7 && o.grad_rtol == 1e-6);
     CHECK_ERR(ctx, sla_lsq_options_parse(ctx, "dmap=1", &o), SLA_ERR_ARGUMENT, "damp");
     CHECK_ERR(ctx, sla_lsq_options_parse(ctx, "damp=-1", &o), SLA_ERR_ARGUMENT, "damp");
-    CHECK_ERR(ctx, sla_lsq_options_parse(ctx, "method=qr", &o), SLA_ERR_ARGUMENT, "lsqr or lsmr");
+    CHECK_ERR(ctx, sla_lsq_options_parse(ctx, "method=svd", &o), SLA_ERR_ARGUMENT, "lsqr, lsmr or qr");
     CHECK_ERR(ctx, sla_lsq_options_parse(ctx, "maxiter=1.5", &o), SLA_ERR_ARGUMENT, "maxiter");
     CHECK(o.method == SLA_LSQ_LSMR && o.damp == 0.5); /* unchanged by the failures */
     CHECK(strcmp(sla_lsq_reason_name(SLA_LSQ_NORMAL), "normal") == 0);
@@ -407,6 +480,7 @@ int main(void)
     sla_ctx_create(&ctx);
     test_random(ctx);
     test_real(ctx);
+    test_qr(ctx);
     test_vjp(ctx);
     test_misc(ctx);
     sla_ctx_destroy(&ctx);

@@ -24,7 +24,7 @@ const char cli_lsqr_help[] =
     "\n"
     "  --rhs b.mtx        right-hand side, Matrix Market array m x 1 (default b = A*1)\n"
     "  --damp L           damping lambda >= 0 (default 0)\n"
-    "  --method M         lsqr|lsmr (default lsqr)\n"
+    "  --method M         lsqr|lsmr|qr (default lsqr; qr: SuiteSparseQR, direct)\n"
     "  --atol T, --btol T stopping tolerances (default 1e-8)\n"
     "  --conlim C         stop when the cond(A) estimate reaches C (default 1e8; 0: none)\n"
     "  --maxiter K        iterations (default 2 n, at least 20)\n"

@@ -19,8 +19,16 @@ extern "C" {
 
 typedef enum sla_lsq_method {
     SLA_LSQ_LSQR = 0, /* Paige & Saunders (1982): CG on the normal equations, stably */
-    SLA_LSQ_LSMR = 1  /* Fong & Saunders (2011): MINRES on the normal equations
+    SLA_LSQ_LSMR = 1, /* Fong & Saunders (2011): MINRES on the normal equations
                          (||A^T r|| decreases monotonically) */
+    SLA_LSQ_QR = 2    /* direct: SuiteSparseQR of [A; damp I] (full column rank or
+                         damp > 0), or of A^T for the minimum-norm solution of an
+                         underdetermined A of full row rank. A rank-deficient A
+                         without damping falls back to LSMR (said in info.note).
+                         x0, conlim and maxiter do not apply (atol, btol only name
+                         the reason: compatible or normal); acond is not estimated
+                         (0); the VJP's
+                         adjoint solves stay iterative (LSQR/CG). */
 } sla_lsq_method;
 
 SLA_API const char *sla_lsq_method_name(sla_lsq_method m);

@@ -20,12 +20,12 @@ system's libsla.so.
 
 from ._lib import (SlaConvergenceWarning, SlaError, SlaMemoryError, SlaNotSPDError,
                    SlaSingularError, SlaUnavailableError, SlaValueError, get_num_threads,
-                   library_path, set_num_threads, version)
+                   has_feature, library_path, set_num_threads, version)
 from ._core import SolveInfo, clear_cache
 from ._config import SolverConfig
 from ._functions import EigshInfo
 from ._nonlinear import NonlinearInfo, nonlinear_solve
-from ._lsq import LsqInfo, lsmr, lsqr
+from ._lsq import LsqInfo, lsmr, lsqr, lstsq
 from ._eigs import eigs, eigsh_generalized
 from ._svds import svds
 from ._io import load, load_mtx, save, save_mtx
@@ -35,7 +35,7 @@ from ._complex import helmholtz2d
 __all__ = [
     "SparseTensor", "SparseTensorList", "SolverConfig", "svds", "load_mtx", "save_mtx", "load", "save", "SolveInfo", "EigshInfo", "NonlinearInfo", "spsolve", "nonlinear_solve",
     "poisson", "diffusion2d", "helmholtz2d", "clear_cache", "set_num_threads", "get_num_threads",
-    "version", "library_path", "SlaError", "SlaValueError", "SlaSingularError",
+    "version", "has_feature", "library_path", "SlaError", "SlaValueError", "SlaSingularError",
     "SlaNotSPDError", "SlaUnavailableError", "SlaMemoryError", "SlaConvergenceWarning",
-    "lsqr", "lsmr", "LsqInfo",
+    "lsqr", "lsmr", "lstsq", "LsqInfo",
 ]

@@ -610,3 +610,12 @@ def check(st, where=""):
 
 def version():
     return sla_version().decode()
+
+
+_sla_has_feature = _proto("sla_has_feature", c_int, c_char_p)
+
+
+def has_feature(name):
+    """Whether this build of libsla has a feature ("suitesparse", "superlu",
+    "hypre", "arpack", "lapack", "mpi", "metis"; C: sla_has_feature)."""
+    return bool(_sla_has_feature(str(name).encode()))

@@ -14,7 +14,7 @@ from . import _lib as L
 
 c_int64, c_double, c_int, c_bool, c_void_p = L.c_int64, L.c_double, L.c_int, L.c_bool, L.c_void_p
 
-LSQR, LSMR = 0, 1
+LSQR, LSMR, QR = 0, 1, 2
 REASONS = {0: "zero", 1: "compatible", 2: "normal", 3: "conlim", 4: "maxiter"}
 
 
@@ -189,3 +189,15 @@ def lsmr(A, b, damp=0.0, atol=1e-8, btol=1e-8, conlim=1e8, maxiter=None, x0=None
     monotonically); maxiter as scipy.sparse.linalg.lsmr's (None: 2 n)."""
     return _solve(LSMR, A, b, damp, atol, btol, conlim, maxiter, x0, grad_rtol, grad_maxiter,
                   return_info, "lsmr")
+
+
+def lstsq(A, b, damp=0.0, grad_rtol=1e-10, grad_maxiter=0, return_info=False):
+    """x = argmin ||A x - b||^2 + damp^2 ||x||^2 directly, by SuiteSparseQR
+    (C: sla_lsq with method qr): a QR of [A; damp I] for full column rank
+    or damp > 0, of A^T for the minimum-norm solution of an underdetermined
+    A of full row rank; a rank-deficient A without damping falls back to
+    LSMR (info.note says so). Differentiable as :func:`lsqr` (the VJP's
+    adjoint solves are iterative). Returns x, or (x, LsqInfo)."""
+    return _solve(QR, A, b, damp, 1e-8, 1e-8, 0.0, None, None, grad_rtol, grad_maxiter,
+                  return_info, "lstsq")
+

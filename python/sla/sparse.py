@@ -531,10 +531,15 @@ class SparseTensor:
         return out
 
     def lsqr(self, b, **kw):
-        """Damped least squares argmin ||A x - b||^2 + damp^2 ||x||^2 (sla.lsqr; method="lsmr" for LSMR)."""
+        """Damped least squares argmin ||A x - b||^2 + damp^2 ||x||^2 (sla.lsqr; method="lsmr" for LSMR,
+        method="qr" for the direct SuiteSparseQR path, sla.lstsq)."""
         _complex.refuse("lsqr", self, b)
-        from ._lsq import lsmr, lsqr
-        return (lsmr if kw.pop("method", "lsqr") == "lsmr" else lsqr)(self, b, **kw)
+        from ._lsq import lsmr, lsqr, lstsq
+        method = kw.pop("method", "lsqr")
+        fns = {"lsqr": lsqr, "lsmr": lsmr, "qr": lstsq}
+        if method not in fns:
+            raise ValueError("lsqr: method %r is not one of lsqr, lsmr, qr" % (method,))
+        return fns[method](self, b, **kw)
 
     def _eigsh_trivial(self, k, n, B, box):
         """eigsh without ARPACK: a 0-size batch (empty results) or a matrix

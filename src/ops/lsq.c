@@ -19,7 +19,7 @@
 
 const char *sla_lsq_method_name(sla_lsq_method m)
 {
-    return m == SLA_LSQ_LSMR ? "lsmr" : m == SLA_LSQ_LSQR ? "lsqr" : "unknown";
+    return m == SLA_LSQ_LSMR ? "lsmr" : m == SLA_LSQ_LSQR ? "lsqr" : m == SLA_LSQ_QR ? "qr" : "unknown";
 }
 
 const char *sla_lsq_reason_name(sla_lsq_reason r)
@@ -42,12 +42,12 @@ void sla_lsq_options_default(sla_lsq_options *o)
 
 _Static_assert(sizeof(sla_lsq_method) == sizeof(int), "a CHOICE field is int-sized");
 
-static const char *const method_names[] = {"lsqr", "lsmr"}; /* SLA_LSQ_LSQR, SLA_LSQ_LSMR */
+static const char *const method_names[] = {"lsqr", "lsmr", "qr"}; /* SLA_LSQ_LSQR, _LSMR, _QR */
 
 #define F(nm, kd, h, op) \
     {.key = #nm, .kind = SLA__OPT_##kd, .at = offsetof(sla_lsq_options, nm), .lo = 0, .hi = h, .open = op}
 static const sla__opt_field lsq_fields[] = {
-    {"method", SLA__OPT_CHOICE, offsetof(sla_lsq_options, method), 0, 0, 0, method_names, 2},
+    {"method", SLA__OPT_CHOICE, offsetof(sla_lsq_options, method), 0, 0, 0, method_names, 3},
     F(damp, REAL, HUGE_VAL, 0),
     F(atol, REAL, HUGE_VAL, 0),
     F(btol, REAL, HUGE_VAL, 0),
@@ -120,7 +120,7 @@ sla_status sla__lsq_check(sla_ctx *ctx, const char *who, const sla_matrix *A, sl
                           (long long)A->nbatch);
     if ((!b && A->nrows > 0) || (!x && A->ncols > 0))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "%s: b or x is NULL", who);
-    if (o->method != SLA_LSQ_LSQR && o->method != SLA_LSQ_LSMR)
+    if (o->method != SLA_LSQ_LSQR && o->method != SLA_LSQ_LSMR && o->method != SLA_LSQ_QR)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "%s: unknown method %d", who, (int)o->method);
     if (!(o->damp >= 0.0) || !isfinite(o->damp) || !(o->atol >= 0.0) || !(o->btol >= 0.0) ||
         !(o->conlim >= 0.0) || o->maxiter < 0 || !(o->grad_rtol > 0.0) || o->grad_maxiter < 0)
@@ -282,6 +282,60 @@ static int lsmr_loop(const sla__lsq_op *op, const sla_lsq_options *o, sla_int ma
     }
 }
 
+/* info's true_rnorm = ||b - A x||, true_arnorm = ||A^T (b - A x) - damp^2 x||
+ * and xnorm, through t (m) and s (n). */
+static void true_residuals(const sla__lsq_op *op, const double *b, const double *x, double *t, double *s,
+                           sla_lsq_info *info)
+{
+    const sla_int m = op->m, n = op->n;
+    const int nt = op->nt;
+    sla__spmv(op->A, 0, x, t, nt);
+    for (sla_int i = 0; i < m; i++) t[i] = b[i] - t[i];
+    sla__spmv_t(op->A, 0, t, s, nt, op->work);
+    for (sla_int j = 0; j < n; j++) s[j] -= op->damp * op->damp * x[j];
+    info->true_rnorm = sla__nrm2(m, t, nt);
+    info->true_arnorm = sla__nrm2(n, s, nt);
+    info->xnorm = sla__nrm2(n, x, nt);
+}
+
+/* method qr: SuiteSparseQR (src/backends/spqr.c), falling back to LSMR when
+ * A is rank deficient without damping. */
+static sla_status qr_run(sla_ctx *ctx, const sla__lsq_op *op, const sla_lsq_options *o, const double *b,
+                         double *x, sla_lsq_info *info)
+{
+    sla_int rank = 0;
+    sla_status st = sla__spqr_lsq(ctx, op->A, op->damp, b, x, &rank);
+    if (st == SLA_ERR_SINGULAR && op->damp == 0.0) {
+        sla_lsq_options lo = *o;
+        lo.method = SLA_LSQ_LSMR;
+        lo.x0 = NULL;
+        st = sla__lsq_run(ctx, op, &lo, b, x, info);
+        snprintf(info->note, sizeof info->note,
+                 "qr: A is rank deficient (SuiteSparseQR's rank %lld < %lld); minimum-norm solution by lsmr",
+                 (long long)rank, (long long)(op->m < op->n ? op->m : op->n));
+        return st;
+    }
+    if (st) return st;
+    snprintf(info->method, sizeof info->method, "qr");
+    double *buf = sla__ctx_malloc(ctx, (size_t)op->m + (size_t)op->n + 1, sizeof *buf, "least-squares residual");
+    if (!buf) return SLA_ERR_NOMEM;
+    true_residuals(op, b, x, buf, buf + op->m, info);
+    sla_free(ctx, buf);
+    info->iterations = 0;
+    info->rnorm = sqrt(info->true_rnorm * info->true_rnorm + op->damp * op->damp * info->xnorm * info->xnorm);
+    info->arnorm = info->true_arnorm;
+    /* ||Abar||_F, and LSQR's test 1 on the exact residual: compatible, or a
+     * least-squares solution (acond stays 0: qr does not estimate it) */
+    double fro = op->damp * op->damp * (double)op->n, bn = sla__nrm2(op->m, b, op->nt);
+    for (sla_int k = 0; k < op->A->nnz; k++) fro += sla__val(op->A, 0, k) * sla__val(op->A, 0, k);
+    info->anorm = sqrt(fro);
+    info->reason = info->true_rnorm <= o->btol * bn + o->atol * info->anorm * info->xnorm ? SLA_LSQ_COMPATIBLE
+                                                                                          : SLA_LSQ_NORMAL;
+    info->converged = true;
+    if (o->x0) snprintf(info->note, sizeof info->note, "qr: direct, x0 not used");
+    return SLA_OK;
+}
+
 sla_status sla__lsq_run(sla_ctx *ctx, const sla__lsq_op *op, const sla_lsq_options *o, const double *b,
                         double *x, sla_lsq_info *info)
 {
@@ -321,14 +375,7 @@ sla_status sla__lsq_run(sla_ctx *ctx, const sla__lsq_op *op, const sla_lsq_optio
         else reason = lsmr_loop(op, o, maxiter, u, v, alpha, beta, dx, w, hb, t, s, info);
     }
     for (sla_int j = 0; j < n; j++) x[j] = (o->x0 ? o->x0[j] : 0.0) + dx[j];
-    /* the true residuals: t = b - A x, s = A^T t - damp^2 x */
-    sla__spmv(op->A, 0, x, t, nt);
-    for (sla_int i = 0; i < m; i++) t[i] = b[i] - t[i];
-    sla__spmv_t(op->A, 0, t, s, nt, op->work);
-    for (sla_int j = 0; j < n; j++) s[j] -= op->damp * op->damp * x[j];
-    info->true_rnorm = sla__nrm2(m, t, nt);
-    info->true_arnorm = sla__nrm2(n, s, nt);
-    info->xnorm = sla__nrm2(n, x, nt);
+    true_residuals(op, b, x, t, s, info);
     info->reason = (sla_lsq_reason)reason;
     info->converged = reason <= SLA_LSQ_NORMAL;
     sla_free(ctx, buf);
@@ -350,7 +397,7 @@ sla_status sla_lsq(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_lsq_
     if (st) return st;
     sla__lsq_op op;
     if ((st = sla__lsq_op_init(ctx, &op, &V, o.damp))) return st;
-    st = sla__lsq_run(ctx, &op, &o, b, x, info);
+    st = o.method == SLA_LSQ_QR ? qr_run(ctx, &op, &o, b, x, info) : sla__lsq_run(ctx, &op, &o, b, x, info);
     sla__lsq_op_free(ctx, &op);
     info->seconds = sla__now() - t0;
     if (st < 0) return st;

@@ -31,6 +31,13 @@ void sla__lsq_rmv(const sla__lsq_op *op, const double *u, double *y);
 sla_status sla__lsq_run(sla_ctx *ctx, const sla__lsq_op *op, const sla_lsq_options *o, const double *b,
                         double *x, sla_lsq_info *info);
 
+/* x = argmin ||A x - b||^2 + damp^2 ||x||^2 by SuiteSparseQR for the
+ * one-array view A (src/backends/spqr.c); *rank: SPQR's rank estimate.
+ * SLA_ERR_SINGULAR when A is rank deficient and damp = 0 (the caller falls
+ * back), SLA_ERR_UNAVAILABLE without SuiteSparse, SLA_ERR_NOMEM. */
+sla_status sla__spqr_lsq(sla_ctx *ctx, const sla_matrix *A, double damp, const double *b, double *x,
+                         sla_int *rank);
+
 /* The argument checks of sla_lsq and sla_lsq_vjp: A, ib, vectors; *V = the
  * one-array view, values finite. */
 sla_status sla__lsq_check(sla_ctx *ctx, const char *who, const sla_matrix *A, sla_int ib,
