@@ -290,38 +290,81 @@ def solve_real_complex(A, b, x0, kwargs):
 # ---- (sign, log|det A|) -------------------------------------------------------
 
 
-def _zlogdet_run(api, slv, v, ib0, phase, lad):
-    with slv.lock:
-        slv.prepare(v)
-        for j in range(v.shape[0]):
-            L.check(api["zsolver_logdet"](L.ctx(), slv.ptr, j, _ptr(phase, ib0 + j),
-                                          _ptr(lad, ib0 + j)), "logdet")
+class _SolverLogdet:
+    """slogdet through the pattern's cached direct solver (method as asked):
+    sla_zsolver_logdet / sla_zsolver_logdet_vjp reuse its factorization."""
+
+    def __init__(self, api, solver, item_solver):
+        self.api, self.solver, self.item_solver = api, solver, item_solver
+        self.single = False
+
+    def _run(self, slv, v, ib0, phase, lad):
+        with slv.lock:
+            slv.prepare(v)
+            for j in range(v.shape[0]):
+                L.check(self.api["zsolver_logdet"](L.ctx(), slv.ptr, j, _ptr(phase, ib0 + j),
+                                                   _ptr(lad, ib0 + j)), "logdet")
+
+    def forward(self, values, phase, lad):
+        try:
+            self._run(self.solver, values, 0, phase, lad)
+        except L.SlaSingularError:  # factor the items one by one: only some are singular
+            self.single = True
+            for ib in range(values.shape[0]):
+                try:
+                    self._run(self.item_solver(), values[ib:ib + 1], ib, phase, lad)
+                except L.SlaSingularError:
+                    phase[ib], lad[ib] = 0.0, -math.inf
+
+    def vjp(self, values, ib, gl, gt, gA_ptr):
+        slv, v, j = ((self.item_solver(), values[ib:ib + 1], 0) if self.single
+                     else (self.solver, values, ib))
+        with slv.lock:
+            slv.prepare(v)
+            L.check(self.api["zsolver_logdet_vjp"](L.ctx(), slv.ptr, j, gl, gt, gA_ptr),
+                    "slogdet backward")
+
+
+class _OneShotLogdet:
+    """slogdet by the one-shot sla_zlogdet / sla_zlogdet_vjp (a libsla
+    without the complex solver object): a factorization libsla chooses, made
+    again for the gradient."""
+
+    def __init__(self, api, cmat):
+        self.api, self.cmat = api, cmat
+
+    def forward(self, values, phase, lad):
+        with self.cmat.lock:
+            self.cmat.bind(values)
+            for ib in range(values.shape[0]):
+                try:
+                    L.check(self.api["zlogdet"](L.ctx(), self.cmat.ptr, ib, _ptr(phase, ib),
+                                                _ptr(lad, ib)), "logdet")
+                except L.SlaSingularError:
+                    phase[ib], lad[ib] = 0.0, -math.inf
+
+    def vjp(self, values, ib, gl, gt, gA_ptr):
+        with self.cmat.lock:
+            self.cmat.bind(values)
+            L.check(self.api["zlogdet_vjp"](L.ctx(), self.cmat.ptr, ib, gl, gt, None, None,
+                                            gA_ptr), "slogdet backward")
 
 
 class ZLogdetFn(torch.autograd.Function):
-    """(phase, log|det A|) per value array by sla_zsolver_logdet; the VJP by
-    sla_zsolver_logdet_vjp (selected inversion from the factor). A singular
-    matrix gives (0, -inf) alone or in a batch; its gradient does not exist
-    (backward raises SlaSingularError when the loss depends on it)."""
+    """(phase, log|det A|) per value array (engine: _SolverLogdet or
+    _OneShotLogdet), with the VJP (g_logabs + i g_theta) conj(A^-T) on the
+    pattern. A singular matrix gives (0, -inf) alone or in a batch; its
+    gradient does not exist (backward raises SlaSingularError when the loss
+    depends on it)."""
 
     @staticmethod
-    def forward(ctx, values, solver, item_solver, api):
+    def forward(ctx, values, eng):
         B = values.shape[0]
         phase = torch.zeros(B, dtype=C128)
         lad = torch.zeros(B, dtype=torch.float64)
-        single = False
-        try:
-            _zlogdet_run(api, solver, values, 0, phase, lad)
-        except L.SlaSingularError:
-            single = True
-            for ib in range(B):
-                try:
-                    _zlogdet_run(api, item_solver(), values[ib:ib + 1], ib, phase, lad)
-                except L.SlaSingularError:
-                    phase[ib], lad[ib] = 0.0, -math.inf
+        eng.forward(values, phase, lad)
         ctx.singular = (lad == -math.inf) | (phase == 0)
-        ctx.single = single or bool(ctx.singular.any())
-        ctx.solver, ctx.item_solver, ctx.api = solver, item_solver, api
+        ctx.eng = eng
         ctx.set_materialize_grads(False)
         ctx.save_for_backward(values, phase)
         return phase, lad
@@ -335,7 +378,6 @@ class ZLogdetFn(torch.autograd.Function):
         # dL = Re(conj(g_phase) d phase), d phase = i phase d theta
         gt = (phase.conj() * c_ready(gphase)).imag if gphase is not None else torch.zeros_like(gl)
         gA = torch.zeros((B, nnz), dtype=C128)
-        api = ctx.api
         for ib in range(B):
             if float(gl[ib]) == 0.0 and float(gt[ib]) == 0.0:
                 continue
@@ -343,18 +385,15 @@ class ZLogdetFn(torch.autograd.Function):
                 raise L.SlaSingularError(
                     -8, "matrix %d of the batch is singular (log|det A| = -inf): the gradient "
                     "of log|det A|, conj(A^-T), does not exist there" % ib, "slogdet backward")
-            slv, v, j = ((ctx.item_solver(), values[ib:ib + 1], 0) if ctx.single
-                         else (ctx.solver, values, ib))
-            with slv.lock:
-                slv.prepare(v)
-                L.check(api["zsolver_logdet_vjp"](L.ctx(), slv.ptr, j, float(gl[ib]),
-                                                  float(gt[ib]), _ptr(gA, ib * nnz)),
-                        "slogdet backward")
-        return gA.to(values.dtype), None, None, None
+            ctx.eng.vjp(values, ib, float(gl[ib]), float(gt[ib]), _ptr(gA, ib * nnz))
+        return gA.to(values.dtype), None
 
 
 def slogdet(A, method, options, options_string):
-    """(sign [*batch] complex, log|det A| [*batch] real) of a complex A."""
+    """(sign [*batch] complex, log|det A| [*batch] real) of a complex A: by
+    the pattern's cached solver for `method` (sla_zsolver_logdet), or, in a
+    libsla without the complex solver object, by the one-shot sla_zlogdet
+    (its own choice of factorization; method is then not used)."""
     from .sparse import _connected, _prod
     if A.shape[-2] != A.shape[-1]:
         raise ValueError("logdet needs a square matrix (shape %s)" % (A.shape,))
@@ -366,16 +405,17 @@ def slogdet(A, method, options, options_string):
     if A.pattern.nnz == 0:
         return torch.zeros(bs, dtype=A.dtype), _connected(torch.full(bs, -math.inf, dtype=rd),
                                                           A.values)
-    api = _api(["zsolver_logdet", "zsolver_logdet_vjp"], "complex SparseTensor.slogdet")
     opts = options_string(method, None, None, None, None, **options)
     pat = A.pattern
     vals = A._csr_values(pat)
-    solver = pat.solver(opts, vals.dtype, vals.shape[0])
-
-    def item_solver():
-        return pat.solver(opts, vals.dtype, 1)
-
-    phase, lad = ZLogdetFn.apply(vals, solver, item_solver, api)
+    if L.optional("zsolver_logdet") is None and L.optional("zlogdet") is not None:
+        eng = _OneShotLogdet(_api(["zlogdet", "zlogdet_vjp"], "complex SparseTensor.slogdet"),
+                             pat.matrix(vals.dtype, vals.shape[0]))
+    else:
+        api = _api(["zsolver_logdet", "zsolver_logdet_vjp"], "complex SparseTensor.slogdet")
+        solver = pat.solver(opts, vals.dtype, vals.shape[0])
+        eng = _SolverLogdet(api, solver, lambda: pat.solver(opts, vals.dtype, 1))
+    phase, lad = ZLogdetFn.apply(vals, eng)
     return phase.reshape(bs).to(A.dtype), lad.reshape(bs).to(rd)
 
 

@@ -333,6 +333,8 @@ OPTIONAL = {
     "zsolver_solve_vjp": ("sla_zsolver_solve_vjp", "the complex solver (issue 17)"),
     "zsolver_logdet": ("sla_zsolver_logdet", "the complex log-determinant (issue 17)"),
     "zsolver_logdet_vjp": ("sla_zsolver_logdet_vjp", "the complex log-determinant (issue 17)"),
+    "zlogdet": ("sla_zlogdet", "the complex log-determinant (issue 17)"),
+    "zlogdet_vjp": ("sla_zlogdet_vjp", "the complex log-determinant (issue 17)"),
     "zeigsh": ("sla_zeigsh", "the complex Hermitian eigensolver (issue 17)"),
     "zeigsh_vjp": ("sla_zeigsh_vjp", "the complex Hermitian eigensolver (issue 17)"),
     "gen_helmholtz2d": ("sla_gen_helmholtz2d", "the complex Helmholtz generator (issue 17)"),
@@ -406,6 +408,13 @@ def _optional_proto(name, f):
     elif name == "zsolver_logdet_vjp":
         # sla_zsolver_logdet_vjp(ctx, S, ib, double g_logabs, double g_theta, sla_complex *gA)
         f.argtypes = [P, P, c_int64, c_double, c_double, PTR]
+    elif name == "zlogdet":
+        # sla_zlogdet(ctx, A, ib, sla_complex *phase, double *logabs)
+        f.argtypes = [P, P, c_int64, PTR, PTR]
+    elif name == "zlogdet_vjp":
+        # sla_zlogdet_vjp(ctx, A, ib, g_logabs, g_theta, sla_complex *phase, double *logabs,
+        #                 sla_complex *gA)
+        f.argtypes = [P, P, c_int64, c_double, c_double, PTR, PTR, PTR]
     elif name == "zeigsh":
         # sla_zeigsh(ctx, A, ib, const sla_eigsh_options *, k, double *w, sla_complex *V,
         #            sla_eigsh_info *info)
