@@ -119,8 +119,8 @@ class SparseTensor:
             values = torch.as_tensor(values, dtype=torch.float64)
         _check_cpu(values, "values")
         if values.dtype not in (torch.float64, torch.float32, torch.complex128, torch.complex64):
-            raise TypeError("values must be float64, float32, complex128 or complex64 (got %s)"
-                            % values.dtype)
+            raise TypeError("values must be float64 or float32 (real), complex128 or complex64 "
+                            "(got %s)" % values.dtype)
         if values.dim() < 1:
             raise ValueError("values must have shape [*batch, nnz] (got a scalar)")
         shape = tuple(int(s) for s in shape)

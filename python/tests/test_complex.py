@@ -157,7 +157,7 @@ class ComplexBasics(unittest.TestCase):
                     f()
 
     def test_values_dtype_checked(self):
-        with self.assertRaisesRegex(TypeError, "complex128 or complex64"):
+        with self.assertRaisesRegex(TypeError, "float64 or float32.*complex128 or complex64"):
             sla.SparseTensor(torch.ones(2, dtype=torch.int32), [0, 1], [0, 1], (2, 2))
 
     def test_real_matrix_complex_rhs(self):
