@@ -225,7 +225,7 @@ def rsub(A, B):
 def _is_scalar(s):
     if isinstance(s, torch.Tensor):
         return s.dim() == 0
-    return isinstance(s, (int, float)) and not isinstance(s, bool)
+    return isinstance(s, (int, float, complex)) and not isinstance(s, bool)
 
 
 def mul(A, other):

@@ -51,7 +51,13 @@ def complex_dtype(dtype):
 
 
 def is_complex_input(x):
-    return isinstance(x, torch.Tensor) and x.is_complex() or isinstance(x, complex)
+    """A complex tensor, NumPy array or number."""
+    if isinstance(x, torch.Tensor):
+        return x.is_complex()
+    if isinstance(x, complex):
+        return True
+    kind = getattr(getattr(x, "dtype", None), "kind", None)  # NumPy arrays
+    return kind == "c"
 
 
 def refuse(op, *objs):
@@ -148,6 +154,7 @@ def matvec(A, x, canonical_rhs):
     if not A.values.is_complex():  # real A, complex x: two real products
         return torch.complex(*(A.matvec(p) for p in _parts(x, A.dtype)))
     api = _api(["zmatvec", "zmatvec_vjp"], "complex SparseTensor @ x")
+    x = x if isinstance(x, torch.Tensor) else torch.as_tensor(x)
     x3, unflatten = canonical_rhs(x, A.batch_shape, A.shape[-1], "x", C128)
     B = x3.shape[0]
     if B == 0 or A.shape[-2] == 0 or x3.shape[1] == 0:
@@ -171,6 +178,8 @@ def _parts(x, vdtype):
     to with vdtype (differentiable)."""
     x = torch.as_tensor(x)
     rd = torch.promote_types(vdtype, real_dtype(x.dtype))
+    if not x.is_complex():
+        return x.to(rd), torch.zeros_like(x, dtype=rd)
     return x.real.to(rd), x.imag.to(rd)
 
 
@@ -245,6 +254,7 @@ def solve(A, b, opts, box, x0, canonical_rhs):
     guess (options carry use_x0). Returns x (and leaves the SolveInfo in box)."""
     from .sparse import _connected, _prod
     api = _api(["zsolver_solve", "zsolver_solve_vjp"], "complex SparseTensor.solve")
+    b = b if isinstance(b, torch.Tensor) else torch.as_tensor(b)
     n = A.shape[-1]
     b3, unflatten = canonical_rhs(b, A.batch_shape, n, "b", C128)
     out = _out_dtype(A.dtype, b)
