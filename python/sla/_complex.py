@@ -157,7 +157,7 @@ def matvec(A, x, canonical_rhs):
     x = x if isinstance(x, torch.Tensor) else torch.as_tensor(x)
     x3, unflatten = canonical_rhs(x, A.batch_shape, A.shape[-1], "x", C128)
     B = x3.shape[0]
-    if B == 0 or A.shape[-2] == 0 or x3.shape[1] == 0:
+    if B == 0 or 0 in A.shape[-2:] or x3.shape[1] == 0:
         from .sparse import _connected
         y3 = _connected(x3.new_zeros(x3.shape[:2] + (A.shape[-2],)), A.values, x3)
     else:
