@@ -22,7 +22,7 @@ static double urand(unsigned long long *s)
 
 /* A random sparse Hermitian n x n matrix: real diagonal shift + U(-1, 1),
  * a complex chain a_{i,i+1} and two random complex pairs per row. */
-static sla_matrix *gen_herm(long long n, unsigned long long seed, double shift)
+static sla_matrix *gen_herm_t(long long n, unsigned long long seed, double shift, sla_dtype dt)
 {
     long long cap = 7 * n, m = 0;
     sla_int *ri = malloc((size_t)cap * sizeof *ri), *ci = malloc((size_t)cap * sizeof *ci);
@@ -40,11 +40,19 @@ static sla_matrix *gen_herm(long long n, unsigned long long seed, double shift)
         }
     }
     sla_matrix *A = NULL;
-    sla_matrix_from_coo(NULL, n, n, m, ri, ci, SLA_C128, 1, v, NULL, &A);
+    float *f = malloc((size_t)(2 * m) * sizeof *f);
+    for (long long q = 0; q < m; q++) f[2 * q] = (float)creal(v[q]), f[2 * q + 1] = (float)cimag(v[q]);
+    sla_matrix_from_coo(NULL, n, n, m, ri, ci, dt, 1, dt == SLA_C64 ? (const void *)f : (const void *)v, NULL, &A);
+    free(f);
     free(ri);
     free(ci);
     free(v);
     return A;
+}
+
+static sla_matrix *gen_herm(long long n, unsigned long long seed, double shift)
+{
+    return gen_herm_t(n, seed, shift, SLA_C128);
 }
 
 /* All eigenpairs (ascending), dense. */
@@ -402,6 +410,148 @@ static void test_vjp(sla_ctx *ctx)
     sla_matrix_destroy(&Ab);
 }
 
+/* A degenerate cluster (diag(B, B): every eigenvalue twice) with a loss
+ * invariant within it, L = sum_j (l_j + sum_r h_r |v_j[r]|^2) over the
+ * pair: accepted, and equal to central differences (the cluster's sum and
+ * projector are smooth). */
+static double cluster_loss(sla_ctx *ctx, const sla_matrix *A, const sla_eigsh_options *o, const double *h, double *w,
+                           zc *V, double *gw, zc *gV)
+{
+    long long n = sla_matrix_nrows(A);
+    sla__zeigsh_cfg dense = {.lu = NULL, .dense_n = 1000, .dense_si_n = 1000};
+    if (sla__zeigsh_run(ctx, A, 0, o, 2, w, V, NULL, &dense) != SLA_OK) return NAN;
+    double L = w[0] + w[1];
+    for (int j = 0; j < 2; j++) {
+        if (gw) gw[j] = 1.0;
+        for (long long r = 0; r < n; r++) {
+            L += h[r] * pow(cabs(V[j * n + r]), 2);
+            if (gV) gV[j * n + r] = 2.0 * h[r] * V[j * n + r];
+        }
+    }
+    return L;
+}
+
+static void test_cluster(sla_ctx *ctx)
+{
+    const long long nb = 20, n = 2 * nb;
+    sla_matrix *B = gen_herm(nb, 11, 0.0);
+    long long nzb = sla_matrix_nnz(B), nnz = 2 * nzb;
+    sla_int *rb = malloc((size_t)nzb * sizeof *rb), *cb = malloc((size_t)nzb * sizeof *cb);
+    sla_int *ri = malloc((size_t)nnz * sizeof *ri), *ci = malloc((size_t)nnz * sizeof *ci);
+    zc *v = malloc((size_t)nnz * sizeof *v), *V = malloc((size_t)(2 * n) * sizeof *V), *gV = malloc((size_t)(2 * n) * sizeof *gV);
+    zc *gA = malloc((size_t)nnz * sizeof *gA);
+    double h[40], w[2], gw[2];
+    sla_matrix_get_rowind(B, rb);
+    sla_matrix_get_colind(B, cb);
+    const zc *vb = (const zc *)sla_matrix_values(B, 0);
+    for (long long p = 0; p < nnz; p++) {
+        long long q = p % nzb, off = p < nzb ? 0 : nb;
+        ri[p] = rb[q] + off, ci[p] = cb[q] + off, v[p] = vb[q];
+    }
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_matrix_from_coo(ctx, n, n, nnz, ri, ci, SLA_C128, 1, v, NULL, &A));
+    sla_matrix_get_rowind(A, ri);
+    sla_matrix_get_colind(A, ci);
+    unsigned long long s = 5;
+    for (long long r = 0; r < n; r++) h[r] = urand(&s);
+    sla_eigsh_options o;
+    sla_eigsh_options_default(&o);
+    o.which = SLA_EIG_SA;
+    cluster_loss(ctx, A, &o, h, w, V, gw, gV);
+    CHECK(fabs(w[0] - w[1]) < 1e-12);
+    CHECK_OK(ctx, sla_zeigsh_vjp(ctx, A, 0, 2, w, V, gw, gV, gA));
+    sla_matrix *C = NULL;
+    sla_matrix_copy(ctx, A, &C);
+    const zc *v0 = (const zc *)sla_matrix_values(A, 0);
+    double fe = 0;
+    for (long long p = 0; p < nnz; p += 7) {
+        long long q = sla_matrix_nnz(A);
+        for (long long t = 0; t < nnz; t++)
+            if (ri[t] == ci[p] && ci[t] == ri[p]) q = t;
+        zc geff = p == q ? creal(gA[p]) : gA[p] + conj(gA[q]);
+        double err = INFINITY;
+        for (double hh = 1e-4; hh > 1e-7; hh /= 10) {
+            double f[2];
+            for (int sg = 0; sg < 2; sg++) {
+                memcpy(v, v0, (size_t)nnz * sizeof *v);
+                v[p] += sg ? -hh : hh;
+                if (q != p) v[q] += sg ? -hh : hh;
+                sla_matrix_set_values(ctx, C, 0, v);
+                f[sg] = cluster_loss(ctx, C, &o, h, w, V, NULL, NULL);
+            }
+            err = fmin(err, fabs((f[0] - f[1]) / (2 * hh) - creal(geff)) / fmax(fabs(creal(geff)), 1e-3));
+        }
+        fe = fmax(fe, err);
+    }
+    CHECK(fe < 1e-6);
+    printf("  %-34s n=%lld k=2 fd %.1e\n", "degenerate pair, invariant loss", n, fe);
+    sla_matrix_destroy(&C);
+    sla_matrix_destroy(&A);
+    sla_matrix_destroy(&B);
+    free(rb), free(cb), free(ri), free(ci), free(v), free(V), free(gV), free(gA);
+}
+
+/* complex64 storage, non-convergence, and allocation failures (no leaks,
+ * SLA_ERR_NOMEM) on every path. */
+static void test_misc(sla_ctx *ctx)
+{
+    sla_eigsh_options o;
+    sla_eigsh_options_default(&o);
+    o.which = SLA_EIG_SA;
+    sla__zeigsh_cfg arpack = {.lu = NULL, .dense_n = -1, .dense_si_n = -1};
+    sla__zeigsh_cfg si = {.lu = &mock_lu, .dense_n = -1, .dense_si_n = -1};
+    sla__zeigsh_cfg dense = {.lu = NULL, .dense_n = 1000, .dense_si_n = 1000};
+    sla_matrix *F = gen_herm_t(150, 4, 0.0, SLA_C64);
+    check_fwd(ctx, "complex64 arpack SA", F, &o, 4, &arpack, "arpack");
+    sla_matrix_destroy(&F);
+
+    sla_matrix *A = gen_herm(120, 8, 0.0);
+    long long n = 120, nnz = sla_matrix_nnz(A);
+    double w[3], gw[3] = {1, -2, 0.5};
+    zc *V = malloc((size_t)(3 * n) * sizeof *V), *gV = malloc((size_t)(3 * n) * sizeof *gV);
+    zc *gA = malloc((size_t)nnz * sizeof *gA);
+    sla_eigsh_options q = o;
+    q.maxiter = 1;
+    q.ncv = 7;
+    sla_eigsh_info info;
+    CHECK_ERR(ctx, sla__zeigsh_run(ctx, A, 0, &q, 3, w, V, &info, &arpack), SLA_NOT_CONVERGED, "converged");
+    CHECK(!info.converged && info.nconv < 3 && isnan(w[2]));
+
+    CHECK_OK(ctx, sla__zeigsh_run(ctx, A, 0, &o, 3, w, V, NULL, &dense));
+    unsigned long long s = 3;
+    for (long long r = 0; r < 3 * n; r++) gV[r] = 2.0 * urand(&s) * V[r]; /* phase invariant */
+    for (int mode = 0; mode < 4; mode++) {
+        int ok = 0, nomem = 0;
+        for (long fail = 0; fail < 500 && !ok; fail++) {
+            counter cnt = {0, fail, 0, 0};
+            sla_allocator al = {count_malloc, count_free, &cnt};
+            sla_ctx *c2 = NULL;
+            sla_ctx_create(&c2);
+            sla_ctx_set_allocator(c2, &al);
+            double w2[3];
+            zc *V2 = malloc((size_t)(3 * n) * sizeof *V2);
+            const sla__zeigsh_cfg *cfg = mode == 0 ? &dense : mode == 1 ? &arpack : &si;
+            sla_eigsh_options m = o;
+            if (mode == 2) m.which = SLA_EIG_SM;
+            sla_status st = mode < 3 ? sla__zeigsh_run(c2, A, 0, &m, 3, w2, V2, NULL, cfg)
+                                     : sla_zeigsh_vjp(c2, A, 0, 3, w, V, gw, gV, gA);
+            free(V2);
+            CHECK(cnt.live == 0);
+            sla_ctx_destroy(&c2);
+            if (cnt.failures == 0) {
+                CHECK(st == SLA_OK);
+                ok = 1;
+            } else {
+                CHECK(st == SLA_ERR_NOMEM);
+                nomem++;
+            }
+        }
+        CHECK(ok && nomem >= 1);
+    }
+    free(V), free(gV), free(gA);
+    sla_matrix_destroy(&A);
+}
+
 static void test_refusals(sla_ctx *ctx)
 {
     double w[4];
@@ -448,6 +598,8 @@ int main(void)
     sla_ctx_create(&ctx);
     test_forward(ctx);
     test_vjp(ctx);
+    test_cluster(ctx);
+    test_misc(ctx);
     test_refusals(ctx);
     sla_ctx_destroy(&ctx);
     return tu_finish("test_complex_eigsh");
