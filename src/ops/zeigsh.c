@@ -60,28 +60,6 @@ static double row_norm(const sla_matrix *A)
     return h;
 }
 
-/* The preference of eigenvalue l for the set `which` (with a shift: the
- * eigenvalues of (A - sigma I)^-1 that ARPACK's selection compares): the k
- * largest keys are taken. */
-static double pick_key(sla_eig_which which, bool si, double sigma, double l)
-{
-    if (si) {
-        double mu = l == sigma ? INFINITY : 1.0 / (l - sigma);
-        switch (which) {
-        case SLA_EIG_LA: return mu;        /* nearest above sigma */
-        case SLA_EIG_SA: return -mu;       /* nearest below */
-        default: return fabs(mu);          /* nearest */
-        }
-    }
-    switch (which) {
-    case SLA_EIG_LA: return l;
-    case SLA_EIG_SA: return -l;
-    case SLA_EIG_LM: return fabs(l);
-    case SLA_EIG_SM: return -fabs(l);
-    }
-    return 0.0;
-}
-
 typedef struct zsort_item {
     double key;
     sla_int i;
@@ -112,6 +90,7 @@ static void fix_phase(sla_int n, sla__z *v)
     v[rm] = creal(v[rm]);
 }
 
+#ifdef SLA_HAVE_ARPACK
 /* What the ARPACK run works on: y = A x, or y = (A - sigma I)^-1 x from
  * the backend's factor of M = A - sigma I. */
 typedef struct zeig_op {
@@ -195,7 +174,6 @@ static sla_status factor_near(sla_ctx *ctx, zeig_op *E, double *sigma, double di
     return st;
 }
 
-#ifdef SLA_HAVE_ARPACK
 /* y = OP x */
 static sla_status op_apply(sla_ctx *ctx, const zeig_op *E, const sla__z *x, sla__z *y)
 {
@@ -330,6 +308,28 @@ static sla_status rayleigh_ritz(sla_ctx *ctx, const sla_matrix *A, sla_int n, in
     sla__free(&a, W);
     sla__free(&a, H);
     return st;
+}
+
+/* The preference of eigenvalue l for the set `which` (with a shift: the
+ * eigenvalues of (A - sigma I)^-1 that ARPACK's selection compares): the k
+ * largest keys are taken. */
+static double pick_key(sla_eig_which which, bool si, double sigma, double l)
+{
+    if (si) {
+        double mu = l == sigma ? INFINITY : 1.0 / (l - sigma);
+        switch (which) {
+        case SLA_EIG_LA: return mu;        /* nearest above sigma */
+        case SLA_EIG_SA: return -mu;       /* nearest below */
+        default: return fabs(mu);          /* nearest */
+        }
+    }
+    switch (which) {
+    case SLA_EIG_LA: return l;
+    case SLA_EIG_SA: return -l;
+    case SLA_EIG_LM: return fabs(l);
+    case SLA_EIG_SM: return -fabs(l);
+    }
+    return 0.0;
 }
 
 /* The dense path: all eigenpairs of the n x n A by zheevd; the k that
@@ -498,9 +498,9 @@ sla_status sla__zeigsh_run(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const 
         return sla__ok(ctx, SLA_OK);
     }
 #endif
+    (void)dense, (void)ncv;
 #ifndef SLA_HAVE_ARPACK
-    (void)tf;
-    (void)dense;
+    (void)t0, (void)tf, (void)want_si, (void)sigma, (void)ncv, (void)nt, (void)V, (void)note, (void)method;
     return sla__error(ctx, SLA_ERR_UNAVAILABLE,
                       "zeigsh needs ARPACK, which was not found when sla was configured (install libarpack2-dev "
                       "and reconfigure)");
