@@ -104,22 +104,47 @@ SLA_API sla_status sla_zlogdet(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
 
 /* ---- Hermitian eigenpairs ------------------------------------------------- */
 
-/* The k eigenpairs of the Hermitian A_ib that opts->which selects (largest
- * or smallest algebraic, largest or smallest magnitude; sigma for
- * shift-invert), by ARPACK's complex Arnoldi (znaupd/zneupd). w: k real
- * eigenvalues in ascending order; V: n x k column-major complex unit
- * eigenvectors, each scaled so that its largest-magnitude entry is real
- * and positive. A non-Hermitian A is refused (SLA_ERR_NOT_SYMMETRIC with
- * the measured error). opts NULL: defaults. info may be NULL. */
+/* The k eigenpairs (1 <= k < n; the argument k, opts->k is not read) of
+ * the Hermitian A_ib that opts->which selects: largest or smallest
+ * algebraic (LA, SA: ARPACK's LR, SR), largest or smallest magnitude (LM,
+ * SM); with opts->shift_invert, those nearest sigma (LM, SM), nearest
+ * above (LA) or below (SA) it. ARPACK's complex Arnoldi (znaupd/zneupd)
+ * in regular mode, then a Rayleigh-Ritz step on the converged vectors;
+ * SM and sigma in shift-invert mode on (A - sigma I)^-1 (sigma = 0 for SM)
+ * through the complex LU backend (or opts->factor_method's), sigma moved
+ * by 1e-8 ||A|| (then 1e-6, 1e-4) when A - sigma I is singular. A dense
+ * LAPACK zheevd serves n <= 200, a basis that would span the whole space
+ * (ncv >= n), and shift-invert without a complex factorization up to
+ * n = 1000; past that SM runs regular mode with a larger basis (the note
+ * says so) and sigma is SLA_ERR_UNAVAILABLE. Also read: tol, ncv, maxiter,
+ * v0 (a real start vector); memory_limit is not applied.
+ * w: k real eigenvalues in ascending order; V: n x k column-major complex
+ * unit eigenvectors (orthonormal), each scaled so that its
+ * largest-magnitude entry (the first of equals) is real and positive.
+ * info (may be NULL): method ("dense zheevd", "arpack", "arpack
+ * shift-invert (NAME)"), nconv, iterations, nops, max_residual (max
+ * ||A v - l v||), note. A non-Hermitian A (also a real nonsymmetric one)
+ * is refused with SLA_ERR_ARGUMENT and the measured max |a_ij -
+ * conj(a_ji)| / max |a| (checked to 1e-12; the message says when A is
+ * complex symmetric instead). SLA_NOT_CONVERGED (a warning): only
+ * info.nconv pairs converged; the rest of w and V is NaN. opts NULL:
+ * defaults. */
 SLA_API sla_status sla_zeigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
                               const sla_eigsh_options *opts, sla_int k, double *w,
                               sla_complex *V, sla_eigsh_info *info);
 
 /* VJP of (w, V) = zeigsh(A): gw (k reals) and gV (n x k) may each be NULL
- * (zero). gA (nnz): grad_A[k] = sum_j gw_j v_j[row_k] conj(v_j[col_k]) plus
- * the eigenvector terms. A loss that depends on the arbitrary phase of an
- * eigenvector (Im(v_j^H gV_j) != 0) is refused, as are degenerate
- * eigenvalues when gV is given. */
+ * (zero). gA (nnz, overwritten): grad_A[p] = sum_j (gw_j v_j[r] + u_j[r])
+ * conj(v_j[c]) at p = (r, c), with u_j = sum_{m != j} v_m (v_m^H gV_j) /
+ * (l_j - l_m) over all eigenpairs: the computed ones directly, the rest by
+ * one projected MINRES solve per vector (rtol 1e-12). Every stored value
+ * is an independent variable: along a Hermitian change of the pair a_ij =
+ * conj(a_ji) = z the gradient is grad_A[ij] + conj(grad_A[ji]). A loss
+ * that depends on the arbitrary phase of an eigenvector (|Im(v_j^H gV_j)|
+ * > 1e-6 ||gV_j||) is refused (SLA_ERR_UNSUPPORTED), as is one that is not
+ * invariant within a degenerate cluster (|l_i - l_j| <= 1e-9 max |l|:
+ * gw_i != gw_j, or v_j^H gV_i != conj(v_i^H gV_j)). SLA_NOT_CONVERGED
+ * when a projected solve missed its tolerance (gA is still written). */
 SLA_API sla_status sla_zeigsh_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla_int k,
                                   const double *w, const sla_complex *V, const double *gw,
                                   const sla_complex *gV, sla_complex *gA);

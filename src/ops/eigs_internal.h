@@ -108,4 +108,32 @@ sla_status sla__eig_combine(sla_ctx *ctx, const sla_matrix *A, sla_int ibA, doub
  * triangular solves when S holds a factorization, else sla_solver_solve. */
 sla_status sla__eig_solve(sla_ctx *ctx, sla_solver *S, bool transpose, const double *b, double *x, sla_int n);
 
+/* ---- complex Hermitian eigenpairs (zeigsh.c, zeigsh_vjp.c) ---------------- */
+
+struct sla__zdirect_ops;
+
+/* The path choices of sla_zeigsh, a parameter so that tests can force the
+ * ARPACK path on small matrices and shift-invert through a backend of
+ * their own. */
+typedef struct sla__zeigsh_cfg {
+    const struct sla__zdirect_ops *lu; /* factors A - sigma I for shift-invert (NULL: none) */
+    sla_int dense_n;    /* dense zheevd at n <= dense_n or when the basis would be the whole
+                           space (ncv >= n); < 0: never */
+    sla_int dense_si_n; /* dense zheevd at n <= dense_si_n when shift-invert (sigma or SM)
+                           is wanted and lu is NULL */
+} sla__zeigsh_cfg;
+
+#define SLA__ZEIGSH_DENSE_N 200
+#define SLA__ZEIGSH_DENSE_SI_N 1000
+
+/* sla_zeigsh with the path choices cfg (sla_zeigsh: the LU backend of
+ * sla__zdirect_backend and the limits above). */
+sla_status sla__zeigsh_run(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_eigsh_options *opts, sla_int k,
+                           double *w, sla_complex *V, sla_eigsh_info *info, const sla__zeigsh_cfg *cfg);
+
+/* A (not NULL) square, ib in range, its values finite and Hermitian to
+ * 1e-12 relative (SLA_ERR_ARGUMENT with the measured error otherwise);
+ * *view = value array ib. `who` names the caller. */
+sla_status sla__zeigsh_check(sla_ctx *ctx, const char *who, const sla_matrix *A, sla_int ib, sla_matrix *view);
+
 #endif
