@@ -472,14 +472,18 @@ class ZEigshFn(torch.autograd.Function):
             return gA.to(values.dtype), None, None, None, None
         gw = gw.to(torch.float64).contiguous() if gw is not None else None
         gV = c_ready(gV) if gV is not None else None
+        st = 0
         with cmat.lock:
             cmat.bind(values)
             for ib in range(B):
-                L.check(api["zeigsh_vjp"](L.ctx(), cmat.ptr, ib, k, _ptr(w, ib * k),
-                                          _ptr(V, ib * k * n),
-                                          _ptr(gw, ib * k) if gw is not None else None,
-                                          _ptr(gV, ib * k * n) if gV is not None else None,
-                                          _ptr(gA, ib * nnz)), "eigsh backward")
+                st = max(st, L.check(api["zeigsh_vjp"](
+                    L.ctx(), cmat.ptr, ib, k, _ptr(w, ib * k), _ptr(V, ib * k * n),
+                    _ptr(gw, ib * k) if gw is not None else None,
+                    _ptr(gV, ib * k * n) if gV is not None else None, _ptr(gA, ib * nnz)),
+                    "eigsh backward"))
+        if st == 1:
+            warnings.warn("sla: eigsh backward: a projected MINRES solve missed its tolerance",
+                          L.SlaConvergenceWarning, stacklevel=3)
         return gA.to(values.dtype), None, None, None, None
 
 

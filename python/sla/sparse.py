@@ -503,16 +503,14 @@ class SparseTensor:
         copts.degenerate_tol, copts.grad_rtol = float(degenerate_tol), float(grad_rtol)
         copts.grad_maxiter = int(grad_maxiter)
         box = {}
-        if self.is_complex:
-            if v0 is not None:
-                raise ValueError("eigsh: v0 is not supported for a complex matrix")
-            return _complex.eigsh(self, copts, box, return_eigenvectors, return_info)
         if v0 is not None:
             v0 = torch.as_tensor(v0).detach().to(torch.float64).contiguous().reshape(-1)
             if v0.numel() != n:
                 raise ValueError("eigsh: v0 must have %d entries (got %d)" % (n, v0.numel()))
             copts.v0 = v0.data_ptr()
             box["v0"] = v0  # alive while the options are
+        if self.is_complex:  # (v0 real there too)
+            return _complex.eigsh(self, copts, box, return_eigenvectors, return_info)
         bs = self.batch_shape
         B = _prod(bs)
         pat = self.pattern if B > 0 else None
