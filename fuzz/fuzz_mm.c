@@ -1,5 +1,5 @@
 /* Fuzz target: the Matrix Market reader: coordinate files through
- * sla_mm_read_buffer, array files through sla_mm_read_dense. An accepted matrix is used (fz_use_matrix),
+ * sla_mm_read_buffer, array files through sla_mm_read_dense and _z. An accepted matrix is used (fz_use_matrix),
  * written back and read again: the round trip must give the same matrix. */
 #include "fuzz_common.h"
 
@@ -31,8 +31,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                             sla_matrix_ncols(B) == sla_matrix_ncols(A));
                 /* explicit zeros are kept, so the pattern matches exactly */
                 FUZZ_ASSERT(sla_matrix_nnz(B) == sla_matrix_nnz(A));
+                /* a complex matrix: two doubles per value */
+                FUZZ_ASSERT(sla_matrix_dtype(B) == sla_matrix_dtype(A));
+                const int w = sla_matrix_is_complex(A) ? 2 : 1;
                 const double *va = sla_matrix_values(A, 0), *vb = sla_matrix_values(B, 0);
-                for (sla_int k = 0; k < sla_matrix_nnz(A); k++) FUZZ_ASSERT(va[k] == vb[k]);
+                for (sla_int k = 0; k < w * sla_matrix_nnz(A); k++) FUZZ_ASSERT(va[k] == vb[k]);
                 sla_matrix_destroy(&B);
             }
             remove(path);
@@ -63,6 +66,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 FUZZ_ASSERT(sla_ctx_message(ctx)[0] != '\0');
             }
             sla_free(ctx, d);
+            /* the complex array reader: any field, two doubles per value */
+            sla_complex *z = NULL;
+            st = sla_mm_read_dense_z(ctx, path, &m, &n, &z);
+            FUZZ_ASSERT(st == SLA_OK || st == SLA_ERR_FORMAT || st == SLA_ERR_VALUE ||
+                        st == SLA_ERR_UNSUPPORTED || st == SLA_ERR_NOMEM ||
+                        st == SLA_ERR_TOO_LARGE || st == SLA_ERR_DIMENSION || st == SLA_ERR_INDEX);
+            if (st == SLA_OK) {
+                FUZZ_ASSERT(m >= 0 && n >= 0 && z != NULL);
+                volatile double sum = 0.0;
+                for (sla_int k = 0; k < 2 * m * n; k++) sum += ((const double *)z)[k];
+                (void)sum;
+            }
+            sla_free(ctx, z);
             remove(path);
         }
     }

@@ -54,7 +54,8 @@ SLA_API sla_status sla_mm_write(sla_ctx *ctx, const char *path, const sla_matrix
                         sla_int ib);
 
 /* Write a coordinate file with A's pattern and the given values (nnz of
- * them), e.g. a gradient dL/dA. */
+ * them), e.g. a gradient dL/dA. A may be complex: only its pattern is
+ * used, and the file is "coordinate real general". */
 SLA_API sla_status sla_mm_write_pattern_values(sla_ctx *ctx, const char *path,
                                        const sla_matrix *A,
                                        const double *vals);

@@ -171,6 +171,41 @@ sla_status sla_gen_aniso2d(sla_ctx *ctx, sla_int N, double eps, sla_matrix **out
     return stencil_matrix(ctx, "sla_gen_aniso2d", 2, N, w, out);
 }
 
+sla_status sla_gen_helmholtz2d(sla_ctx *ctx, sla_int N, double k, double alpha, sla_matrix **out)
+{
+    if (!out) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_gen_helmholtz2d: out is NULL");
+    *out = NULL;
+    if (!isfinite(k) || k < 0.0 || !isfinite(alpha))
+        return sla__error(ctx, SLA_ERR_VALUE, "sla_gen_helmholtz2d: k must be finite and >= 0 "
+                          "and alpha finite (got k = %g, alpha = %g)", k, alpha);
+    grid g;
+    sla_status st = grid_init(ctx, 2, N, &g);
+    if (st) return sla__error(ctx, st, "sla_gen_helmholtz2d: %s", sla_ctx_message(ctx));
+    /* h^2 (-Laplace u - k^2 (1 + i alpha) u): 4 - (k h)^2 (1 + i alpha) on
+     * the diagonal, -1 per neighbour */
+    const double h = 1.0 / ((double)N + 1.0), kh2 = (k * h) * (k * h);
+    const sla__z diag = (4.0 - kh2) - kh2 * alpha * _Complex_I;
+    if (!isfinite(creal(diag)) || !isfinite(cimag(diag)))
+        return sla__error(ctx, SLA_ERR_VALUE, "sla_gen_helmholtz2d: diagonal (%g, %g) is not "
+                          "finite (k = %g, alpha = %g too large)", creal(diag), cimag(diag), k, alpha);
+    sla_matrix *A = NULL;
+    if ((st = grid_matrix(ctx, &g, &A))) return st;
+    sla__z *zv = sla__malloc(&A->alloc, (size_t)A->nnz, sizeof *zv);
+    if (!zv) {
+        sla_matrix_destroy(&A);
+        return sla__error(ctx, SLA_ERR_NOMEM, "sla_gen_helmholtz2d: out of memory (n = %lld)",
+                          (long long)g.n);
+    }
+    for (sla_int i = 0; i < A->nrows; i++)
+        for (sla_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+            zv[p] = A->colind[p] == i ? diag : -1.0;
+    sla__free(&A->alloc, A->values);
+    A->values = zv;
+    A->dtype = SLA_C128;
+    *out = A;
+    return sla__ok(ctx, SLA_OK);
+}
+
 /* ---- variable-coefficient diffusion ------------------------------------- */
 
 /* Cells c(a, b) = b (N+1) + a, a, b in 0..N; nodes (i, j), i, j in 1..N.

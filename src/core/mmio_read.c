@@ -9,6 +9,8 @@
  * (j, i), whichever triangle it came from, so a file that lists both
  * triangles has those entries counted twice (the standard stores one).
  * Skew-symmetric files: a_ji = -a_ij, and diagonal entries must be zero.
+ * Complex files (two numbers per entry) give a complex matrix; hermitian
+ * files (complex only) store a_ji = conj(a_ij), with a real diagonal.
  *
  * Numbers are parsed with strtoll/strtod, so the C library's LC_NUMERIC
  * must use '.' (the default "C" locale does).
@@ -187,8 +189,8 @@ static num_result parse_real(const char *tok, size_t len, double *v)
 /* ---- header ------------------------------------------------------------- */
 
 typedef enum { MM_COORD, MM_ARRAY } mm_format;
-typedef enum { MM_REAL, MM_INTEGER, MM_PATTERN } mm_field;
-typedef enum { MM_GENERAL, MM_SYMMETRIC, MM_SKEW } mm_symmetry;
+typedef enum { MM_REAL, MM_INTEGER, MM_PATTERN, MM_COMPLEX } mm_field;
+typedef enum { MM_GENERAL, MM_SYMMETRIC, MM_SKEW, MM_HERMITIAN } mm_symmetry;
 
 typedef struct mm_header {
     mm_format format;
@@ -218,9 +220,7 @@ static sla_status parse_field(sla_ctx *ctx, const mm_reader *r, const char *t, s
     if (token_is(t, n, "real")) h->field = MM_REAL;
     else if (token_is(t, n, "integer")) h->field = MM_INTEGER;
     else if (token_is(t, n, "pattern")) h->field = MM_PATTERN;
-    else if (token_is(t, n, "complex"))
-        return sla__error(ctx, SLA_ERR_UNSUPPORTED,
-                          "%s:%lld: complex matrices are not supported", r->name, r->lineno);
+    else if (token_is(t, n, "complex")) h->field = MM_COMPLEX;
     else return bad_banner(ctx, r, "unknown field", t, n);
     return SLA_OK;
 }
@@ -231,10 +231,7 @@ static sla_status parse_symmetry(sla_ctx *ctx, const mm_reader *r, const char *t
     if (token_is(t, n, "general")) h->symmetry = MM_GENERAL;
     else if (token_is(t, n, "symmetric")) h->symmetry = MM_SYMMETRIC;
     else if (token_is(t, n, "skew-symmetric")) h->symmetry = MM_SKEW;
-    else if (token_is(t, n, "hermitian"))
-        return sla__error(ctx, SLA_ERR_UNSUPPORTED,
-                          "%s:%lld: hermitian (complex) matrices are not supported", r->name,
-                          r->lineno);
+    else if (token_is(t, n, "hermitian")) h->symmetry = MM_HERMITIAN;
     else return bad_banner(ctx, r, "unknown symmetry", t, n);
     return SLA_OK;
 }
@@ -269,6 +266,10 @@ static sla_status read_banner(sla_ctx *ctx, mm_reader *r, mm_header *h)
     if (h->field == MM_PATTERN && (h->format == MM_ARRAY || h->symmetry == MM_SKEW))
         return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: \"pattern\" cannot be combined with "
                           "\"%.*s %.*s\"", r->name, r->lineno, (int)n[2], t[2], (int)n[4], t[4]);
+    if (h->symmetry == MM_HERMITIAN && h->field != MM_COMPLEX)
+        return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: \"hermitian\" needs the \"complex\" "
+                          "field (got \"%.*s\"; a real Hermitian matrix is \"symmetric\")",
+                          r->name, r->lineno, (int)n[3], t[3]);
     return SLA_OK;
 }
 
@@ -308,8 +309,9 @@ static sla_status read_sizes(sla_ctx *ctx, mm_reader *r, int count, long long *v
 
 typedef struct coo_buf {
     sla_int *rows, *cols;
-    double *vals;
+    double *vals; /* w reals per entry: 1, or 2 (re, im) for a complex matrix */
     sla_int n, cap;
+    int w;
 } coo_buf;
 
 static void coo_free(const sla_allocator *a, coo_buf *c)
@@ -317,7 +319,9 @@ static void coo_free(const sla_allocator *a, coo_buf *c)
     sla__free(a, c->rows);
     sla__free(a, c->cols);
     sla__free(a, c->vals);
-    memset(c, 0, sizeof *c);
+    c->rows = c->cols = NULL;
+    c->vals = NULL;
+    c->n = c->cap = 0;
 }
 
 /* Room for `more` entries beyond c->n, growing geometrically (the declared
@@ -330,7 +334,7 @@ static bool coo_reserve(const sla_allocator *a, coo_buf *c, sla_int more)
     if (cap < c->n + more) cap = c->n + more;
     sla_int *rows = sla__malloc(a, (size_t)cap, sizeof *rows);
     sla_int *cols = sla__malloc(a, (size_t)cap, sizeof *cols);
-    double *vals = sla__malloc(a, (size_t)cap, sizeof *vals);
+    double *vals = sla__malloc(a, (size_t)cap * (size_t)c->w, sizeof *vals);
     if (!rows || !cols || !vals) {
         sla__free(a, rows);
         sla__free(a, cols);
@@ -340,7 +344,7 @@ static bool coo_reserve(const sla_allocator *a, coo_buf *c, sla_int more)
     if (c->n) {
         memcpy(rows, c->rows, (size_t)c->n * sizeof *rows);
         memcpy(cols, c->cols, (size_t)c->n * sizeof *cols);
-        memcpy(vals, c->vals, (size_t)c->n * sizeof *vals);
+        memcpy(vals, c->vals, (size_t)c->n * (size_t)c->w * sizeof *vals);
     }
     sla__free(a, c->rows);
     sla__free(a, c->cols);
@@ -352,11 +356,12 @@ static bool coo_reserve(const sla_allocator *a, coo_buf *c, sla_int more)
     return true;
 }
 
-static void coo_push(coo_buf *c, sla_int i, sla_int j, double v)
+static void coo_push(coo_buf *c, sla_int i, sla_int j, double re, double im)
 {
     c->rows[c->n] = i;
     c->cols[c->n] = j;
-    c->vals[c->n] = v;
+    c->vals[c->w * c->n] = re;
+    if (c->w == 2) c->vals[2 * c->n + 1] = im;
     c->n++;
 }
 
@@ -407,7 +412,7 @@ static sla_status parse_value(sla_ctx *ctx, const mm_reader *r, const char **p, 
     if (!isfinite(*out))
         return sla__error(ctx, SLA_ERR_VALUE, "%s:%lld: value \"%.*s\" is not finite", r->name,
                           r->lineno, shown, tok);
-    if (dtype == SLA_F32 && fabs(*out) > FLT_MAX)
+    if ((dtype == SLA_F32 || dtype == SLA_C64) && fabs(*out) > FLT_MAX)
         return sla__error(ctx, SLA_ERR_VALUE, "%s:%lld: value %.*s overflows float32", r->name,
                           r->lineno, shown, tok);
     return SLA_OK;
@@ -428,24 +433,32 @@ static sla_status read_entry(sla_ctx *ctx, const mm_reader *r, const mm_header *
 {
     const char *p = r->line;
     sla_int i = 0, j = 0;
-    double v = 1.0;
+    double v = 1.0, vi = 0.0;
     sla_status st;
     if ((st = parse_index(ctx, r, &p, "row", sz[0], &i))) return st;
     if ((st = parse_index(ctx, r, &p, "column", sz[1], &j))) return st;
     if (h->field != MM_PATTERN && (st = parse_value(ctx, r, &p, h->field, dtype, &v)))
         return st;
+    if (h->field == MM_COMPLEX && (st = parse_value(ctx, r, &p, h->field, dtype, &vi)))
+        return st;
     if ((st = check_line_end(ctx, r, p))) return st;
-    if (h->symmetry == MM_SKEW && i == j && v != 0.0)
+    if (h->symmetry == MM_SKEW && i == j && (v != 0.0 || vi != 0.0))
         return sla__error(ctx, SLA_ERR_FORMAT,
                           "%s:%lld: skew-symmetric matrix with nonzero diagonal entry (%lld, %lld)",
                           r->name, r->lineno, (long long)i + 1, (long long)j + 1);
+    if (h->symmetry == MM_HERMITIAN && i == j && vi != 0.0)
+        return sla__error(ctx, SLA_ERR_FORMAT,
+                          "%s:%lld: hermitian matrix with a non-real diagonal entry (%lld, %lld) "
+                          "(imaginary part %g)", r->name, r->lineno, (long long)i + 1,
+                          (long long)j + 1, vi);
     if (!coo_reserve(&r->a, c, 2))
         return sla__error(ctx, SLA_ERR_NOMEM, "%s:%lld: out of memory storing entries",
                           r->name, r->lineno);
-    coo_push(c, i, j, v);
-    /* symmetric: a_ji = a_ij; skew-symmetric: a_ji = -a_ij */
-    if (i != j && h->symmetry != MM_GENERAL)
-        coo_push(c, j, i, h->symmetry == MM_SKEW ? -v : v);
+    coo_push(c, i, j, v, vi);
+    /* symmetric: a_ji = a_ij; skew-symmetric: a_ji = -a_ij; hermitian: conj(a_ij) */
+    if (i != j && h->symmetry == MM_SKEW) coo_push(c, j, i, -v, -vi);
+    else if (i != j && h->symmetry != MM_GENERAL)
+        coo_push(c, j, i, v, h->symmetry == MM_HERMITIAN ? -vi : vi);
     return SLA_OK;
 }
 
@@ -488,21 +501,26 @@ static sla_status check_coord_sizes(sla_ctx *ctx, const mm_reader *r, const mm_h
     if (h->symmetry != MM_GENERAL && sz[0] != sz[1])
         return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: a %s matrix must be square (got "
                           "%lld x %lld)", r->name, r->lineno,
-                          h->symmetry == MM_SKEW ? "skew-symmetric" : "symmetric", sz[0], sz[1]);
+                          h->symmetry == MM_SKEW        ? "skew-symmetric"
+                          : h->symmetry == MM_HERMITIAN ? "hermitian"
+                                                        : "symmetric",
+                          sz[0], sz[1]);
     return SLA_OK;
 }
 
-/* CSR matrix of dtype from the COO buffer (float32: converted copy). */
+/* CSR matrix of dtype from the COO buffer (single precision: converted
+ * copy; the buffer holds c->w reals per entry, as dtype does). */
 static sla_status coo_build(sla_ctx *ctx, const coo_buf *c, const long long *sz,
                             sla_dtype dtype, sla_matrix **out)
 {
-    if (dtype == SLA_F64)
-        return sla_matrix_from_coo(ctx, sz[0], sz[1], c->n, c->rows, c->cols, SLA_F64, 1,
+    if (dtype == SLA_F64 || dtype == SLA_C128)
+        return sla_matrix_from_coo(ctx, sz[0], sz[1], c->n, c->rows, c->cols, dtype, 1,
                                    c->vals, NULL, out);
-    float *f = sla__ctx_malloc(ctx, (size_t)c->n, sizeof *f, "float32 values");
+    size_t count = (size_t)c->n * (size_t)c->w;
+    float *f = sla__ctx_malloc(ctx, count, sizeof *f, "single-precision values");
     if (!f) return SLA_ERR_NOMEM;
-    for (sla_int k = 0; k < c->n; k++) f[k] = (float)c->vals[k];
-    sla_status st = sla_matrix_from_coo(ctx, sz[0], sz[1], c->n, c->rows, c->cols, SLA_F32, 1,
+    for (size_t k = 0; k < count; k++) f[k] = (float)c->vals[k];
+    sla_status st = sla_matrix_from_coo(ctx, sz[0], sz[1], c->n, c->rows, c->cols, dtype, 1,
                                         f, NULL, out);
     sla_allocator a = sla__ctx_alloc(ctx);
     sla__free(&a, f);
@@ -514,7 +532,8 @@ static sla_status check_sums(sla_ctx *ctx, const mm_reader *r, sla_matrix **out)
 {
     const sla_matrix *A = *out;
     for (sla_int k = 0; k < A->nnz; k++) {
-        if (!isfinite(sla__val(A, 0, k))) {
+        sla__z v = sla__zval(A, 0, k);
+        if (!isfinite(creal(v)) || !isfinite(cimag(v))) {
             sla_matrix_destroy(out);
             return sla__error(ctx, SLA_ERR_VALUE, "%s: duplicate entries sum to a value that "
                               "overflows (stored entry %lld)", r->name, (long long)k);
@@ -532,7 +551,12 @@ static sla_status read_coordinate(sla_ctx *ctx, mm_reader *r, sla_dtype dtype,
     sla_status st = read_banner(ctx, r, &h);
     if (!st && h.format == MM_ARRAY)
         st = sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: this is an array (dense) file; "
-                        "use sla_mm_read_dense", r->name, r->lineno);
+                        "use %s", r->name, r->lineno,
+                        h.field == MM_COMPLEX ? "sla_mm_read_dense_z" : "sla_mm_read_dense");
+    /* a complex file, or a complex dtype: a complex matrix of dtype's precision */
+    if (!st && (h.field == MM_COMPLEX || sla_dtype_is_complex(dtype)))
+        dtype = (dtype == SLA_F32 || dtype == SLA_C64) ? SLA_C64 : SLA_C128;
+    c.w = sla_dtype_is_complex(dtype) ? 2 : 1;
     if (!st) st = read_sizes(ctx, r, 3, sz);
     if (!st) st = check_coord_sizes(ctx, r, &h, sz);
     if (!st) st = read_entries(ctx, r, &h, sz, dtype, &c);
@@ -546,7 +570,7 @@ static sla_status check_read_args(sla_ctx *ctx, sla_dtype dtype, sla_matrix **ou
 {
     if (!out) return sla__error(ctx, SLA_ERR_ARGUMENT, "Matrix Market read: out is NULL");
     *out = NULL;
-    if (dtype != SLA_F64 && dtype != SLA_F32)
+    if (dtype != SLA_F64 && dtype != SLA_F32 && dtype != SLA_C128 && dtype != SLA_C64)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown dtype %d", (int)dtype);
     return SLA_OK;
 }
@@ -621,9 +645,10 @@ static bool dense_reserve(const sla_allocator *a, dense_buf *d, size_t limit)
     return true;
 }
 
-/* One value per line, column-major, exactly count of them. */
+/* One value per line (two numbers for a complex field), column-major,
+ * exactly count of them; w reals stored per value (2: complex output). */
 static sla_status read_dense_values(sla_ctx *ctx, mm_reader *r, const mm_header *h,
-                                    long long count, dense_buf *d)
+                                    long long count, int w, dense_buf *d)
 {
     sla_status st;
     for (long long k = 0; k < count; k++) {
@@ -634,13 +659,17 @@ static sla_status read_dense_values(sla_ctx *ctx, mm_reader *r, const mm_header 
                               "%s:%lld: file ends after %lld of %lld declared values",
                               r->name, r->lineno, k, count);
         const char *p = r->line;
-        double v = 0.0;
+        double v = 0.0, vi = 0.0;
         if ((st = parse_value(ctx, r, &p, h->field, SLA_F64, &v))) return st;
+        if (h->field == MM_COMPLEX && (st = parse_value(ctx, r, &p, h->field, SLA_F64, &vi)))
+            return st;
         if ((st = check_line_end(ctx, r, p))) return st;
-        if (!dense_reserve(&r->a, d, (size_t)count))
-            return sla__error(ctx, SLA_ERR_NOMEM, "%s:%lld: out of memory storing values",
-                              r->name, r->lineno);
-        d->data[d->n++] = v;
+        for (int t = 0; t < w; t++) {
+            if (!dense_reserve(&r->a, d, (size_t)count * (size_t)w))
+                return sla__error(ctx, SLA_ERR_NOMEM, "%s:%lld: out of memory storing values",
+                                  r->name, r->lineno);
+            d->data[d->n++] = t ? vi : v;
+        }
     }
     return check_no_more(ctx, r, count);
 }
@@ -658,15 +687,16 @@ static sla_status check_dense_header(sla_ctx *ctx, const mm_reader *r, const mm_
 
 static sla_status check_dense_sizes(sla_ctx *ctx, const mm_reader *r, const long long *sz)
 {
-    /* m * n doubles must fit in memory sizes and in sla_int */
+    /* m * n complex values must fit in memory sizes and in sla_int */
     if (sz[0] > INT32_MAX || sz[1] > INT32_MAX ||
-        (sz[1] > 0 && sz[0] > (long long)(SIZE_MAX / sizeof(double)) / sz[1]))
+        (sz[1] > 0 && sz[0] > (long long)(SIZE_MAX / (2 * sizeof(double))) / sz[1]))
         return sla__error(ctx, SLA_ERR_TOO_LARGE, "%s:%lld: %lld x %lld array is too large",
                           r->name, r->lineno, sz[0], sz[1]);
     return SLA_OK;
 }
 
-static sla_status read_dense(sla_ctx *ctx, mm_reader *r, sla_int *nrows, sla_int *ncols,
+/* w = 1: real values (a complex file is refused); w = 2: complex values. */
+static sla_status read_dense(sla_ctx *ctx, mm_reader *r, int w, sla_int *nrows, sla_int *ncols,
                              double **data)
 {
     mm_header h;
@@ -674,9 +704,12 @@ static sla_status read_dense(sla_ctx *ctx, mm_reader *r, sla_int *nrows, sla_int
     dense_buf d = {0};
     sla_status st = read_banner(ctx, r, &h);
     if (!st) st = check_dense_header(ctx, r, &h);
+    if (!st && w == 1 && h.field == MM_COMPLEX)
+        st = sla__error(ctx, SLA_ERR_UNSUPPORTED, "%s:%lld: a complex array file; read it with "
+                        "sla_mm_read_dense_z", r->name, r->lineno);
     if (!st) st = read_sizes(ctx, r, 2, sz);
     if (!st) st = check_dense_sizes(ctx, r, sz);
-    if (!st) st = read_dense_values(ctx, r, &h, sz[0] * sz[1], &d);
+    if (!st) st = read_dense_values(ctx, r, &h, sz[0] * sz[1], w, &d);
     if (!st && !d.data && !(d.data = sla__ctx_malloc(ctx, 1, sizeof(double), "empty array")))
         st = SLA_ERR_NOMEM;
     if (st) {
@@ -689,11 +722,11 @@ static sla_status read_dense(sla_ctx *ctx, mm_reader *r, sla_int *nrows, sla_int
     return SLA_OK;
 }
 
-sla_status sla_mm_read_dense(sla_ctx *ctx, const char *path, sla_int *nrows, sla_int *ncols,
-                             double **data)
+static sla_status read_dense_file(sla_ctx *ctx, const char *fname, const char *path, int w,
+                                  sla_int *nrows, sla_int *ncols, double **data)
 {
     if (!nrows || !ncols || !data)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_mm_read_dense: NULL output");
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "%s: NULL output", fname);
     *nrows = *ncols = 0;
     *data = NULL;
     FILE *f = NULL;
@@ -702,9 +735,25 @@ sla_status sla_mm_read_dense(sla_ctx *ctx, const char *path, sla_int *nrows, sla
     mm_reader r;
     rd_init(&r, ctx, f, NULL, 0, path);
     flockfile(f); /* rd_getc reads with getc_unlocked */
-    st = read_dense(ctx, &r, nrows, ncols, data);
+    st = read_dense(ctx, &r, w, nrows, ncols, data);
     funlockfile(f);
     rd_free(&r);
     fclose(f);
     return st ? st : sla__ok(ctx, SLA_OK);
+}
+
+sla_status sla_mm_read_dense(sla_ctx *ctx, const char *path, sla_int *nrows, sla_int *ncols,
+                             double **data)
+{
+    return read_dense_file(ctx, "sla_mm_read_dense", path, 1, nrows, ncols, data);
+}
+
+sla_status sla_mm_read_dense_z(sla_ctx *ctx, const char *path, sla_int *nrows, sla_int *ncols,
+                               sla_complex **data)
+{
+    double *d = NULL;
+    sla_status st = read_dense_file(ctx, "sla_mm_read_dense_z", path, 2, nrows, ncols,
+                                    data ? &d : NULL);
+    if (data) *data = (sla_complex *)d;
+    return st;
 }

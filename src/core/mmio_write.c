@@ -1,7 +1,8 @@
 /* Matrix Market writer (coordinate and array formats), replacing each file
  * atomically; mmio_read.c reads them. Sparse matrices are written as
- * "coordinate real general" with 1-based indices, dense ones as "array
- * real general" in column-major order; values with %.17g (fprintf, so the C
+ * "coordinate real general" ("coordinate complex general": real and
+ * imaginary parts) with 1-based indices, dense ones as "array real general"
+ * ("array complex general") in column-major order; values with %.17g (fprintf, so the C
  * library's LC_NUMERIC must use '.', as the default "C" locale does) and
  * non-finite values refused. */
 #define _POSIX_C_SOURCE 200809L
@@ -200,21 +201,34 @@ static sla_status wr_close(sla_ctx *ctx, mm_writer *w)
 typedef struct coord_src {
     const sla_matrix *A;
     sla_int ib;
-    const double *vals; /* overrides A's values when not NULL */
+    const double *vals;  /* real values overriding A's when not NULL */
+    const sla__z *zvals; /* complex values overriding A's when not NULL */
 } coord_src;
 
-static double src_val(const coord_src *s, sla_int k)
+/* Whether the file gets the complex field. */
+static bool src_complex(const coord_src *s)
 {
-    return s->vals ? s->vals[k] : sla__val(s->A, s->ib, k);
+    return s->zvals || (!s->vals && sla__is_complex(s->A));
+}
+
+static sla__z src_val(const coord_src *s, sla_int k)
+{
+    if (s->zvals) return s->zvals[k];
+    return s->vals ? s->vals[k] : sla__zval(s->A, s->ib, k);
 }
 
 static sla_status check_src_finite(sla_ctx *ctx, const coord_src *s)
 {
     for (sla_int k = 0; k < s->A->nnz; k++) {
-        double v = src_val(s, k);
-        if (!isfinite(v))
-            return sla__error(ctx, SLA_ERR_VALUE, "cannot write value %g at entry %lld: "
-                              "Matrix Market files hold finite values", v, (long long)k);
+        sla__z v = src_val(s, k);
+        if (!isfinite(creal(v)) || !isfinite(cimag(v))) {
+            if (!src_complex(s))
+                return sla__error(ctx, SLA_ERR_VALUE, "cannot write value %g at entry %lld: "
+                                  "Matrix Market files hold finite values", creal(v), (long long)k);
+            return sla__error(ctx, SLA_ERR_VALUE, "cannot write value (%g, %g) at entry %lld: "
+                              "Matrix Market files hold finite values", creal(v), cimag(v),
+                              (long long)k);
+        }
     }
     return SLA_OK;
 }
@@ -222,16 +236,23 @@ static sla_status check_src_finite(sla_ctx *ctx, const coord_src *s)
 static sla_status write_coordinate(sla_ctx *ctx, const char *path, const coord_src *s)
 {
     const sla_matrix *A = s->A;
+    const bool cplx = src_complex(s);
     sla_status st = check_src_finite(ctx, s);
     mm_writer w;
     if (st || (st = wr_open(ctx, &w, path))) return st;
-    wr_printf(&w, "%%%%MatrixMarket matrix coordinate real general\n");
+    wr_printf(&w, "%%%%MatrixMarket matrix coordinate %s general\n", cplx ? "complex" : "real");
     wr_printf(&w, "%lld %lld %lld\n", (long long)A->nrows, (long long)A->ncols,
               (long long)A->nnz);
     for (sla_int i = 0; i < A->nrows && !w.failed; i++)
-        for (sla_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
-            wr_printf(&w, "%lld %lld %.17g\n", (long long)i + 1, (long long)A->colind[p] + 1,
-                      src_val(s, p));
+        for (sla_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            sla__z v = src_val(s, p);
+            if (cplx)
+                wr_printf(&w, "%lld %lld %.17g %.17g\n", (long long)i + 1,
+                          (long long)A->colind[p] + 1, creal(v), cimag(v));
+            else
+                wr_printf(&w, "%lld %lld %.17g\n", (long long)i + 1,
+                          (long long)A->colind[p] + 1, creal(v));
+        }
     return wr_close(ctx, &w);
 }
 
@@ -241,7 +262,7 @@ sla_status sla_mm_write(sla_ctx *ctx, const char *path, const sla_matrix *A, sla
     if (ib < 0 || ib >= A->nbatch)
         return sla__error(ctx, SLA_ERR_INDEX, "sla_mm_write: batch index %lld out of range "
                           "[0, %lld)", (long long)ib, (long long)A->nbatch);
-    coord_src s = {A, ib, NULL};
+    coord_src s = {A, ib, NULL, NULL};
     return write_coordinate(ctx, path, &s);
 }
 
@@ -250,32 +271,58 @@ sla_status sla_mm_write_pattern_values(sla_ctx *ctx, const char *path, const sla
 {
     if (!A || (!vals && A->nnz > 0))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_mm_write_pattern_values: NULL argument");
-    coord_src s = {A, 0, vals};
+    coord_src s = {A, 0, vals, NULL}; /* A complex: its pattern, real values */
     return write_coordinate(ctx, path, &s);
+}
+
+sla_status sla_mm_write_pattern_values_z(sla_ctx *ctx, const char *path, const sla_matrix *A,
+                                         const sla_complex *vals)
+{
+    if (!A || (!vals && A->nnz > 0))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_mm_write_pattern_values_z: NULL argument");
+    coord_src s = {A, 0, NULL, (const sla__z *)vals};
+    return write_coordinate(ctx, path, &s);
+}
+
+/* A column-major nrows x ncols array of values of pw reals each (1: real,
+ * 2: complex, re then im). */
+static sla_status write_dense(sla_ctx *ctx, const char *fname, const char *path, sla_int nrows,
+                              sla_int ncols, const double *data, int pw)
+{
+    if (nrows < 0 || ncols < 0)
+        return sla__error(ctx, SLA_ERR_DIMENSION, "%s: negative size %lld x %lld", fname,
+                          (long long)nrows, (long long)ncols);
+    if (nrows > 0 && ncols > INT64_MAX / 2 / nrows)
+        return sla__error(ctx, SLA_ERR_TOO_LARGE, "%s: %lld x %lld overflows", fname,
+                          (long long)nrows, (long long)ncols);
+    sla_int count = nrows * ncols;
+    if (!data && count > 0) return sla__error(ctx, SLA_ERR_ARGUMENT, "%s: data is NULL", fname);
+    for (sla_int k = 0; k < count * pw; k++)
+        if (!isfinite(data[k]))
+            return sla__error(ctx, SLA_ERR_VALUE, "%s: value %g at (%lld, %lld)%s is not finite",
+                              fname, data[k], (long long)(k / pw % nrows),
+                              (long long)(k / pw / nrows),
+                              pw == 1 ? "" : k % 2 ? " (imaginary part)" : " (real part)");
+    mm_writer w;
+    sla_status st = wr_open(ctx, &w, path);
+    if (st) return st;
+    wr_printf(&w, "%%%%MatrixMarket matrix array %s general\n", pw == 2 ? "complex" : "real");
+    wr_printf(&w, "%lld %lld\n", (long long)nrows, (long long)ncols);
+    for (sla_int k = 0; k < count && !w.failed; k++) {
+        if (pw == 2) wr_printf(&w, "%.17g %.17g\n", data[2 * k], data[2 * k + 1]);
+        else wr_printf(&w, "%.17g\n", data[k]);
+    }
+    return wr_close(ctx, &w);
 }
 
 sla_status sla_mm_write_dense(sla_ctx *ctx, const char *path, sla_int nrows, sla_int ncols,
                               const double *data)
 {
-    if (nrows < 0 || ncols < 0)
-        return sla__error(ctx, SLA_ERR_DIMENSION, "sla_mm_write_dense: negative size %lld x %lld",
-                          (long long)nrows, (long long)ncols);
-    if (nrows > 0 && ncols > INT64_MAX / nrows)
-        return sla__error(ctx, SLA_ERR_TOO_LARGE, "sla_mm_write_dense: %lld x %lld overflows",
-                          (long long)nrows, (long long)ncols);
-    sla_int count = nrows * ncols;
-    if (!data && count > 0)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_mm_write_dense: data is NULL");
-    for (sla_int k = 0; k < count; k++)
-        if (!isfinite(data[k]))
-            return sla__error(ctx, SLA_ERR_VALUE, "sla_mm_write_dense: value %g at (%lld, %lld) "
-                              "is not finite", data[k], (long long)(k % nrows),
-                              (long long)(k / nrows));
-    mm_writer w;
-    sla_status st = wr_open(ctx, &w, path);
-    if (st) return st;
-    wr_printf(&w, "%%%%MatrixMarket matrix array real general\n");
-    wr_printf(&w, "%lld %lld\n", (long long)nrows, (long long)ncols);
-    for (sla_int k = 0; k < count && !w.failed; k++) wr_printf(&w, "%.17g\n", data[k]);
-    return wr_close(ctx, &w);
+    return write_dense(ctx, "sla_mm_write_dense", path, nrows, ncols, data, 1);
+}
+
+sla_status sla_mm_write_dense_z(sla_ctx *ctx, const char *path, sla_int nrows, sla_int ncols,
+                                const sla_complex *data)
+{
+    return write_dense(ctx, "sla_mm_write_dense_z", path, nrows, ncols, (const double *)data, 2);
 }

@@ -31,18 +31,51 @@ void sla__zspmv(const sla_matrix *A, sla_int ib, int op, const sla__z *x, sla__z
         }
         return;
     }
-    /* A^T x or A^H x: each row scatters into y (serial: the scatter would
-     * race; the complex Krylov methods use an explicit transpose when they
-     * need many of these). */
+    /* A^T x or A^H x: each row scatters into y. Threaded, each thread
+     * scatters its block of rows into a private copy of y and the copies
+     * are summed, when that memory (nt * ncols values) is at most a few
+     * times the matrix and can be had; otherwise serial. */
     const bool cj = op == 2;
-    memset(y, 0, (size_t)m * sizeof *y);
-    for (sla_int i = 0; i < n; i++) {
-        const sla__z xi = x[i];
-        for (sla_int p = rp[i]; p < rp[i + 1]; p++) {
-            sla__z a = sla__zval(A, ib, p);
-            y[ci[p]] += (cj ? conj(a) : a) * xi;
+    sla__z *work = NULL;
+    if (nt > 1 && n >= SLA_PAR_MIN && (double)nt * (double)m <= 4.0 * (double)A->nnz + (double)n)
+        work = sla__malloc(&A->alloc, (size_t)nt * (size_t)m, sizeof *work);
+    if (!work) {
+        memset(y, 0, (size_t)m * sizeof *y);
+        for (sla_int i = 0; i < n; i++) {
+            const sla__z xi = x[i];
+            for (sla_int p = rp[i]; p < rp[i + 1]; p++) {
+                sla__z a = sla__zval(A, ib, p);
+                y[ci[p]] += (cj ? conj(a) : a) * xi;
+            }
+        }
+        return;
+    }
+#pragma omp parallel num_threads(nt)
+    {
+#ifdef _OPENMP
+        int t = omp_get_thread_num(), T = omp_get_num_threads();
+#else
+        int t = 0, T = 1;
+#endif
+        sla__z *w = work + (size_t)t * (size_t)m;
+        memset(w, 0, (size_t)m * sizeof *w);
+        sla_int i0 = n * t / T, i1 = n * (t + 1) / T;
+        for (sla_int i = i0; i < i1; i++) {
+            const sla__z xi = x[i];
+            for (sla_int p = rp[i]; p < rp[i + 1]; p++) {
+                sla__z a = sla__zval(A, ib, p);
+                w[ci[p]] += (cj ? conj(a) : a) * xi;
+            }
+        }
+#pragma omp barrier
+#pragma omp for schedule(static)
+        for (sla_int j = 0; j < m; j++) {
+            sla__z acc = 0.0;
+            for (int u = 0; u < T; u++) acc += work[(size_t)u * (size_t)m + j];
+            y[j] = acc;
         }
     }
+    sla__free(&A->alloc, work);
 }
 
 sla__z sla__zdotc(sla_int n, const sla__z *x, const sla__z *y, int nt)

@@ -139,6 +139,12 @@ static sla_status read_rows(sla_ctx *ctx, const sla_allocator *a, const char *pr
         piece_name(path, sizeof path, prefix, q, ".mtx");
         sla_matrix *A = NULL;
         if ((st = sla_mm_read(ctx, path, SLA_F64, &A))) break;
+        if (sla__is_complex(A)) {
+            st = sla__error(ctx, SLA_ERR_UNSUPPORTED, "%s: a complex matrix; the distributed layer takes real "
+                            "matrices", path);
+            sla_matrix_destroy(&A);
+            break;
+        }
         if (A->nrows != m->n || A->ncols != m->n) {
             st = sla__error(ctx, SLA_ERR_FORMAT, "%s: size %lld x %lld, the metadata says %lld", path,
                             (long long)A->nrows, (long long)A->ncols, (long long)m->n);

@@ -27,6 +27,9 @@ static sla_status check_list(sla_ctx *ctx, sla_int count, const sla_matrix *cons
     if (count > 0 && !mats) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_dist_list_scatter: mats is NULL on the root");
     for (sla_int i = 0; i < count; i++) {
         if (!mats[i]) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_dist_list_scatter: matrix %lld is NULL", (long long)i);
+        if (sla__is_complex(mats[i]))
+            return sla__error(ctx, SLA_ERR_UNSUPPORTED, "sla_dist_list_scatter: matrix %lld is complex (%s); the "
+                              "distributed layer takes real matrices", (long long)i, sla_dtype_name(mats[i]->dtype));
         if (mats[i]->nrows != mats[i]->ncols)
             return sla__error(ctx, SLA_ERR_DIMENSION, "sla_dist_list_scatter: matrix %lld is %lld x %lld, not square",
                               (long long)i, (long long)mats[i]->nrows, (long long)mats[i]->ncols);

@@ -157,6 +157,7 @@ static void root_rows(const sla_matrix *A, const sla_int *perm, const sla_int *i
 static sla_status check_root_matrix(sla_ctx *ctx, const sla_matrix *A, int P)
 {
     if (!A) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_dist_matrix_scatter: A is NULL on the root");
+    if (sla__require_real(ctx, A, "sla_dist_matrix_scatter")) return SLA_ERR_UNSUPPORTED;
     if (A->nrows != A->ncols)
         return sla__error(ctx, SLA_ERR_DIMENSION, "sla_dist_matrix_scatter: A is %lld x %lld, not square",
                           (long long)A->nrows, (long long)A->ncols);

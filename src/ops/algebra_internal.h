@@ -9,11 +9,12 @@
 
 #include <stdlib.h>
 
-/* A and B not NULL, batch counts equal or one of them 1: *nbC = the larger. */
+/* A and B not NULL and real, batch counts equal or one of them 1: *nbC = the larger. */
 static inline sla_status sla__alg_operands(sla_ctx *ctx, const char *who, const sla_matrix *A,
                                            const sla_matrix *B, sla_int *nbC)
 {
     if (!A || !B) return sla__error(ctx, SLA_ERR_ARGUMENT, "%s: matrix is NULL", who);
+    if (sla__require_real(ctx, A, who) || sla__require_real(ctx, B, who)) return SLA_ERR_UNSUPPORTED;
     if (A->nbatch != B->nbatch && A->nbatch != 1 && B->nbatch != 1)
         return sla__error(ctx, SLA_ERR_DIMENSION,
                           "%s: batch counts %lld and %lld differ (equal, or one of them 1)", who,

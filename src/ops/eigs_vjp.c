@@ -74,6 +74,7 @@ sla_status sla_eigs_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla
 {
     double t0 = sla__now();
     if (info) memset(info, 0, sizeof *info);
+    if (sla__require_real(ctx, A, "sla_eigs_vjp")) return SLA_ERR_UNSUPPORTED;
     sla_eigs_options o;
     if (opts) o = *opts;
     else sla_eigs_options_default(&o);

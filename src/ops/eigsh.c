@@ -516,6 +516,7 @@ sla_status sla_eigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_ei
 {
     double t0 = sla__now();
     if (info) memset(info, 0, sizeof *info);
+    if (sla__require_real(ctx, A, "sla_eigsh")) return SLA_ERR_UNSUPPORTED;
     sla_eigsh_options o;
     if (opts) o = *opts;
     else sla_eigsh_options_default(&o);
@@ -726,6 +727,7 @@ sla_status sla_eigsh(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_ei
 sla_status sla_eigsh_batch(sla_ctx *ctx, const sla_matrix *A, const sla_eigsh_options *opts, double *evals,
                            double *evecs, double *residuals, sla_eigsh_info *info)
 {
+    if (sla__require_real(ctx, A, "sla_eigsh_batch")) return SLA_ERR_UNSUPPORTED;
     sla_eigsh_options o;
     if (opts) o = *opts;
     else sla_eigsh_options_default(&o);

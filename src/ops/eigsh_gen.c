@@ -92,6 +92,8 @@ sla_status sla_eigsh_generalized(sla_ctx *ctx, const sla_matrix *K, sla_int ibK,
     const char *who = "eigsh generalized";
     double t0 = sla__now();
     if (info) memset(info, 0, sizeof *info);
+    if (sla__require_real(ctx, K, "sla_eigsh_generalized")) return SLA_ERR_UNSUPPORTED;
+    if (sla__require_real(ctx, M, "sla_eigsh_generalized")) return SLA_ERR_UNSUPPORTED;
     sla_eigsh_options o;
     if (opts) o = *opts;
     else sla_eigsh_options_default(&o);
@@ -216,6 +218,8 @@ sla_status sla_eigsh_generalized_vjp(sla_ctx *ctx, const sla_matrix *K, sla_int 
                                      sla_int ldv, const double *gl, const double *gv, sla_int ldgv, double *gK,
                                      double *gM)
 {
+    if (sla__require_real(ctx, K, "sla_eigsh_generalized_vjp")) return SLA_ERR_UNSUPPORTED;
+    if (sla__require_real(ctx, M, "sla_eigsh_generalized_vjp")) return SLA_ERR_UNSUPPORTED;
     const char *who = "eigsh generalized vjp";
     sla_matrix VK, VM;
     sla_status st = check_pencil(ctx, who, K, ibK, M, ibM, &VK, &VM);

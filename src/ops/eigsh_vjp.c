@@ -67,6 +67,7 @@ sla_status sla_eigsh_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sl
 {
     double t0 = sla__now();
     if (info) memset(info, 0, sizeof *info);
+    if (sla__require_real(ctx, A, "sla_eigsh_vjp")) return SLA_ERR_UNSUPPORTED;
     sla_eigsh_options o;
     if (opts) o = *opts;
     else sla_eigsh_options_default(&o);
@@ -184,6 +185,7 @@ sla_status sla_eigsh_batch_vjp(sla_ctx *ctx, const sla_matrix *A, const sla_eigs
                                const double *evals, const double *evecs, const double *gl, const double *gv,
                                double *gA, sla_eigsh_info *info)
 {
+    if (sla__require_real(ctx, A, "sla_eigsh_batch_vjp")) return SLA_ERR_UNSUPPORTED;
     if (!A || !evals || !evecs || !gA) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_eigsh_batch_vjp: NULL argument");
     if (k < 1 || k > A->nrows)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_eigsh_batch_vjp: k = %lld out of [1, n]", (long long)k);

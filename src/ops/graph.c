@@ -58,6 +58,7 @@ sla_status sla_graph_components(sla_ctx *ctx, const sla_matrix *A, sla_int *labe
 sla_status sla_graph_degree(sla_ctx *ctx, const sla_matrix *A, sla_int ib, bool weighted,
                             double *deg)
 {
+    if (weighted && sla__require_real(ctx, A, "sla_graph_degree (weighted)")) return SLA_ERR_UNSUPPORTED;
     sla_status st = check_square(ctx, "sla_graph_degree", A);
     if (st) return st;
     if (ib < 0 || ib >= A->nbatch)
@@ -86,6 +87,7 @@ sla_status sla_graph_laplacian(sla_ctx *ctx, const sla_matrix *A, sla_matrix **L
 {
     if (!L) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_graph_laplacian: L is NULL");
     *L = NULL;
+    if (sla__require_real(ctx, A, "sla_graph_laplacian")) return SLA_ERR_UNSUPPORTED;
     sla_status st = check_square(ctx, "sla_graph_laplacian", A);
     if (st) return st;
     sla_allocator a = sla__ctx_alloc(ctx);
@@ -137,6 +139,8 @@ sla_status sla_graph_laplacian(sla_ctx *ctx, const sla_matrix *A, sla_matrix **L
 sla_status sla_graph_laplacian_vjp(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *L,
                                    const double *gL, double *gA)
 {
+    if (sla__require_real(ctx, A, "sla_graph_laplacian_vjp")) return SLA_ERR_UNSUPPORTED;
+    if (sla__require_real(ctx, L, "sla_graph_laplacian_vjp")) return SLA_ERR_UNSUPPORTED;
     sla_status st = check_square(ctx, "sla_graph_laplacian_vjp", A);
     if (st) return st;
     if (!L || (!gL && L->nnz > 0) || (!gA && A->nnz > 0))

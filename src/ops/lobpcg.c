@@ -127,6 +127,7 @@ sla_status sla_lobpcg(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_l
 {
     double t0 = sla__now();
     if (info) memset(info, 0, sizeof *info);
+    if (sla__require_real(ctx, A, "sla_lobpcg")) return SLA_ERR_UNSUPPORTED;
     sla_lobpcg_options o;
     if (opts) o = *opts;
     else sla_lobpcg_options_default(&o);

@@ -71,6 +71,8 @@ static sla_status solver_logdet_grad(sla_ctx *ctx, sla_solver *S, sla_int ib, do
     if (info) memset(info, 0, sizeof *info);
     if (!S) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_logdet_vjp: S is NULL");
     const sla_matrix *A = sla__solver_matrix(S);
+    if (sla__require_real(ctx, A, "sla_solver_logdet_vjp (see sla_zsolver_logdet_vjp)"))
+        return SLA_ERR_UNSUPPORTED;
     if (ib < 0 || ib >= A->nbatch)
         return sla__error(ctx, SLA_ERR_INDEX, "value array %lld out of range [0, %lld)", (long long)ib,
                           (long long)A->nbatch);
@@ -181,6 +183,7 @@ sla_status sla_logdet(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla_logdet_
                       double *sign, double *logabsdet, double *grad, sla_logdet_info *info)
 {
     if (info) memset(info, 0, sizeof *info);
+    if (sla__require_real(ctx, A, "sla_logdet")) return SLA_ERR_UNSUPPORTED;
     if (!A || !sign || !logabsdet) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_logdet: NULL argument");
     if (A->nrows != A->ncols)
         return sla__error(ctx, SLA_ERR_DIMENSION, "logdet of a non-square %lld x %lld matrix",
@@ -257,6 +260,7 @@ sla_status sla_logdet(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla_logdet_
 sla_status sla_logdet_batch(sla_ctx *ctx, const sla_matrix *A, sla_logdet_method method, double *sign,
                             double *logabsdet, double *grad, sla_logdet_info *info)
 {
+    if (sla__require_real(ctx, A, "sla_logdet_batch")) return SLA_ERR_UNSUPPORTED;
     if (!A || !sign || !logabsdet)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_logdet_batch: NULL argument");
     sla_status first = SLA_OK;
@@ -276,6 +280,7 @@ sla_status sla_logdet_batch(sla_ctx *ctx, const sla_matrix *A, sla_logdet_method
 
 sla_status sla_det(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla_logdet_method method, double *det)
 {
+    if (sla__require_real(ctx, A, "sla_det")) return SLA_ERR_UNSUPPORTED;
     if (!det) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_det: det is NULL");
     double sg = 0.0, lad = 0.0;
     sla_status st = sla_logdet(ctx, A, ib, method, &sg, &lad, NULL, NULL);

@@ -385,6 +385,7 @@ sla_status sla__lsq_run(sla_ctx *ctx, const sla__lsq_op *op, const sla_lsq_optio
 sla_status sla_lsq(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_lsq_options *opts, const double *b,
                    double *x, sla_lsq_info *info)
 {
+    if (sla__require_real(ctx, A, "sla_lsq")) return SLA_ERR_UNSUPPORTED;
     double t0 = sla__now();
     sla_lsq_options o;
     if (opts) o = *opts;

@@ -84,6 +84,7 @@ sla_status sla_lsq_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_
                        const double *b, const double *x, const double *gx, double *gb, double *gA,
                        sla_lsq_info *info)
 {
+    if (sla__require_real(ctx, A, "sla_lsq_vjp")) return SLA_ERR_UNSUPPORTED;
     double t0 = sla__now();
     sla_lsq_options o;
     if (opts) o = *opts;

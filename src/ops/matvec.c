@@ -24,6 +24,7 @@ static sla_status check(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla_int n
 sla_status sla_matvec(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla_int nrhs, const double *x,
                       sla_int ldx, double *y, sla_int ldy)
 {
+    if (sla__require_real(ctx, A, "sla_matvec")) return SLA_ERR_UNSUPPORTED;
     sla_status st = check(ctx, A, ib, nrhs, x, ldx, A ? A->ncols : 0, y, ldy, A ? A->nrows : 0);
     if (st) return st;
     int nt = sla__threads(ctx);
@@ -34,6 +35,7 @@ sla_status sla_matvec(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla_int nrh
 sla_status sla_matvec_transpose(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla_int nrhs,
                                 const double *x, sla_int ldx, double *y, sla_int ldy)
 {
+    if (sla__require_real(ctx, A, "sla_matvec_transpose")) return SLA_ERR_UNSUPPORTED;
     sla_status st = check(ctx, A, ib, nrhs, x, ldx, A ? A->nrows : 0, y, ldy, A ? A->ncols : 0);
     if (st) return st;
     int nt = sla__threads(ctx);
@@ -69,6 +71,7 @@ sla_status sla_matvec_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla_int
                           const double *x, sla_int ldx, const double *gy, sla_int ldgy, double *gx,
                           sla_int ldgx, double *gA)
 {
+    if (sla__require_real(ctx, A, "sla_matvec_vjp")) return SLA_ERR_UNSUPPORTED;
     sla_status st = check(ctx, A, ib, nrhs, x, ldx, A ? A->ncols : 0, gy, ldgy, A ? A->nrows : 0);
     if (st) return st;
     if (gx && (st = sla_matvec_transpose(ctx, A, ib, nrhs, gy, ldgy, gx, ldgx))) return st;
@@ -85,6 +88,7 @@ static sla_status check_batch_extent(sla_ctx *ctx, const sla_matrix *A)
 
 sla_status sla_matvec_batch(sla_ctx *ctx, const sla_matrix *A, const double *x, double *y)
 {
+    if (sla__require_real(ctx, A, "sla_matvec_batch")) return SLA_ERR_UNSUPPORTED;
     if (!A) return sla__error(ctx, SLA_ERR_ARGUMENT, "matrix is NULL");
     if (check_batch_extent(ctx, A)) return SLA_ERR_TOO_LARGE;
     for (sla_int b = 0; b < A->nbatch; b++) {
@@ -97,6 +101,7 @@ sla_status sla_matvec_batch(sla_ctx *ctx, const sla_matrix *A, const double *x, 
 sla_status sla_matvec_batch_vjp(sla_ctx *ctx, const sla_matrix *A, const double *x,
                                 const double *gy, double *gx, double *gA)
 {
+    if (sla__require_real(ctx, A, "sla_matvec_batch_vjp")) return SLA_ERR_UNSUPPORTED;
     if (!A) return sla__error(ctx, SLA_ERR_ARGUMENT, "matrix is NULL");
     if (check_batch_extent(ctx, A)) return SLA_ERR_TOO_LARGE;
     for (sla_int b = 0; b < A->nbatch; b++) {

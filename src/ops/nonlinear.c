@@ -81,6 +81,8 @@ static sla_status check_problem(sla_ctx *ctx, const sla_nl_problem *P, sla_nl_me
     if (P->ntheta < 0)
         return sla__error(ctx, SLA_ERR_DIMENSION, "sla_nlsolver_create: ntheta = %lld < 0",
                           (long long)P->ntheta);
+    if (sla__require_real(ctx, P->jac_pattern, "sla_nlsolver_create (jac_pattern)"))
+        return SLA_ERR_UNSUPPORTED;
     if (P->jac_pattern) {
         sla_int r = sla_matrix_nrows(P->jac_pattern), c = sla_matrix_ncols(P->jac_pattern);
         if (r != P->n || c != P->n)

@@ -112,6 +112,7 @@ sla_status sla_logdet_slq(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const s
 {
     double t0 = sla__now();
     if (info) memset(info, 0, sizeof *info);
+    if (sla__require_real(ctx, A, "sla_logdet_slq")) return SLA_ERR_UNSUPPORTED;
     sla_slq_options o;
     if (opts) o = *opts;
     else sla_slq_options_default(&o);

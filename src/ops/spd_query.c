@@ -17,6 +17,7 @@ sla_status sla_matrix_is_spd(sla_ctx *ctx, const sla_matrix *A, sla_int ib, bool
 {
     if (!A || !answer) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_is_spd: NULL argument");
     *answer = false;
+    if (sla__require_real(ctx, A, "sla_matrix_is_spd")) return SLA_ERR_UNSUPPORTED;
     if (ib < 0 || ib >= A->nbatch)
         return sla__error(ctx, SLA_ERR_INDEX, "sla_matrix_is_spd: value array %lld out of range [0, %lld)",
                           (long long)ib, (long long)A->nbatch);

@@ -34,6 +34,8 @@ sla_status sla_spgemm_symbolic(sla_ctx *ctx, const sla_matrix *A, const sla_matr
 {
     if (!C) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_spgemm_symbolic: C is NULL");
     *C = NULL;
+    if (sla__require_real(ctx, A, "sla_spgemm_symbolic")) return SLA_ERR_UNSUPPORTED;
+    if (sla__require_real(ctx, B, "sla_spgemm_symbolic")) return SLA_ERR_UNSUPPORTED;
     sla_int nbC;
     sla_status st = check_shapes(ctx, "sla_spgemm_symbolic", A, B, &nbC);
     if (st) return st;
@@ -108,6 +110,9 @@ static inline void set_row(const sla_matrix *C, sla_int i, int32_t *pos, bool on
 sla_status sla_spgemm_numeric(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *B,
                               sla_matrix *C, double *cvals)
 {
+    if (sla__require_real(ctx, A, "sla_spgemm_numeric")) return SLA_ERR_UNSUPPORTED;
+    if (sla__require_real(ctx, B, "sla_spgemm_numeric")) return SLA_ERR_UNSUPPORTED;
+    if (sla__require_real(ctx, C, "sla_spgemm_numeric")) return SLA_ERR_UNSUPPORTED;
     const char *who = "sla_spgemm_numeric";
     sla_int nbC;
     double *cv = NULL;
@@ -246,6 +251,9 @@ static sla_int vjp_b(const sla_matrix *AT, const sla_matrix *B, const sla_matrix
 sla_status sla_spgemm_vjp(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *B,
                           const sla_matrix *C, const double *gC, double *gA, double *gB)
 {
+    if (sla__require_real(ctx, A, "sla_spgemm_vjp")) return SLA_ERR_UNSUPPORTED;
+    if (sla__require_real(ctx, B, "sla_spgemm_vjp")) return SLA_ERR_UNSUPPORTED;
+    if (sla__require_real(ctx, C, "sla_spgemm_vjp")) return SLA_ERR_UNSUPPORTED;
     const char *who = "sla_spgemm_vjp";
     sla_int nbC;
     double *unused;

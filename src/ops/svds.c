@@ -359,6 +359,7 @@ sla_status sla_svds(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_svd
                     double *U, double *V, sla_svds_info *info)
 {
     if (info) memset(info, 0, sizeof *info);
+    if (sla__require_real(ctx, A, "sla_svds")) return SLA_ERR_UNSUPPORTED;
     sla_svds_options o;
     if (opts) o = *opts;
     else sla_svds_options_default(&o);
@@ -381,6 +382,7 @@ sla_status sla_cond2(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_sv
                      double *smax, double *smin, sla_svds_info *info)
 {
     if (info) memset(info, 0, sizeof *info);
+    if (sla__require_real(ctx, A, "sla_cond2")) return SLA_ERR_UNSUPPORTED;
     sla_svds_options o;
     if (opts) o = *opts;
     else sla_svds_options_default(&o);

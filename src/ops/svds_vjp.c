@@ -55,6 +55,7 @@ sla_status sla_svds_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla
 {
     double t0 = sla__now();
     if (info) memset(info, 0, sizeof *info);
+    if (sla__require_real(ctx, A, "sla_svds_vjp")) return SLA_ERR_UNSUPPORTED;
     sla_svds_options o;
     if (opts) o = *opts;
     else sla_svds_options_default(&o);
