@@ -324,6 +324,31 @@ static void test_exact_preconditioners(sla_ctx *ctx)
     }
 }
 
+/* Jacobi is exact on a diagonal matrix: one iteration for every op. */
+static void test_exact_jacobi(sla_ctx *ctx)
+{
+    static coo c;
+    sla_int n = 20;
+    c.n = n;
+    c.nnz = n;
+    for (sla_int i = 0; i < n; i++) c.row[i] = c.col[i] = i, c.val[i] = (1.0 + (double)i) * cexp(0.37 * (double)i * _Complex_I);
+    sla_matrix *A = from_coo(ctx, &c, NULL);
+    zc b[20], x[20], xr[20];
+    unsigned long long seed = 4;
+    zrand(&seed, n, b);
+    for (int op = 0; op < 3; op++) {
+        sla_solver_options o = opts_for(SLA_METHOD_GMRES, SLA_PRECOND_JACOBI, 1e-12);
+        sla_solver *S = NULL;
+        sla_solve_info info;
+        CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+        CHECK_OK(ctx, sla_zsolver_solve(ctx, S, 0, (sla_op)op, b, x, &info));
+        CHECK(dense_solve(&c, op, b, xr) == 0 && zdiff(n, x, xr) < 1e-12);
+        CHECK(info.iterations == 1);
+        sla_solver_destroy(&S);
+    }
+    sla_matrix_destroy(&A);
+}
+
 /* Refusals, reasons and the object's life cycle. */
 static void test_refusals(sla_ctx *ctx)
 {
@@ -568,6 +593,7 @@ int main(void)
     test_methods_vs_dense(ctx);
     test_vjp(ctx);
     test_exact_preconditioners(ctx);
+    test_exact_jacobi(ctx);
     test_refusals(ctx);
     test_ilu_shift(ctx);
     test_refresh_batch(ctx);
