@@ -10,7 +10,7 @@
 static void test_listing(sla_ctx *ctx)
 {
     int n = sla_method_count();
-    CHECK(n >= 20); /* 11 methods and 9 preconditioners today */
+    CHECK(n >= 21); /* 12 methods and 9 preconditioners today */
     CHECK(sla_method_at(-1) == NULL && sla_method_at(n) == NULL);
     int next_method = 0, next_pc = 0;
     bool seen_pc = false;
@@ -23,7 +23,12 @@ static void test_listing(sla_ctx *ctx)
         CHECK(!(seen_pc && !pc));
         seen_pc = seen_pc || pc;
         CHECK(d->value == (pc ? next_pc++ : next_method++));
-        CHECK((d->flags & SLA_CAP_COMPLEX) == 0); /* none today */
+        /* complex: the Krylov methods and auto, the direct methods with a
+         * complex backend (not ldlt), jacobi, ic0, ilu0 and none */
+        CHECK(((d->flags & SLA_CAP_COMPLEX) != 0) ==
+              (pc ? (d->value == SLA_PRECOND_NONE || d->value == SLA_PRECOND_JACOBI ||
+                     d->value == SLA_PRECOND_IC0 || d->value == SLA_PRECOND_ILU0)
+                  : d->value != SLA_METHOD_LDLT));
         CHECK(!(d->flags & SLA_CAP_SPD) || (d->flags & SLA_CAP_SYMMETRIC));
         if (pc) {
             sla_precond_kind p = SLA_PRECOND_USER;
@@ -36,7 +41,7 @@ static void test_listing(sla_ctx *ctx)
                 CHECK((int)p == d->value);
             }
             const sla__method_entry *e = sla__precond_find((sla_precond_kind)d->value);
-            CHECK(e && &e->desc == d && !e->backend && !e->krylov && !e->ldlt);
+            CHECK(e && &e->desc == d && !e->backend && !e->krylov && !e->ldlt && !e->zkrylov);
             /* what sla_dist_solver accepts (block Jacobi for the local ones) */
             const sla_precond_kind pv = (sla_precond_kind)d->value;
             CHECK(((d->flags & SLA_CAP_DISTRIBUTED) != 0) ==
@@ -65,7 +70,11 @@ static void test_listing(sla_ctx *ctx)
          * table, so the Krylov set is also checked against the enum */
         CHECK(e->krylov == sla__krylov_method(v));
         CHECK((e->krylov != NULL) == (v == SLA_METHOD_CG || v == SLA_METHOD_BICGSTAB ||
-                                      v == SLA_METHOD_GMRES || v == SLA_METHOD_MINRES));
+                                      v == SLA_METHOD_GMRES || v == SLA_METHOD_MINRES ||
+                                      v == SLA_METHOD_COCG));
+        /* every Krylov method runs complex; cocg on a real matrix is CG */
+        CHECK((e->zkrylov != NULL) == (d->kind == SLA_KIND_KRYLOV));
+        if (v == SLA_METHOD_COCG) CHECK(e->krylov == sla__cg && (d->flags & SLA_CAP_SYMMETRIC));
         /* the symmetric-only direct methods (the solver refuses them on an
          * unsymmetric matrix) and the LDL^T variant */
         CHECK((d->kind == SLA_KIND_DIRECT && (d->flags & SLA_CAP_SYMMETRIC)) ==
@@ -82,10 +91,11 @@ static void test_listing(sla_ctx *ctx)
             CHECK(d->available);
             CHECK(strcmp(d->backend, d->kind == SLA_KIND_KRYLOV ? "krylov" : "") == 0);
         }
-        /* only Krylov methods run distributed */
-        CHECK(((d->flags & SLA_CAP_DISTRIBUTED) != 0) == (d->kind == SLA_KIND_KRYLOV));
+        /* only Krylov methods run distributed (not cocg, a complex method) */
+        CHECK(((d->flags & SLA_CAP_DISTRIBUTED) != 0) ==
+              (d->kind == SLA_KIND_KRYLOV && v != SLA_METHOD_COCG));
     }
-    CHECK(next_method >= SLA_METHOD_SUPERLU + 1 && next_pc >= SLA_PRECOND_ILUT + 1);
+    CHECK(next_method >= SLA_METHOD_COCG + 1 && next_pc >= SLA_PRECOND_ILUT + 1);
     CHECK(strcmp(sla_method_name((sla_method)next_method), "unknown") == 0);
     CHECK(strcmp(sla_precond_name((sla_precond_kind)next_pc), "unknown") == 0);
     CHECK(sla__method_find((sla_method)next_method) == NULL);
@@ -112,7 +122,7 @@ static void test_lookup(sla_ctx *ctx)
     CHECK(m == SLA_METHOD_GMRES); /* untouched */
     CHECK_ERR(ctx, sla_method_from_name(ctx, "bicg", &m), SLA_ERR_ARGUMENT, "did you mean 'bicgstab'");
     CHECK_ERR(ctx, sla_method_from_name(ctx, "xyzzy_q", &m), SLA_ERR_ARGUMENT,
-              "(one of auto, cg, bicgstab, gmres, minres, cholesky, ldlt, lu, umfpack, klu, superlu)");
+              "(one of auto, cg, bicgstab, gmres, minres, cholesky, ldlt, lu, umfpack, klu, superlu, cocg)");
     CHECK_ERR(ctx, sla_precond_from_name(ctx, "jacobl", &p), SLA_ERR_ARGUMENT,
               "unknown preconditioner 'jacobl' (did you mean 'jacobi'?)");
     CHECK_ERR(ctx, sla_method_from_name(ctx, "", &m), SLA_ERR_ARGUMENT, "unknown method");
@@ -145,7 +155,7 @@ static void test_lookup(sla_ctx *ctx)
 
     /* check_options reads it too */
     sla_solver_options_default(&o);
-    o.method = (sla_method)(SLA_METHOD_SUPERLU + 1);
+    o.method = (sla_method)(SLA_METHOD_COCG + 1);
     sla_matrix *A = NULL;
     CHECK_OK(ctx, sla_gen_poisson(ctx, 1, 4, &A));
     sla_solver *S = NULL;

@@ -33,7 +33,9 @@ typedef enum sla_method {
     SLA_METHOD_LU,       /* general sparse LU (UMFPACK) */
     SLA_METHOD_UMFPACK,  /* UMFPACK multifrontal LU */
     SLA_METHOD_KLU,      /* KLU left-looking LU for very sparse (circuit-like) matrices */
-    SLA_METHOD_SUPERLU   /* SuperLU supernodal LU (SciPy's spsolve engine) */
+    SLA_METHOD_SUPERLU,  /* SuperLU supernodal LU (SciPy's spsolve engine) */
+    SLA_METHOD_COCG      /* conjugate orthogonal CG for complex symmetric A = A^T (on a
+                            real symmetric matrix it is CG) */
 } sla_method;
 
 /* Fill-reducing ordering for the direct methods. */
@@ -100,7 +102,9 @@ enum {
     SLA_CAP_SPD = 1 << 1,         /* needs a symmetric positive definite matrix */
     SLA_CAP_TRANSPOSE = 1 << 2,   /* can apply A^-T (M^-T) for adjoint solves of
                                      nonsymmetric systems */
-    SLA_CAP_COMPLEX = 1 << 3,     /* complex values (none today) */
+    SLA_CAP_COMPLEX = 1 << 3,     /* runs on complex matrices (sla/complex.h); a
+                                     direct method also needs its complex backend
+                                     in this build */
     SLA_CAP_DISTRIBUTED = 1 << 4  /* available to sla_dist_solver (MPI) */
 };
 

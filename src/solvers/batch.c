@@ -51,6 +51,7 @@ sla_status sla_solver_solve_batch(sla_ctx *ctx, sla_solver *S, const double *b, 
 {
     if (!S || (S->A->nrows > 0 && (!b || !x)))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_solve_batch: NULL argument");
+    if (S->z) return sla__solver_require_real(ctx, S, "sla_solver_solve_batch");
     sla_status st = sla__check_extent(ctx, S->A->nbatch, S->A->nrows, "nbatch x n");
     if (st) return st;
     batch_job J = {.S = S, .b = b, .x = x, .info = info};
@@ -63,6 +64,7 @@ sla_status sla_solver_solve_batch_vjp(sla_ctx *ctx, sla_solver *S, const double 
 {
     if (!S || (S->A->nrows > 0 && (!x || !gx)))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_solve_batch_vjp: NULL argument");
+    if (S->z) return sla__solver_require_real(ctx, S, "sla_solver_solve_batch_vjp");
     sla_status st = sla__check_extent(ctx, S->A->nbatch, S->A->nrows, "nbatch x n");
     if (st) return st;
     batch_job J = {.S = S, .xin = x, .gx = gx, .gb = gb, .gA = gA, .info = info};
@@ -75,6 +77,7 @@ static sla_status list_solve_item(sla_ctx *lctx, void *job, sla_int i, int nt)
     sla_solver *S = J->list[i];
     if (!S || !J->bl[i] || !J->xl[i])
         return sla__error(lctx, SLA_ERR_ARGUMENT, "NULL solver, right-hand side or solution");
+    if (S->z) return sla__solver_require_real(lctx, S, "sla_solver_solve_list");
     sla_solve_info tmp;
     return sla__solver_solve_one(lctx, S, 0, false, J->bl[i], J->xl[i], S->opts.use_x0,
                      J->info ? &J->info[i] : &tmp, nt, 0);
@@ -86,6 +89,7 @@ static sla_status list_vjp_item(sla_ctx *lctx, void *job, sla_int i, int nt)
     sla_solver *S = J->list[i];
     if (!S || !J->xinl[i] || !J->gxl[i])
         return sla__error(lctx, SLA_ERR_ARGUMENT, "NULL solver, solution or cotangent");
+    if (S->z) return sla__solver_require_real(lctx, S, "sla_solver_solve_list_vjp");
     sla_int n = S->A->nrows;
     return sla__solver_vjp_one(lctx, S, NULL, 0, 1, J->xinl[i], n, J->gxl[i], n, J->gbl ? J->gbl[i] : NULL, n,
                    J->gAl ? J->gAl[i] : NULL, J->info ? &J->info[i] : NULL, nt);

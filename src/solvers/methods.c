@@ -36,59 +36,66 @@
 #define SPD SLA_CAP_SPD
 #define TR SLA_CAP_TRANSPOSE
 #define DIST SLA_CAP_DISTRIBUTED
+#define CPX SLA_CAP_COMPLEX
 
 /* name, aliases, value, kind, capabilities, available, backend, summary;
- * then the backend getter (direct), the iteration (Krylov), and whether a
- * direct method runs its backend's LDL^T variant (ldlt). Every method
+ * then the backend getter (direct), the iteration (Krylov), whether a
+ * direct method runs its backend's LDL^T variant (ldlt), and the complex
+ * iteration of a Krylov method with CPX (SLA_CAP_COMPLEX; a direct method
+ * with CPX finds its complex backend through sla__zdirect_backend). Every method
  * solves with A^T too (the VJP's adjoint solve): TR on all of them. */
 static const sla__method_entry table[] = {
-    {{"auto", NO_ALIASES, SLA_METHOD_AUTO, SLA_KIND_AUTO, TR, true, "",
-      "chosen from structure and the symbolic analysis"}, NULL, NULL, false},
-    {{"cg", NO_ALIASES, SLA_METHOD_CG, SLA_KIND_KRYLOV, SYM | SPD | TR | DIST, true, "krylov",
-      "conjugate gradients (symmetric positive definite A)"}, NULL, sla__cg, false},
-    {{"bicgstab", NO_ALIASES, SLA_METHOD_BICGSTAB, SLA_KIND_KRYLOV, TR | DIST, true, "krylov",
-      "BiCGSTAB (general A)"}, NULL, sla__bicgstab, false},
-    {{"gmres", NO_ALIASES, SLA_METHOD_GMRES, SLA_KIND_KRYLOV, TR | DIST, true, "krylov",
-      "restarted GMRES (general A; option restart)"}, NULL, sla__gmres, false},
-    {{"minres", NO_ALIASES, SLA_METHOD_MINRES, SLA_KIND_KRYLOV, SYM | TR | DIST, true, "krylov",
-      "MINRES (symmetric, possibly indefinite A)"}, NULL, sla__minres, false},
-    {{"cholesky", ALIASES("cholmod"), SLA_METHOD_CHOLESKY, SLA_KIND_DIRECT, SYM | SPD | TR,
+    {{"auto", NO_ALIASES, SLA_METHOD_AUTO, SLA_KIND_AUTO, TR | CPX, true, "",
+      "chosen from structure and the symbolic analysis"}, NULL, NULL, false, NULL},
+    {{"cg", NO_ALIASES, SLA_METHOD_CG, SLA_KIND_KRYLOV, SYM | SPD | TR | DIST | CPX, true, "krylov",
+      "conjugate gradients (symmetric positive definite A)"}, NULL, sla__cg, false, sla__zcg},
+    {{"bicgstab", NO_ALIASES, SLA_METHOD_BICGSTAB, SLA_KIND_KRYLOV, TR | DIST | CPX, true, "krylov",
+      "BiCGSTAB (general A)"}, NULL, sla__bicgstab, false, sla__zbicgstab},
+    {{"gmres", NO_ALIASES, SLA_METHOD_GMRES, SLA_KIND_KRYLOV, TR | DIST | CPX, true, "krylov",
+      "restarted GMRES (general A; option restart)"}, NULL, sla__gmres, false, sla__zgmres},
+    {{"minres", NO_ALIASES, SLA_METHOD_MINRES, SLA_KIND_KRYLOV, SYM | TR | DIST | CPX, true, "krylov",
+      "MINRES (symmetric, possibly indefinite A)"}, NULL, sla__minres, false, sla__zminres},
+    {{"cholesky", ALIASES("cholmod"), SLA_METHOD_CHOLESKY, SLA_KIND_DIRECT, SYM | SPD | TR | CPX,
       HAVE_SUITESPARSE, "cholmod", "CHOLMOD supernodal LL^T (SPD matrices)"},
-     sla__backend_cholmod, NULL, false},
+     sla__backend_cholmod, NULL, false, NULL},
     {{"ldlt", ALIASES("ldl"), SLA_METHOD_LDLT, SLA_KIND_DIRECT, SYM | TR, HAVE_SUITESPARSE,
       "cholmod", "CHOLMOD simplicial LDL^T (symmetric; no pivoting)"},
-     sla__backend_cholmod, NULL, true},
-    {{"lu", NO_ALIASES, SLA_METHOD_LU, SLA_KIND_DIRECT, TR, HAVE_SUITESPARSE, "umfpack",
-      "general sparse LU (UMFPACK)"}, sla__backend_umfpack, NULL, false},
-    {{"umfpack", NO_ALIASES, SLA_METHOD_UMFPACK, SLA_KIND_DIRECT, TR, HAVE_SUITESPARSE, "umfpack",
-      "UMFPACK multifrontal LU"}, sla__backend_umfpack, NULL, false},
-    {{"klu", NO_ALIASES, SLA_METHOD_KLU, SLA_KIND_DIRECT, TR, HAVE_SUITESPARSE, "klu",
+     sla__backend_cholmod, NULL, true, NULL},
+    {{"lu", NO_ALIASES, SLA_METHOD_LU, SLA_KIND_DIRECT, TR | CPX, HAVE_SUITESPARSE, "umfpack",
+      "general sparse LU (UMFPACK)"}, sla__backend_umfpack, NULL, false, NULL},
+    {{"umfpack", NO_ALIASES, SLA_METHOD_UMFPACK, SLA_KIND_DIRECT, TR | CPX, HAVE_SUITESPARSE, "umfpack",
+      "UMFPACK multifrontal LU"}, sla__backend_umfpack, NULL, false, NULL},
+    {{"klu", NO_ALIASES, SLA_METHOD_KLU, SLA_KIND_DIRECT, TR | CPX, HAVE_SUITESPARSE, "klu",
       "KLU left-looking LU for very sparse (circuit-like) matrices"},
-     sla__backend_klu, NULL, false},
-    {{"superlu", NO_ALIASES, SLA_METHOD_SUPERLU, SLA_KIND_DIRECT, TR, HAVE_SUPERLU, "superlu",
-      "SuperLU supernodal LU (SciPy's spsolve engine)"}, sla__backend_superlu, NULL, false},
+     sla__backend_klu, NULL, false, NULL},
+    {{"superlu", NO_ALIASES, SLA_METHOD_SUPERLU, SLA_KIND_DIRECT, TR | CPX, HAVE_SUPERLU, "superlu",
+      "SuperLU supernodal LU (SciPy's spsolve engine)"}, sla__backend_superlu, NULL, false, NULL},
+    /* cocg on a real matrix is CG (x^T y = x^H y); not distributed */
+    {{"cocg", NO_ALIASES, SLA_METHOD_COCG, SLA_KIND_KRYLOV, SYM | TR | CPX, true, "krylov",
+      "COCG: conjugate orthogonal CG for complex symmetric (A = A^T) matrices"},
+     NULL, sla__cg, false, sla__zcocg},
 
-    {{"none", NO_ALIASES, SLA_PRECOND_NONE, SLA_KIND_PRECOND, TR | DIST, true, "",
-      "no preconditioner"}, NULL, NULL, false},
-    {{"jacobi", ALIASES("diag"), SLA_PRECOND_JACOBI, SLA_KIND_PRECOND, TR | DIST, true, "",
-      "diagonal scaling"}, NULL, NULL, false},
+    {{"none", NO_ALIASES, SLA_PRECOND_NONE, SLA_KIND_PRECOND, TR | DIST | CPX, true, "",
+      "no preconditioner"}, NULL, NULL, false, NULL},
+    {{"jacobi", ALIASES("diag"), SLA_PRECOND_JACOBI, SLA_KIND_PRECOND, TR | DIST | CPX, true, "",
+      "diagonal scaling"}, NULL, NULL, false, NULL},
     {{"ssor", NO_ALIASES, SLA_PRECOND_SSOR, SLA_KIND_PRECOND, TR | DIST, true, "",
-      "symmetric successive over-relaxation (option omega)"}, NULL, NULL, false},
-    {{"ic0", ALIASES("ic"), SLA_PRECOND_IC0, SLA_KIND_PRECOND, SYM | SPD | TR | DIST, true, "",
-      "incomplete Cholesky, zero fill"}, NULL, NULL, false},
-    {{"ilu0", ALIASES("ilu"), SLA_PRECOND_ILU0, SLA_KIND_PRECOND, TR | DIST, true, "",
-      "incomplete LU, zero fill"}, NULL, NULL, false},
+      "symmetric successive over-relaxation (option omega)"}, NULL, NULL, false, NULL},
+    {{"ic0", ALIASES("ic"), SLA_PRECOND_IC0, SLA_KIND_PRECOND, SYM | SPD | TR | DIST | CPX, true, "",
+      "incomplete Cholesky, zero fill"}, NULL, NULL, false, NULL},
+    {{"ilu0", ALIASES("ilu"), SLA_PRECOND_ILU0, SLA_KIND_PRECOND, TR | DIST | CPX, true, "",
+      "incomplete LU, zero fill"}, NULL, NULL, false, NULL},
     /* user: M^-T only when the callbacks give apply_transpose */
     {{"user", NO_ALIASES, SLA_PRECOND_USER, SLA_KIND_PRECOND, 0, true, "",
-      "the callbacks in options.user_precond"}, NULL, NULL, false},
+      "the callbacks in options.user_precond"}, NULL, NULL, false, NULL},
     {{"amg", ALIASES("boomeramg"), SLA_PRECOND_AMG, SLA_KIND_PRECOND, TR | DIST, HAVE_HYPRE,
-      "hypre", "algebraic multigrid: one hypre BoomerAMG cycle"}, NULL, NULL, false},
+      "hypre", "algebraic multigrid: one hypre BoomerAMG cycle"}, NULL, NULL, false, NULL},
     /* saamg: its cycle is its own transpose for symmetric A only */
     {{"saamg", NO_ALIASES, SLA_PRECOND_SAAMG, SLA_KIND_PRECOND, 0, true, "",
-      "smoothed-aggregation AMG, one V(1,1) cycle (lean memory)"}, NULL, NULL, false},
+      "smoothed-aggregation AMG, one V(1,1) cycle (lean memory)"}, NULL, NULL, false, NULL},
     {{"ilut", NO_ALIASES, SLA_PRECOND_ILUT, SLA_KIND_PRECOND, TR | DIST, true, "",
       "threshold incomplete LU with pivoting (options ilut_droptol, ilut_fill, ilut_pivot)"},
-     NULL, NULL, false},
+     NULL, NULL, false, NULL},
 };
 
 #define N_ENTRIES ((int)(sizeof table / sizeof table[0]))

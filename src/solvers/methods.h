@@ -11,6 +11,7 @@
 
 #include "direct.h"
 #include "krylov.h"
+#include "zsolver.h"
 
 typedef struct sla__method_entry {
     sla_method_desc desc;
@@ -22,6 +23,9 @@ typedef struct sla__method_entry {
     /* direct methods: the backend's LDL^T variant (sla__direct_opts.ldlt;
      * CHOLMOD: simplicial LDL^T instead of LL^T) */
     bool ldlt;
+    /* Krylov methods that run on complex matrices (SLA_CAP_COMPLEX): the
+     * complex iteration (zsolver.h) */
+    sla__zkrylov_fn zkrylov;
 } sla__method_entry;
 
 /* The row of method m, or of preconditioner p; NULL for a value that names

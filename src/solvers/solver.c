@@ -7,6 +7,7 @@
  * and VJP paths. method=auto's choice lives in dispatch.c, equilibration in
  * equilibrate.c, batches and lists in batch.c. */
 #include "solver_internal.h"
+#include "zsolver.h"
 
 #include <float.h>
 #include <limits.h>
@@ -263,6 +264,7 @@ sla_status sla_solver_create(sla_ctx *ctx, const sla_matrix *A, const sla_solver
     sla_status st = check_options(ctx, &o);
     if (st) return st;
     if ((st = sla_matrix_check_values(ctx, A, -1))) return st;
+    if (sla__is_complex(A)) return sla__zsolver_create(ctx, A, &o, out); /* zsolver.c */
 
     double t0 = sla__now();
     sla_allocator a = sla__ctx_alloc(ctx);
@@ -297,6 +299,7 @@ fail:
 sla_status sla_solver_refresh(sla_ctx *ctx, sla_solver *S)
 {
     if (!S) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_refresh: S is NULL");
+    if (S->z) return sla__zsolver_refresh(ctx, S);
     double t0 = sla__now();
     sla_status st = sla_matrix_check_values(ctx, S->A, -1);
     if (st) return st;
@@ -346,6 +349,7 @@ void sla_solver_destroy(sla_solver **S)
     if (!S || !*S) return;
     sla_solver *s = *S;
     sla_allocator a = s->alloc;
+    sla__zsolver_free(s);
     sla__solver_free_pcs(s);
     sla__solver_free_direct(s);
     sla__solver_free_equilibration(s);
@@ -663,10 +667,20 @@ static sla_status solve_serial(sla_ctx *ctx, sla_solver *S, sla_int ib, bool tra
     return st;
 }
 
+sla_status sla__solver_require_real(sla_ctx *ctx, const sla_solver *S, const char *what)
+{
+    if (S && S->z)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "%s: complex solver: use sla_zsolver_solve (sla/complex.h)",
+                          what);
+    return SLA_OK;
+}
+
 static sla_status check_call(sla_ctx *ctx, const sla_solver *S, sla_int ib, sla_int nrhs,
                              const void *b, sla_int ldb, const void *x, sla_int ldx)
 {
     if (!S) return sla__error(ctx, SLA_ERR_ARGUMENT, "solver is NULL");
+    sla_status rs = sla__solver_require_real(ctx, S, "real solve");
+    if (rs) return rs;
     sla_int n = S->A->nrows;
     if (ib < 0 || ib >= S->A->nbatch)
         return sla__error(ctx, SLA_ERR_INDEX, "value array %lld out of range [0, %lld)",
@@ -782,6 +796,7 @@ sla_status sla_solver_logdet(sla_ctx *ctx, sla_solver *S, sla_int ib, double *si
 {
     if (!S || !sign || !logabsdet)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_logdet: NULL argument");
+    if (S->z) return sla__solver_require_real(ctx, S, "sla_solver_logdet (use sla_zsolver_logdet)");
     if (ib < 0 || ib >= S->A->nbatch)
         return sla__error(ctx, SLA_ERR_INDEX, "value array %lld out of range [0, %lld)",
                           (long long)ib, (long long)S->A->nbatch);

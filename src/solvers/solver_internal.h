@@ -38,7 +38,15 @@ struct sla_solver {
     bool eq_on;
     sla_matrix eq_mat;
     double *eq_vals, *eq_r, *eq_c;
+    /* A complex matrix: everything the complex path keeps (zsolver.c);
+     * NULL for a real solver. The real solve entry points refuse S when it
+     * is set (sla__solver_require_real). */
+    struct sla__zsolver *z;
 };
+
+/* SLA_ERR_ARGUMENT ("complex solver: use sla_zsolver_solve") when S was
+ * created on a complex matrix; SLA_OK otherwise (and for S == NULL). */
+sla_status sla__solver_require_real(sla_ctx *ctx, const sla_solver *S, const char *what);
 
 /* ---- solver.c: the object, its direct and Krylov set-up ---------------- */
 

@@ -12,12 +12,15 @@
 
 /* ---- Krylov ---------------------------------------------------------------- */
 
-/* A square complex operator y = A x. */
+/* A square complex operator y = A x. pc_op: the apply of the
+ * preconditioner that goes with it (0: M^-1 for A; 1: M^-T for A^T; 2:
+ * M^-H for A^H), so one method solves with A, A^T or A^H. */
 typedef struct sla__zop {
     sla_int n;
     int nt;
     void *data;
     void (*apply)(void *data, const sla__z *x, sla__z *y, int nt);
+    int pc_op;
 } sla__zop;
 
 /* A complex preconditioner z = M^-1 r (op 0), M^-T r (1) or M^-H r (2);
@@ -43,6 +46,45 @@ struct sla__zpc {
 typedef sla_status (*sla__zkrylov_fn)(sla_ctx *ctx, const sla__zop *A, const sla__zpc *M,
                                       const sla__z *b, sla__z *x, const sla__kopts *o,
                                       sla_solve_info *info);
+
+/* The methods (zkrylov.c, zkrylov_gmres.c); o->pc_transpose is ignored
+ * (A->pc_op says which apply of M to use). The method registry's zkrylov
+ * column points at them (methods.c). */
+sla_status sla__zcg(sla_ctx *ctx, const sla__zop *A, const sla__zpc *M, const sla__z *b, sla__z *x,
+                    const sla__kopts *o, sla_solve_info *info);
+sla_status sla__zcocg(sla_ctx *ctx, const sla__zop *A, const sla__zpc *M, const sla__z *b, sla__z *x,
+                      const sla__kopts *o, sla_solve_info *info);
+sla_status sla__zminres(sla_ctx *ctx, const sla__zop *A, const sla__zpc *M, const sla__z *b,
+                        sla__z *x, const sla__kopts *o, sla_solve_info *info);
+sla_status sla__zbicgstab(sla_ctx *ctx, const sla__zop *A, const sla__zpc *M, const sla__z *b,
+                          sla__z *x, const sla__kopts *o, sla_solve_info *info);
+sla_status sla__zgmres(sla_ctx *ctx, const sla__zop *A, const sla__zpc *M, const sla__z *b,
+                       sla__z *x, const sla__kopts *o, sla_solve_info *info);
+
+/* r = b - A x; returns ||r||_2 (zkrylov.c). */
+double sla__ztrue_residual(const sla__zop *A, const sla__z *b, const sla__z *x, sla__z *r);
+
+/* z = op(M)^-1 r with op = A->pc_op; the identity when M is NULL. */
+static inline sla_status sla__zpc_run(const sla__zop *A, const sla__zpc *M, const sla__z *r,
+                                      sla__z *z)
+{
+    if (!M || !M->apply) {
+        if (z != r)
+            for (sla_int i = 0; i < A->n; i++) z[i] = r[i];
+        return SLA_OK;
+    }
+    return M->apply(M, A->pc_op, r, z, A->nt);
+}
+
+/* ---- preconditioners (zprecond.c) -------------------------------------------- */
+
+/* A complex preconditioner of `kind` (none, jacobi, ic0 for a Hermitian
+ * positive definite A, ilu0) for value array ib of the square complex A,
+ * with opts->ilu_shift's pivot rule; any other kind is SLA_ERR_UNSUPPORTED
+ * naming it. Errors as sla__pc_create's. *out is NULL on failure. */
+sla_status sla__zpc_create(sla_ctx *ctx, sla_precond_kind kind, const sla_matrix *A, sla_int ib,
+                           const sla_solver_options *opts, sla__zpc **out);
+void sla__zpc_destroy(sla__zpc **pc);
 
 /* ---- direct backends ------------------------------------------------------- */
 
@@ -74,6 +116,14 @@ typedef struct sla__zdirect_ops {
 const sla__zdirect_ops *sla__zdirect_backend(sla_method m);
 
 /* ---- the complex solver object (zsolver.c) ---------------------------------- */
+
+/* The solver object's complex part (S->z; zsolver.c) and the hooks
+ * solver.c calls when S->z is set (or, for create, when A is complex). */
+struct sla__zsolver;
+sla_status sla__zsolver_create(sla_ctx *ctx, const sla_matrix *A, const sla_solver_options *o,
+                               sla_solver **out);
+sla_status sla__zsolver_refresh(sla_ctx *ctx, sla_solver *S);
+void sla__zsolver_free(sla_solver *S);
 
 /* Whether S was created on a complex matrix. */
 bool sla__solver_is_complex(const sla_solver *S);
