@@ -15,6 +15,9 @@ fi
 # The PyTorch binding (python/) and its tests use Debian's /usr/bin/python3
 # with python3-torch (about 180 packages, ~50 MB to download, ~1 min).
 PKGS="$PKGS python3-torch python3-numpy python3-scipy"
+# sla.DSparseTensor (python/sla/_dist.py) and its MPI tests: mpi4py, built by
+# Debian against the same OpenMPI as libopenmpi-dev.
+PKGS="$PKGS python3-mpi4py"
 # `pip install ./python` offline (--no-build-isolation) and its test
 # (tests/test_pip_install.sh): venv, pip, setuptools and wheel.
 PKGS="$PKGS python3-venv python3-pip python3-setuptools python3-wheel"
