@@ -3,6 +3,7 @@
  *
  *   sla_bench_helmholtz [--sizes 316,1000] [--ppw 10] [--alpha 0.1]
  *                       [--methods auto,umfpack,superlu,klu,gmres:ilu0,cocg:ilu0,bicgstab:ilu0]
+ *                       (method[:precond][@ordering], e.g. umfpack@metis)
  *                       [--reps 3] [--max-run 60] [--rtol 1e-8] [--threads 2]
  *                       [--scipy 1] [--python /usr/bin/python3]
  *                       [--scipy-script bench/scipy_helmholtz.py] [--json FILE]
@@ -56,12 +57,18 @@ static int parse_methods(const char *s, config *c, int max)
     snprintf(buf, sizeof buf, "%s", s);
     for (char *t = strtok(buf, ","); t && k < max; t = strtok(NULL, ",")) {
         snprintf(c[k].name, sizeof c[k].name, "%s", t);
+        char *at = strchr(t, '@'); /* method@ordering */
+        if (at) *at++ = 0;
         char *colon = strchr(t, ':');
         if (colon) {
             *colon = 0;
             snprintf(c[k].opts, sizeof c[k].opts, "method=%s,precond=%s", t, colon + 1);
         } else {
             snprintf(c[k].opts, sizeof c[k].opts, "method=%s", t);
+        }
+        if (at) {
+            size_t l = strlen(c[k].opts);
+            snprintf(c[k].opts + l, sizeof c[k].opts - l, ",ordering=%s", at);
         }
         k++;
     }
