@@ -15,6 +15,8 @@ fi
 # The PyTorch binding (python/) and its tests use Debian's /usr/bin/python3
 # with python3-torch (about 180 packages, ~50 MB to download, ~1 min).
 PKGS="$PKGS python3-torch python3-numpy python3-scipy"
+# SparseTensor.spy and sla.plot_history (imported lazily; tests use Agg).
+PKGS="$PKGS python3-matplotlib"
 # `pip install ./python` offline (--no-build-isolation) and its test
 # (tests/test_pip_install.sh): venv, pip, setuptools and wheel.
 PKGS="$PKGS python3-venv python3-pip python3-setuptools python3-wheel"
