@@ -18,6 +18,8 @@ PKGS="$PKGS python3-torch python3-numpy python3-scipy"
 # sla.DSparseTensor (python/sla/_dist.py) and its MPI tests: mpi4py, built by
 # Debian against the same OpenMPI as libopenmpi-dev.
 PKGS="$PKGS python3-mpi4py"
+# SparseTensor.spy and sla.plot_history (imported lazily; tests use Agg).
+PKGS="$PKGS python3-matplotlib"
 # `pip install ./python` offline (--no-build-isolation) and its test
 # (tests/test_pip_install.sh): venv, pip, setuptools and wheel.
 PKGS="$PKGS python3-venv python3-pip python3-setuptools python3-wheel"

@@ -258,6 +258,12 @@ SLA_API void sla_solver_options_default(sla_solver_options *opts);
  * struct or pass a block of their own to be filled. */
 SLA_API size_t sla_solver_options_size(void);
 
+/* Set the monitor callback of opts (fn NULL removes it), called every
+ * `every` iterations (0: each) of the Krylov methods, forward and adjoint;
+ * for bindings that keep sla_solver_options opaque. */
+SLA_API void sla_solver_options_set_monitor(sla_solver_options *opts, sla_monitor_fn fn, void *user,
+                                            sla_int every);
+
 /* Parse "key=value,key=value" into opts (starting from its current
  * contents). Keys: method, precond, rtol, atol, maxiter, restart, omega,
  * use_x0, ordering, memory_limit, amg_threshold, amg_coarsen, amg_interp,

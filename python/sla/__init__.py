@@ -32,6 +32,7 @@ from ._io import load, load_mtx, save, save_mtx
 from .sparse import SparseTensor, SparseTensorList, diffusion2d, poisson, spsolve
 from ._complex import helmholtz2d
 from ._dist import DSparseTensor
+from ._plot import plot_history
 
 __all__ = [
     "SparseTensor", "SparseTensorList", "SolverConfig", "svds", "load_mtx", "save_mtx", "load", "save", "SolveInfo", "EigshInfo", "NonlinearInfo", "spsolve", "nonlinear_solve",
@@ -40,4 +41,5 @@ __all__ = [
     "SlaNotSPDError", "SlaUnavailableError", "SlaMemoryError", "SlaConvergenceWarning",
     "lsqr", "lsmr", "lstsq", "LsqInfo",
     "DSparseTensor",
+    "plot_history",
 ]

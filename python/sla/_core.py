@@ -172,12 +172,12 @@ class Pattern:
         out = values2d.new_zeros(values2d.shape[0], self.nnz)
         return out.index_add(1, self.coo_map, values2d)  # duplicates summed
 
-    def solver(self, opts, dtype, nbatch):
-        key = (opts, dtype, nbatch)
+    def solver(self, opts, dtype, nbatch, monitor=False):
+        key = (opts, dtype, nbatch) + (("monitor",) if monitor else ())
         with self._lock:
             s = self._solvers.get(key)
             if s is None:
-                s = self._solvers[key] = Solver(self, opts, dtype, nbatch)
+                s = self._solvers[key] = Solver(self, opts, dtype, nbatch, monitor)
                 while len(self._solvers) > SOLVERS_PER_PATTERN:
                     self._solvers.popitem(last=False)
             else:
@@ -250,10 +250,34 @@ class CMatrix:
             L.sla_matrix_destroy(ctypes.byref(self.ptr))
 
 
+_MONITOR_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_double)
+
+
+def _set_monitor():
+    f = getattr(L.lib, "sla_solver_options_set_monitor", None)
+    if f is None:
+        raise NotImplementedError("solve(history=True) needs sla_solver_options_set_monitor "
+                                  "(include/sla/solver.h), which this libsla (%s) does not "
+                                  "export" % L.library_path)
+    f.restype = None
+    f.argtypes = [ctypes.c_void_p, _MONITOR_FN, ctypes.c_void_p, ctypes.c_int64]
+    return f
+
+
+def _monitor_callback(box):
+    """The C monitor: records into box[0] (a list, or None: not recording)."""
+    def cb(user, it, rel):
+        sink = box[0]
+        if sink is not None:
+            sink.append((int(it), float(rel)))
+        return 0
+    return _MONITOR_FN(cb)
+
+
 class Solver:
     """An sla_solver for one pattern, options string, dtype and batch size."""
 
-    def __init__(self, pattern, opts, dtype, nbatch):
+    def __init__(self, pattern, opts, dtype, nbatch, monitor=False):
         self.opts = opts
         self.matrix = CMatrix(pattern, dtype, nbatch)
         self.ptr = ctypes.c_void_p()
@@ -264,6 +288,12 @@ class Solver:
         self._copts = ctypes.create_string_buffer(L.OPTIONS_BYTES)
         L.sla_solver_options_default(self._copts)
         L.check(L.sla_solver_options_parse(L.ctx(), opts.encode(), self._copts), "options")
+        # monitor: a C callback that appends (iteration, relative residual)
+        # to self.sink[0] when that is a list (solve(..., history=True))
+        self.sink = [None]
+        if monitor:
+            self._monitor = _monitor_callback(self.sink)
+            _set_monitor()(self._copts, self._monitor, None, 0)
 
     def _create(self):
         self._destroy()
@@ -379,6 +409,7 @@ class SolveInfo:
             setattr(self, f, kw.get(f))
         self.items = kw.get("items", [])
         self.adjoint = None
+        self.history = kw.get("history")  # solve(..., history=True): [(iteration, rel. residual)]
 
     @classmethod
     def from_c(cls, c):

@@ -35,9 +35,38 @@ def _warn_if_not_converged(st, info, what):
                       stacklevel=4)
 
 
+def c_solve_history(solver, b3, x3):
+    """c_solve one right-hand side at a time, recording each one's monitor
+    history (solver made with monitor=True): info.items[i].history, and
+    info.history that of the worst item."""
+    B, k, n = b3.shape
+    infos = (L.CSolveInfo * max(B * k, 1))()
+    hist, st = [], 0
+    try:
+        for ib in range(B):
+            for j in range(k):
+                solver.sink[0] = h = []
+                off = (ib * k + j) * n
+                st = max(st, L.check(L.sla_solver_solve(L.ctx(), solver.ptr, ib, 1, _ptr(b3, off), n,
+                                                        _ptr(x3, off), n,
+                                                        _info_at(infos, ib * k + j)), "solve"))
+                hist.append(h)
+    finally:
+        solver.sink[0] = None
+    info = SolveInfo.combine(infos[:B * k])
+    for it, h in zip(info.items, hist):
+        it.history = h
+    worst = max(range(len(hist)), key=lambda i: (not info.items[i].converged,
+                                                  info.items[i].residual), default=None)
+    info.history = hist[worst] if worst is not None else []
+    return st, info
+
+
 def c_solve(solver, b3, x3):
     """x3 = A^-1 b3 for every value array and column (lock held, prepared)."""
     B, k, n = b3.shape
+    if getattr(solver, "_monitor", None) is not None:  # solve(..., history=True)
+        return c_solve_history(solver, b3, x3)
     infos = (L.CSolveInfo * max(B * k, 1))()
     c = L.ctx()
     if k == 1 and B > 1:

@@ -15,6 +15,8 @@ from ._core import SolveInfo, options_string
 from . import _functions
 from . import _algebra
 from . import _complex
+from . import _list
+from . import _partition
 from ._functions import Diffusion2dFn, ListSolveFn, LogdetFn, MatvecFn, SolveFn
 
 
@@ -223,7 +225,7 @@ class SparseTensor:
     # ---- linear algebra -----------------------------------------------
 
     def solve(self, b, method=None, preconditioner=None, rtol=None, atol=None, maxiter=None,
-              return_info=False, x0=None, **options):
+              return_info=False, x0=None, history=False, **options):
         """x with A x = b (a batch: A_i x_i = b_i).
 
         b: [*batch, n] or [*batch, n, k] (or [n] / [n, k] shared by a batch).
@@ -248,10 +250,19 @@ class SparseTensor:
         stops short of its tolerance warns with SlaConvergenceWarning unless
         return_info is set.
 
+        history: record the Krylov method's (iteration, relative residual)
+        through the C monitor callback into info.history (each right-hand
+        side's in info.items[i].history, solved one at a time; a direct
+        solve records none); implies return_info. sla.plot_history draws it.
+
         The solver (factorization or preconditioner) is cached on the
         pattern: a backward pass reuses the forward's, and a later solve
         with new values on the same pattern refactors without re-analysis.
         """
+        if history:
+            if self.is_complex or _complex.is_complex_input(b):
+                raise ValueError("solve: history=True is for real solves")
+            return_info = True
         if not self.is_complex and _complex.is_complex_input(b):
             return _complex.solve_real_complex(self, b, x0, dict(
                 options, method=method, preconditioner=preconditioner, rtol=rtol, atol=atol,
@@ -290,7 +301,7 @@ class SparseTensor:
             box = {"quiet": return_info, "x0": x03}
         else:
             box = {"quiet": return_info}
-        solver = pat.solver(opts, vals.dtype, vals.shape[0])
+        solver = pat.solver(opts, vals.dtype, vals.shape[0], monitor=bool(history))
         x3 = SolveFn.apply(vals, b3, solver, box)
         x = unflatten(x3).to(_out_dtype(self.dtype, b if isinstance(b, torch.Tensor) else x3))
         if return_info:
@@ -607,6 +618,14 @@ class SparseTensor:
     has_positive_diagonal = _structure.has_positive_diagonal
     density = property(_structure.density)
     sparsity_pattern_equal = _structure.sparsity_pattern_equal
+    # row partitions (sla_partition, sla_partition_extract; sla._partition)
+    partition = _partition.partition
+    extract_partition = _partition.extract_partition
+
+    def spy(self, ax=None, markersize=None, **kw):
+        """The sparsity pattern with matplotlib (sla._plot.spy); returns the Axes."""
+        from ._plot import spy
+        return spy(self, ax, markersize, **kw)
 
 
 class SparseTensorList:
@@ -700,6 +719,23 @@ class SparseTensorList:
 
     def __matmul__(self, xs):
         return self.matvec(xs)
+
+    # algebra over the block diagonal, one C call where it matters (sla._list)
+    block_sizes = property(_list.block_sizes, doc="[(m_i, n_i)] of the items.")
+    total_nnz = property(_list.total_nnz, doc="Stored entries of all items.")
+    total_shape = property(_list.total_shape, doc="Shape of the block-diagonal matrix.")
+    to_block_diagonal = _list.to_block_diagonal
+    from_block_diagonal = classmethod(_list.from_block_diagonal)
+    __add__ = _list.add
+    __sub__ = _list.sub
+    __mul__ = __rmul__ = _list.mul
+    __truediv__ = _list.div
+    __neg__ = _list.neg
+    sum = _list.sum_
+    norm = _list.norm
+    eigsh = _list.eigsh
+    slogdet = _list.slogdet
+    logdet = _list.logdet
 
     # the inverse of SparseTensor.to_connected_components (sla._algebra)
     block_diag = lambda self, nodes=None, n=None: _algebra.block_diag(  # noqa: E731

@@ -46,6 +46,14 @@ static const char *const ordering_names[] = {"auto", "amd", "metis", "natural"};
 
 size_t sla_solver_options_size(void) { return sizeof(sla_solver_options); }
 
+void sla_solver_options_set_monitor(sla_solver_options *o, sla_monitor_fn fn, void *user, sla_int every)
+{
+    if (!o) return;
+    o->monitor = fn;
+    o->monitor_user = user;
+    o->monitor_every = every;
+}
+
 const char *sla_method_name(sla_method m)
 {
     const sla__method_entry *e = sla__method_find(m);
