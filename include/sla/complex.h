@@ -102,6 +102,16 @@ SLA_API sla_status sla_zsolver_logdet_vjp(sla_ctx *ctx, sla_solver *S, sla_int i
 SLA_API sla_status sla_zlogdet(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
                                sla_complex *phase, double *logabs);
 
+/* One-shot VJP: factor A_ib as sla_zlogdet does, return phase and logabs
+ * (each may be NULL) and gA (nnz entries) = (g_logabs + i g_theta)
+ * conj((A^-1)[col_k, row_k]), as sla_zsolver_logdet_vjp. The gradient
+ * takes n solves with the factor (blocks of 32 columns) when the backend
+ * has no selected inversion: meant for moderate n. A singular A:
+ * SLA_ERR_SINGULAR (phase 0, logabs -inf). */
+SLA_API sla_status sla_zlogdet_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double g_logabs,
+                                   double g_theta, sla_complex *phase, double *logabs,
+                                   sla_complex *gA);
+
 /* ---- Hermitian eigenpairs ------------------------------------------------- */
 
 /* The k eigenpairs (1 <= k < n; the argument k, opts->k is not read) of

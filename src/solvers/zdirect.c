@@ -1,8 +1,22 @@
-/* The table from direct methods to their complex backends (zsolver.h). */
+/* The table from direct methods to their complex backends (zsolver.h):
+ * cholesky -> CHOLMOD (Hermitian positive definite), lu and umfpack ->
+ * UMFPACK, klu -> KLU, superlu -> SuperLU; NULL for a method with no
+ * complex backend (ldlt) or whose library is not in this build. */
 #include "zsolver.h"
+#include "../backends/zbackend.h"
 
 const sla__zdirect_ops *sla__zdirect_backend(sla_method m)
 {
-    (void)m;
-    return NULL; /* filled as the complex backends land */
+    switch (m) {
+#ifdef SLA_HAVE_SUITESPARSE
+    case SLA_METHOD_CHOLESKY: return &sla__zbackend_cholmod;
+    case SLA_METHOD_LU:
+    case SLA_METHOD_UMFPACK: return &sla__zbackend_umfpack;
+    case SLA_METHOD_KLU: return &sla__zbackend_klu;
+#endif
+#ifdef SLA_HAVE_SUPERLU
+    case SLA_METHOD_SUPERLU: return &sla__zbackend_superlu;
+#endif
+    default: return NULL;
+    }
 }
