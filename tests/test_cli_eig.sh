@@ -133,7 +133,7 @@ run logdet "$tmp/N.mtx" --json; expect 0 "logdet singular"; jeq sign 0 "logdet s
 jeq logabsdet null "logdet singular"; jeq singular true "logdet singular"; stderr_has 'singular' "logdet singular"
 run logdet "$tmp/N.mtx" --grad-A "$tmp/GN.mtx"; expect 2 "logdet singular gradient refused"
 run logdet "$A" --method qr;  expect 2 "logdet bad method"; stderr_has 'did you mean' "logdet bad method"
-run logdet "$DATA/qc324.mtx"; expect 2 "logdet complex matrix"
+run logdet "$DATA/qc324.mtx" --method ldlt; expect 2 "logdet complex matrix, ldlt"; stderr_has "no complex path" "logdet complex ldlt"
 
 # stochastic Lanczos quadrature: within 4 standard errors of the exact value
 run logdet "$A" --method slq --probes 64 --json --grad-A "$tmp/GS.mtx"

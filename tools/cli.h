@@ -18,6 +18,8 @@
 #include <stdio.h>
 
 /* ---- the commands (tools/cmd_*.c) ----------------------------------- */
+/* (sla.h brings sla/complex.h and sla_complex: complex files run in solve,
+ * info, logdet and eigsh; the other commands refuse them by name) */
 
 int cmd_solve(int argc, char **argv);   /* cmd_solve.c */
 int cmd_gen(int argc, char **argv);     /* cmd_gen.c */
@@ -156,5 +158,35 @@ int open_matrix(const char *path, long long threads, sla_ctx **ctx, sla_matrix *
 
 /* Read an array file and copy it into a malloc'd buffer. */
 int read_dense(sla_ctx *ctx, const char *path, sla_int *nr, sla_int *nc, double **out);
+
+/* The same for complex values (a real file: zero imaginary parts). */
+int read_dense_z(sla_ctx *ctx, const char *path, sla_int *nr, sla_int *nc, sla_complex **out);
+
+/* ---- complex values --------------------------------------------------- */
+
+/* A command without a complex path given a complex matrix: prints "sla:
+ * CMD: PATH holds complex values (DTYPE); CMD has no complex path (...)"
+ * and returns EXIT_BAD; 0 for a real A. */
+int cli_refuse_complex(const char *cmd, const char *path, const sla_matrix *A);
+
+/* The worst of nrhs solve reports (the non-converged one with the largest
+ * residual, else the largest residual), times summed; and a report as
+ * JSON members "iterations":..,"residual":..,"converged":..,"reason":..
+ * (cmd_solve.c). */
+sla_solve_info cli_worst_info(const sla_solve_info *info, sla_int nrhs);
+void cli_print_solve_info_json(FILE *f, const sla_solve_info *w);
+
+/* What `sla solve` hands its complex path (cmd_zsolve.c). */
+typedef struct cli_solve_args {
+    const char *apath, *rhs_path, *adj_path, *out_path, *gb_path, *ga_path;
+    int json;
+} cli_solve_args;
+
+/* `sla solve` on the complex matrix A (square, n > 0, read by ctx): the
+ * right-hand sides, the solves with sla_zsolver_solve, the adjoint of
+ * L = Re(sum conj(w_i) x_i), the report and the files outs[0..3) (--out,
+ * --grad-b, --grad-A, checked by the caller). Returns the exit status. */
+int cli_zsolve(sla_ctx *ctx, const sla_matrix *A, sla_solver_options *opts,
+               const cli_solve_args *a, cli_output *outs);
 
 #endif

@@ -178,21 +178,48 @@ int cli_outputs_check(cli_output *o, int n, const char *const *inputs, int nin)
     return 0;
 }
 
+/* The value k of output o as its real and imaginary parts (im 0 for a
+ * real output). */
+static void out_value(const cli_output *o, sla_int k, double *re, double *im)
+{
+    if (o->kind == CLI_OUT_DENSE_Z || o->kind == CLI_OUT_PATTERN_Z) {
+        const double *p = (const double *)o->zdata + 2 * k; /* re, im interleaved */
+        *re = p[0];
+        *im = p[1];
+    } else {
+        *re = o->data[k];
+        *im = 0.0;
+    }
+}
+
+static const char *nonfinite_name(double v) { return isnan(v) ? "nan" : v > 0 ? "inf" : "-inf"; }
+
 int cli_outputs_nonfinite(const cli_output *o, int n, char *msg, size_t len)
 {
     for (int i = 0; i < n; i++) {
-        if (!o[i].path || o[i].kind == CLI_OUT_MATRIX || !o[i].data) continue;
-        sla_int count = o[i].kind == CLI_OUT_DENSE ? o[i].nrows * o[i].ncols : sla_matrix_nnz(o[i].A);
+        const int z = o[i].kind == CLI_OUT_DENSE_Z || o[i].kind == CLI_OUT_PATTERN_Z;
+        const int dense = o[i].kind == CLI_OUT_DENSE || o[i].kind == CLI_OUT_DENSE_Z;
+        if (!o[i].path || o[i].kind == CLI_OUT_MATRIX || (z ? !o[i].zdata : !o[i].data)) continue;
+        sla_int count = dense ? o[i].nrows * o[i].ncols : sla_matrix_nnz(o[i].A);
         for (sla_int k = 0; k < count; k++) {
-            double v = o[i].data[k];
-            if (isfinite(v)) continue;
-            if (o[i].kind == CLI_OUT_DENSE)
-                snprintf(msg, len, "%s entry %lld (row %lld, column %lld) is %s, not finite",
-                         o[i].what, (long long)k, (long long)(k % o[i].nrows),
-                         (long long)(k / o[i].nrows), isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+            double re, im;
+            out_value(&o[i], k, &re, &im);
+            if (isfinite(re) && isfinite(im)) continue;
+            /* "is inf" for a real value, "has an inf real part" for a complex one */
+            char what[48];
+            if (!z)
+                snprintf(what, sizeof what, "is %s", nonfinite_name(re));
+            else if (!isfinite(re))
+                snprintf(what, sizeof what, "has a real part %s", nonfinite_name(re));
             else
-                snprintf(msg, len, "%s stored entry %lld is %s, not finite", o[i].what,
-                         (long long)k, isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+                snprintf(what, sizeof what, "has an imaginary part %s", nonfinite_name(im));
+            if (dense)
+                snprintf(msg, len, "%s entry %lld (row %lld, column %lld) %s, not finite",
+                         o[i].what, (long long)k, (long long)(k % o[i].nrows),
+                         (long long)(k / o[i].nrows), what);
+            else
+                snprintf(msg, len, "%s stored entry %lld %s, not finite", o[i].what, (long long)k,
+                         what);
             return i;
         }
     }
@@ -217,6 +244,8 @@ static sla_status write_to(sla_ctx *ctx, const cli_output *o, const char *path)
     switch (o->kind) {
     case CLI_OUT_DENSE: return sla_mm_write_dense(ctx, path, o->nrows, o->ncols, o->data);
     case CLI_OUT_PATTERN: return sla_mm_write_pattern_values(ctx, path, o->A, o->data);
+    case CLI_OUT_DENSE_Z: return sla_mm_write_dense_z(ctx, path, o->nrows, o->ncols, o->zdata);
+    case CLI_OUT_PATTERN_Z: return sla_mm_write_pattern_values_z(ctx, path, o->A, o->zdata);
     default: return sla_mm_write(ctx, path, o->A, 0);
     }
 }

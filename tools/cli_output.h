@@ -26,7 +26,15 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-typedef enum { CLI_OUT_DENSE, CLI_OUT_PATTERN, CLI_OUT_MATRIX } cli_out_kind;
+/* DENSE_Z and PATTERN_Z are the complex counterparts of DENSE and PATTERN
+ * (values in zdata, written as "complex general"). */
+typedef enum {
+    CLI_OUT_DENSE,
+    CLI_OUT_PATTERN,
+    CLI_OUT_MATRIX,
+    CLI_OUT_DENSE_Z,
+    CLI_OUT_PATTERN_Z
+} cli_out_kind;
 
 typedef struct cli_output {
     const char *opt;  /* the option, for messages ("--out") */
@@ -36,7 +44,8 @@ typedef struct cli_output {
     cli_out_kind kind;
     sla_int nrows, ncols;   /* CLI_OUT_DENSE */
     const double *data;     /* DENSE: nrows*ncols column-major; PATTERN: nnz values */
-    const sla_matrix *A;    /* PATTERN and MATRIX */
+    const sla_complex *zdata; /* DENSE_Z, PATTERN_Z: as data, complex */
+    const sla_matrix *A;    /* PATTERN, PATTERN_Z and MATRIX */
     /* filled by cli_outputs_check */
     int exists, in_place;
     dev_t dev;

@@ -354,3 +354,33 @@ int read_dense(sla_ctx *ctx, const char *path, sla_int *nr, sla_int *nc, double 
     return 0;
 }
 
+
+/* Read a complex array file and copy it into a malloc'd buffer. */
+int read_dense_z(sla_ctx *ctx, const char *path, sla_int *nr, sla_int *nc, sla_complex **out)
+{
+    sla_complex *data = NULL;
+    *out = NULL;
+    sla_status st = sla_mm_read_dense_z(ctx, path, nr, nc, &data);
+    if (st < 0) return lib_fail(ctx, st, path);
+    size_t count = (size_t)(*nr) * (size_t)(*nc);
+    sla_complex *copy = xcalloc(count, sizeof *copy);
+    if (!copy) {
+        sla_free(ctx, data);
+        return EXIT_INTERNAL;
+    }
+    if (count) memcpy(copy, data, count * sizeof *copy);
+    sla_free(ctx, data);
+    *out = copy;
+    return 0;
+}
+
+/* ---- complex values --------------------------------------------------- */
+
+int cli_refuse_complex(const char *cmd, const char *path, const sla_matrix *A)
+{
+    if (!A || !sla_matrix_is_complex(A)) return 0;
+    err("%s: %s holds complex values (%s); %s has no complex path (complex matrices: "
+        "solve, info, logdet, eigsh; see docs/complex.md)",
+        cmd, path, sla_dtype_name(sla_matrix_dtype(A)), cmd);
+    return EXIT_BAD;
+}

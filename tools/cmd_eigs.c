@@ -71,6 +71,7 @@ int cmd_eigs(int argc, char **argv)
     double *wr = NULL, *wi = NULL, *res = NULL;
     rc = open_matrix(pos[0], threads, &ctx, &A);
     if (rc) goto done;
+    if ((rc = cli_refuse_complex("eigs", pos[0], A))) goto done;
     sla_int n = sla_matrix_nrows(A);
     wr = xcalloc((size_t)o.k, sizeof *wr);
     wi = xcalloc((size_t)o.k, sizeof *wi);

@@ -1,7 +1,8 @@
 /* cmd_gen.c — `sla gen KIND N -o A.mtx`: write one of the library's
  * generated test matrices (Poisson, diffusion, convection-diffusion,
- * anisotropic, random, arrowhead) to a Matrix Market file, checked first
- * and replaced atomically. Part of the CLI, not the library. */
+ * anisotropic, random, arrowhead, complex Helmholtz) to a Matrix Market
+ * file, checked first and replaced atomically. Part of the CLI, not the
+ * library. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <sla.h>
@@ -34,6 +35,10 @@ const char cli_gen_help[] =
     "  arrow N            unsymmetric arrowhead n = N: a band (--band B, default 2)\n"
     "                     bordered by dense last rows and columns (--dense D,\n"
     "                     default 8), row diagonally dominant, --seed S\n"
+    "  helmholtz2d N      complex symmetric 2-D Helmholtz, n = N^2: the 5-point\n"
+    "                     Laplacian minus (k h)^2 (1 + i alpha) on the diagonal,\n"
+    "                     h = 1/(N+1); --k K wavenumber (required, >= 0), --alpha A\n"
+    "                     absorption (default 0); written \"coordinate complex\"\n"
     "\n"
     "  -o, --out A.mtx    output file (required; checked before the matrix is made,\n"
     "                     replaced atomically: temporary file, fsync, rename)\n"
@@ -48,6 +53,7 @@ int cmd_gen(int argc, char **argv)
         {"--per-row", NULL, 1, NULL, 0}, {"--kind", NULL, 1, NULL, 0},
         {"--quiet", "-q", 0, NULL, 0},   {"--help", "-h", 0, NULL, 0},
         {"--band", NULL, 1, NULL, 0},    {"--dense", NULL, 1, NULL, 0},
+        {"--k", NULL, 1, NULL, 0},       {"--alpha", NULL, 1, NULL, 0},
     };
     const int nd = (int)(sizeof defs / sizeof defs[0]);
     const char *pos[2];
@@ -55,11 +61,12 @@ int cmd_gen(int argc, char **argv)
     if (command_args("gen", cli_gen_help, "expected KIND and N", argc, argv, defs, nd, pos, 2, &rc))
         return rc;
     static const char *const kinds[] = {"poisson1d",  "poisson2d",  "poisson3d", "diffusion2d",
-                                        "convdiff2d", "aniso2d",    "random",    "arrow"};
-    int kind = lookup_name("gen", pos[0], kinds, 8);
+                                        "convdiff2d", "aniso2d",    "random",    "arrow",
+                                        "helmholtz2d"};
+    int kind = lookup_name("gen", pos[0], kinds, 9);
     if (kind < 0) return EXIT_BAD;
     long long N;
-    long long maxN = kind == 0 || kind >= 6 ? 2000000000LL : kind == 2 ? 1290 : 46000;
+    long long maxN = kind == 0 || kind == 6 || kind == 7 ? 2000000000LL : kind == 2 ? 1290 : 46000;
     if (parse_int("N", pos[1], 1, maxN, &N)) return EXIT_BAD;
     const char *out = optval(defs, nd, "--out");
     if (!out) {
@@ -71,6 +78,7 @@ int cmd_gen(int argc, char **argv)
         {"--eps", 5, -1},  {"--bx", 4, -1},      {"--by", 4, -1}, {"--kappa-const", 3, -1},
         {"--seed", 6, 7},  {"--per-row", 6, -1}, {"--kind", 6, -1},
         {"--band", 7, -1}, {"--dense", 7, -1},
+        {"--k", 8, -1},    {"--alpha", 8, -1},
     };
     for (size_t i = 0; i < sizeof applies / sizeof applies[0]; i++) {
         if (optseen(defs, nd, applies[i].opt) && applies[i].kind != kind && applies[i].kind2 != kind) {
@@ -109,6 +117,16 @@ int cmd_gen(int argc, char **argv)
     if ((s = optval(defs, nd, "--band")) && parse_int("--band", s, 0, N, &band)) return EXIT_BAD;
     if ((s = optval(defs, nd, "--dense")) && parse_int("--dense", s, 0, N, &ndense)) return EXIT_BAD;
     if (kind == 7 && ndense > N) ndense = N;
+    double hk = 0.0, halpha = 0.0;
+    if (kind == 8) {
+        if (!(s = optval(defs, nd, "--k"))) {
+            err("gen: helmholtz2d needs --k K (the wavenumber)");
+            return EXIT_BAD;
+        }
+        if (parse_double_in("--k", s, 0.0, 1e150, &hk)) return EXIT_BAD;
+        if ((s = optval(defs, nd, "--alpha")) && parse_double("--alpha", s, &halpha))
+            return EXIT_BAD;
+    }
     if ((s = optval(defs, nd, "--kind"))) {
         static const char *const rk[] = {"general", "symmetric", "spd"};
         rkind = lookup_name("--kind", s, rk, 3);
@@ -158,6 +176,9 @@ int cmd_gen(int argc, char **argv)
         break;
     case 7:
         st = sla_gen_arrow(ctx, (sla_int)N, (sla_int)ndense, (sla_int)band, (uint64_t)seed, &A);
+        break;
+    case 8:
+        st = sla_gen_helmholtz2d(ctx, (sla_int)N, hk, halpha, &A);
         break;
     }
     if (st < 0) {

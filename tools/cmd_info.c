@@ -1,6 +1,7 @@
-/* cmd_info.c — `sla info A.mtx`: the size and structure of a Matrix
- * Market matrix (symmetry, positive diagonal, diagonal dominance) as text
- * or JSON. Part of the CLI, not the library. */
+/* cmd_info.c — `sla info A.mtx`: the size, dtype and structure of a Matrix
+ * Market matrix (symmetry; for a complex one Hermitian and complex
+ * symmetric; positive diagonal, diagonal dominance) as text or JSON. Part
+ * of the CLI, not the library. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <sla.h>
@@ -15,12 +16,14 @@
 const char cli_info_help[] =
     "usage: sla info A.mtx [--json] [--cond]\n"
     "\n"
-    "Size and structure of a Matrix Market matrix: symmetry (relative\n"
+    "Size, dtype and structure of a Matrix Market matrix: symmetry (relative\n"
     "tolerance 1e-12), structural symmetry, positive diagonal, diagonal\n"
-    "dominance.\n"
+    "dominance. A complex matrix (dtype complex128) reports both Hermitian\n"
+    "(A = A^H, real diagonal) and complex symmetric (A = A^T, e.g. Helmholtz),\n"
+    "each with its relative error; its positive diagonal means real and > 0.\n"
     "\n"
     "  --cond   also the 2-norm condition number s_max / s_min (ARPACK: svds LM\n"
-    "           and SM; inf when A is rank deficient)\n";
+    "           and SM; inf when A is rank deficient; real matrices only)\n";
 
 int cmd_info(int argc, char **argv)
 {
@@ -35,6 +38,14 @@ int cmd_info(int argc, char **argv)
     sla_matrix *A = NULL;
     rc = open_matrix(pos[0], 0, &ctx, &A);
     if (rc) goto done;
+    const int want_cond = optseen(defs, nd, "--cond");
+    const bool cplx = sla_matrix_is_complex(A);
+    if (want_cond && cplx) { /* svds has no complex path */
+        err("info: --cond: %s holds complex values (%s); the condition number is computed "
+            "for real matrices only", pos[0], sla_dtype_name(sla_matrix_dtype(A)));
+        rc = EXIT_BAD;
+        goto done;
+    }
     sla_matrix_props p;
     sla_status st = sla_matrix_properties(ctx, A, 0, 1e-12, &p);
     if (st < 0) {
@@ -42,7 +53,6 @@ int cmd_info(int argc, char **argv)
         goto done;
     }
     double cond = NAN, smax = NAN, smin = NAN;
-    const int want_cond = optseen(defs, nd, "--cond");
     if (want_cond && (st = sla_cond2(ctx, A, 0, NULL, &cond, &smax, &smin, NULL)) < 0 && st != SLA_ERR_SINGULAR) {
         rc = lib_fail(ctx, st, pos[0]);
         goto done;
@@ -53,12 +63,16 @@ int cmd_info(int argc, char **argv)
     if (optseen(defs, nd, "--json")) {
         printf("{\"file\":");
         cli_json_string(stdout, pos[0]);
-        printf(",\"n\":%lld,\"ncols\":%lld,\"nnz\":%lld,\"square\":%s,\"symmetric\":%s,"
+        printf(",\"n\":%lld,\"ncols\":%lld,\"nnz\":%lld,\"dtype\":\"%s\",\"square\":%s,"
+               "\"symmetric\":%s,\"hermitian\":%s,"
                "\"structurally_symmetric\":%s,\"positive_diagonal\":%s,"
                "\"diagonally_dominant\":%s,\"symmetry_error\":",
-               nr, nc, nnz, TF(p.square), TF(p.symmetric), TF(p.structurally_symmetric),
-               TF(p.positive_diagonal), TF(p.diagonally_dominant));
+               nr, nc, nnz, sla_dtype_name(sla_matrix_dtype(A)), TF(p.square), TF(p.symmetric),
+               TF(p.hermitian), TF(p.structurally_symmetric), TF(p.positive_diagonal),
+               TF(p.diagonally_dominant));
         json_number(stdout, "%.6e", p.symmetry_error);
+        printf(",\"hermitian_error\":");
+        json_number(stdout, "%.6e", p.hermitian_error);
         printf(",\"max_abs\":");
         json_number(stdout, "%.17g", p.max_abs);
         if (want_cond) {
@@ -73,11 +87,19 @@ int cmd_info(int argc, char **argv)
         printf("}\n");
     } else {
 #define YN(v) ((v) ? "yes" : "no")
-        printf("%s: %lld x %lld, nnz %lld (%.2f per row)\n", pos[0], nr, nc, nnz,
-               nr ? (double)nnz / (double)nr : 0.0);
-        if (p.square) {
+        printf("%s: %lld x %lld, nnz %lld (%.2f per row)%s%s\n", pos[0], nr, nc, nnz,
+               nr ? (double)nnz / (double)nr : 0.0, cplx ? ", " : "",
+               cplx ? sla_dtype_name(sla_matrix_dtype(A)) : "");
+        if (p.square && cplx) {
+            printf("  hermitian              %s (relative error %.3e)\n", YN(p.hermitian),
+                   p.hermitian_error);
+            printf("  complex symmetric      %s (relative error %.3e)\n", YN(p.symmetric),
+                   p.symmetry_error);
+        } else if (p.square) {
             printf("  symmetric              %s (relative error %.3e)\n", YN(p.symmetric),
                    p.symmetry_error);
+        }
+        if (p.square) {
             printf("  structurally symmetric %s\n", YN(p.structurally_symmetric));
             printf("  positive diagonal      %s\n", YN(p.positive_diagonal));
             printf("  diagonally dominant    %s\n", YN(p.diagonally_dominant));

@@ -102,6 +102,7 @@ int cmd_lsqr(int argc, char **argv)
     double *b = NULL, *x = NULL, *w = NULL, *gb = NULL, *gA = NULL;
     rc = open_matrix(pos[0], threads, &ctx, &A);
     if (rc) goto done;
+    if ((rc = cli_refuse_complex("lsqr", pos[0], A))) goto done;
     const sla_int m = sla_matrix_nrows(A), n = sla_matrix_ncols(A);
     sla_status st;
     if (rhs_path) {

@@ -44,7 +44,7 @@ static void monitor_start(monitor_state *m, const char *phase)
 
 /* The worst of nrhs reports: the non-converged one with the largest
  * residual, else the largest residual. Times are summed. */
-static sla_solve_info worst_info(const sla_solve_info *info, sla_int nrhs)
+sla_solve_info cli_worst_info(const sla_solve_info *info, sla_int nrhs)
 {
     sla_int w = 0;
     for (sla_int j = 1; j < nrhs; j++) {
@@ -112,11 +112,21 @@ const char cli_solve_help[] =
     "diverged iterate) are not written: the JSON says \"files_written\":false\n"
     "and why, exit 3. A direct method reports precond \"none\".\n"
     "\n"
+    "A complex A (a \"complex\" or \"hermitian\" Matrix Market file) is solved in\n"
+    "complex arithmetic with the same flags (cg: Hermitian positive definite,\n"
+    "minres: Hermitian, cocg: complex symmetric, bicgstab/gmres: any; jacobi,\n"
+    "ic0, ilu0; cholesky, lu/umfpack, klu, superlu; auto picks from the\n"
+    "structure). --rhs and --adjoint may be real or complex arrays; x and dL/db\n"
+    "are written as \"array complex\", dL/dA as \"coordinate complex\". The\n"
+    "loss is L = Re(sum_i conj(w_i) x_i) and gradients follow PyTorch: grad =\n"
+    "dL/dRe + i dL/dIm, so dL/db = A^-H w and dL/dA_k = -dL/db[row_k]\n"
+    "conj(x[col_k]) (docs/complex.md). The JSON adds \"dtype\":\"complex128\".\n"
+    "\n"
     "Exit status: 0 converged, 1 internal failure, 2 bad input or an output that\n"
     "cannot be written (nothing is written), 3 not converged or non-finite\n"
     "results (the report is still printed).\n";
 
-static void print_info_json(FILE *f, const sla_solve_info *w)
+void cli_print_solve_info_json(FILE *f, const sla_solve_info *w)
 {
     char reason[48];
     reason_string(w->reason, reason, sizeof reason);
@@ -239,6 +249,22 @@ int cmd_solve(int argc, char **argv)
         goto done;
     }
 
+    if (sla_matrix_is_complex(A)) { /* complex arithmetic: cmd_zsolve.c */
+        if (verbose) {
+            monitor_start(&mon, "solve");
+            opts.monitor = monitor_cb;
+            opts.monitor_user = &mon;
+            opts.monitor_every = 1;
+            fprintf(stderr, "sla: read %s (%lld x %lld complex, nnz %lld) in %.3f s\n", apath,
+                    (long long)n, (long long)n, (long long)nnz, t_read);
+        }
+        cli_solve_args za = {.apath = apath, .rhs_path = rhs_path, .adj_path = adj_path,
+                             .out_path = out_path, .gb_path = gb_path, .ga_path = ga_path,
+                             .json = json};
+        rc = cli_zsolve(ctx, A, &opts, &za, outs);
+        goto done;
+    }
+
     /* Right-hand side(s). */
     sla_int nrhs = 1;
     if (rhs_path) {
@@ -325,7 +351,7 @@ int cmd_solve(int argc, char **argv)
         rc = lib_fail(ctx, st, apath);
         goto done;
     }
-    sla_solve_info fw = worst_info(info, nrhs);
+    sla_solve_info fw = cli_worst_info(info, nrhs);
     int ok = fw.converged;
 
     /* A non-finite x (a diverged iterate) has no adjoint: skip it, report. */
@@ -355,7 +381,7 @@ int cmd_solve(int argc, char **argv)
             rc = lib_fail(ctx, st, adj_path);
             goto done;
         }
-        aw = worst_info(ainfo, nrhs);
+        aw = cli_worst_info(ainfo, nrhs);
         if (!aw.converged) ok = 0;
     }
 
@@ -401,7 +427,7 @@ int cmd_solve(int argc, char **argv)
         printf(",\"note\":");
         cli_json_string(stdout, fw.note);
         printf(",");
-        print_info_json(stdout, &fw);
+        cli_print_solve_info_json(stdout, &fw);
         printf(",\"setup_seconds\":");
         json_number(stdout, "%.6g", setup);
         printf(",\"solve_seconds\":");
@@ -410,7 +436,7 @@ int cmd_solve(int argc, char **argv)
             printf(",\"adjoint\":null");
         } else if (adj_path) {
             printf(",\"adjoint\":{");
-            print_info_json(stdout, &aw);
+            cli_print_solve_info_json(stdout, &aw);
             printf(",\"seconds\":");
             json_number(stdout, "%.6g", t_adj);
             printf("}");

@@ -85,6 +85,7 @@ int cmd_svds(int argc, char **argv)
     double *sv = NULL, *U = NULL, *V = NULL;
     rc = open_matrix(pos[0], threads, &ctx, &A);
     if (rc) goto done;
+    if ((rc = cli_refuse_complex("svds", pos[0], A))) goto done;
     sla_int m = sla_matrix_nrows(A), n = sla_matrix_ncols(A);
     sv = xcalloc((size_t)o.k, sizeof *sv);
     U = xcalloc((size_t)m * (size_t)o.k, sizeof *U);

@@ -254,7 +254,11 @@ int sla_cli_dist_solve(int argc, char **argv)
     if (rank == 0) {
         sla_status st = sla_mm_read(ctx, d.apath, SLA_F64, &A);
         if (st) rc = st == SLA_ERR_NOMEM ? EXIT_INTERNAL : EXIT_BAD;
-        else if (sla_matrix_nrows(A) != sla_matrix_ncols(A) || sla_matrix_nrows(A) < P) {
+        else if (sla_matrix_is_complex(A)) {
+            fprintf(stderr, "sla: %s holds complex values (%s); the distributed solve has no complex path "
+                    "(run sla solve on one process)\n", d.apath, sla_dtype_name(sla_matrix_dtype(A)));
+            rc = EXIT_BAD;
+        } else if (sla_matrix_nrows(A) != sla_matrix_ncols(A) || sla_matrix_nrows(A) < P) {
             fprintf(stderr, "sla: %s: a %lld x %lld matrix cannot be solved on %d ranks (square, n >= ranks)\n",
                     d.apath, (long long)sla_matrix_nrows(A), (long long)sla_matrix_ncols(A), P);
             rc = EXIT_BAD;
