@@ -85,8 +85,8 @@ static void compare(const sla_matrix *A, sla_method m, bool transpose, bool user
     op_data d = {.A = A, .dinv = diag_inverse(A)};
     sla_solver_options o = opts(m);
     if (user_pc) {
-        o.precond = SLA_PRECOND_USER;
-        o.user_precond = (sla_user_precond){pc_apply, pc_apply_t, &d};
+        sla_solver_options_set_user_precond(&o, pc_apply, pc_apply_t, &d);
+        CHECK(o.precond == SLA_PRECOND_USER && o.user_precond.user == &d);
     }
     sla_solve_info info, minfo;
     if (transpose)

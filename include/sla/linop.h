@@ -63,6 +63,14 @@ SLA_API sla_status sla_linop_solve_transpose(sla_ctx *ctx, sla_int n, sla_linop_
                                              const sla_solver_options *opts, const double *b,
                                              double *x, sla_solve_info *info);
 
+/* opts->precond = SLA_PRECOND_USER with these callbacks (apply_transpose
+ * may be NULL: M symmetric), for bindings that keep sla_solver_options as
+ * an opaque block filled by sla_solver_options_parse. Any solver takes
+ * them, matrix-free or not. A NULL opts is ignored. */
+SLA_API void sla_solver_options_set_user_precond(
+    sla_solver_options *opts, sla_status (*apply)(void *user, sla_int n, const double *r, double *z),
+    sla_status (*apply_transpose)(void *user, sla_int n, const double *r, double *z), void *user);
+
 #ifdef __cplusplus
 }
 #endif

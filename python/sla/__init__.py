@@ -31,6 +31,7 @@ from ._svds import svds
 from ._io import load, load_mtx, save, save_mtx
 from .sparse import SparseTensor, SparseTensorList, diffusion2d, poisson, spsolve
 from ._complex import helmholtz2d
+from ._linop import LinearOperator, solve
 
 __all__ = [
     "SparseTensor", "SparseTensorList", "SolverConfig", "svds", "load_mtx", "save_mtx", "load", "save", "SolveInfo", "EigshInfo", "NonlinearInfo", "spsolve", "nonlinear_solve",
@@ -38,4 +39,5 @@ __all__ = [
     "version", "has_feature", "library_path", "SlaError", "SlaValueError", "SlaSingularError",
     "SlaNotSPDError", "SlaUnavailableError", "SlaMemoryError", "SlaConvergenceWarning",
     "lsqr", "lsmr", "lstsq", "LsqInfo",
+    "LinearOperator", "solve",
 ]

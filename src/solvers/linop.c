@@ -217,3 +217,12 @@ sla_status sla_linop_solve_transpose(sla_ctx *ctx, sla_int n, sla_linop_fn apply
 {
     return linop_solve(ctx, true, n, apply, apply_transpose, user, opts, b, x, info);
 }
+
+void sla_solver_options_set_user_precond(
+    sla_solver_options *opts, sla_status (*apply)(void *user, sla_int n, const double *r, double *z),
+    sla_status (*apply_transpose)(void *user, sla_int n, const double *r, double *z), void *user)
+{
+    if (!opts) return;
+    opts->precond = SLA_PRECOND_USER;
+    opts->user_precond = (sla_user_precond){apply, apply_transpose, user};
+}
