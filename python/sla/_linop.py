@@ -366,8 +366,9 @@ def solve(A, b, shape=None, method="auto", rmatvec=None, M=None, rtol=None, atol
     SolverConfig's defaults do not apply here.
 
     Differentiable in b and, when matvec is torch code depending on tensors
-    that require grad, in those tensors (see the module docstring), to any
-    order. return_info: also return a SolveInfo (backend "matrix-free";
+    that require grad, in those tensors (see the module docstring): twice
+    (create_graph=True; a third derivative through the parameters is not
+    supported, one through b alone is). return_info: also return a SolveInfo (backend "matrix-free";
     after backward, ``adjoint`` holds the adjoint solve's report). A
     solve that stops short of its tolerance warns with SlaConvergenceWarning
     unless return_info is set. An exception raised by a callback is raised
