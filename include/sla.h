@@ -17,5 +17,6 @@
 #include "sla/nonlinear.h"
 #include "sla/lsq.h"
 #include "sla/complex.h"
+#include "sla/linop.h"
 
 #endif

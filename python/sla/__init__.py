@@ -33,6 +33,7 @@ from .sparse import SparseTensor, SparseTensorList, diffusion2d, poisson, spsolv
 from ._complex import helmholtz2d
 from ._dist import DSparseTensor
 from ._plot import plot_history
+from ._linop import LinearOperator, solve
 
 __all__ = [
     "SparseTensor", "SparseTensorList", "SolverConfig", "svds", "load_mtx", "save_mtx", "load", "save", "SolveInfo", "EigshInfo", "NonlinearInfo", "spsolve", "nonlinear_solve",
@@ -42,4 +43,5 @@ __all__ = [
     "lsqr", "lsmr", "lstsq", "LsqInfo",
     "DSparseTensor",
     "plot_history",
+    "LinearOperator", "solve",
 ]

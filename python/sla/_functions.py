@@ -104,75 +104,138 @@ def c_solve_vjp(solver, x3, gx3, gb3, gA):
     return st, SolveInfo.combine(infos[:B * k])
 
 
+_solve_t = L._proto("sla_solver_solve_transpose", ctypes.c_int, L.P, L.P, ctypes.c_int64,
+                    ctypes.c_int64, L.PTR, ctypes.c_int64, L.PTR, ctypes.c_int64, L.INFO_P)
+_matvec_t = L._proto("sla_matvec_transpose", ctypes.c_int, L.P, L.P, ctypes.c_int64,
+                     ctypes.c_int64, L.PTR, ctypes.c_int64, L.PTR, ctypes.c_int64)
+
+
+def c_solve_transpose(solver, b3, x3):
+    """x3 = A^-T b3 for every value array and column (lock held, prepared)."""
+    B, k, n = b3.shape
+    infos = (L.CSolveInfo * max(B * k, 1))()
+    st = 0
+    for ib in range(B):
+        st = max(st, L.check(_solve_t(L.ctx(), solver.ptr, ib, k, _ptr(b3, ib * k * n), n,
+                                      _ptr(x3, ib * k * n), n, _info_at(infos, ib * k)),
+                             "transposed solve"))
+    return st, SolveInfo.combine(infos[:B * k])
+
+
+def _outer_on_pattern(pattern, u3, v3):
+    """sum over columns of u[row_p] v[col_p] for every stored entry p: [B, nnz]
+    from u3, v3 [B, k, n] (torch ops: differentiable to any order)."""
+    return (u3[:, :, pattern.rowind] * v3[:, :, pattern.colind]).sum(1)
+
+
 class SolveFn(torch.autograd.Function):
-    """x = A(values)^-1 b with the VJP of sla_solver_solve_vjp."""
+    """x = A(values)^-1 b (transpose: A^-T b) with the VJP of
+    sla_solver_solve_vjp. Under create_graph=True the backward is written
+    in differentiable operations: the adjoint solve is SolveFn of the
+    transpose and gA = -lambda[row] x[col] a product of gathered vectors,
+    so second derivatives (gradgradcheck, Hessian-vector products) work;
+    the first-order backward stays the one C call."""
 
     @staticmethod
-    def forward(ctx, values, b3, solver, box):
+    def forward(ctx, values, b3, solver, box, transpose=False):
         x0 = box.pop("x0", None)  # initial guess (options carry use_x0=1)
         x3 = x0.clone() if x0 is not None else torch.empty_like(b3)
         with solver.lock:
             solver.prepare(values)
-            st, info = c_solve(solver, b3, x3)
+            st, info = (c_solve_transpose if transpose else c_solve)(solver, b3, x3)
         box["info"] = info
         if not box.get("quiet"):
-            _warn_if_not_converged(st, info, "solve")
-        ctx.solver, ctx.box = solver, box
+            _warn_if_not_converged(st, info, box.get("what", "solve"))
+        ctx.solver, ctx.box, ctx.transpose = solver, box, transpose
         ctx.save_for_backward(values, x3)
         return x3
 
     @staticmethod
-    @once_differentiable
     def backward(ctx, gx3):
         values, x3 = ctx.saved_tensors
-        solver = ctx.solver
-        gx3 = gx3.to(torch.float64).contiguous()
+        solver, transpose = ctx.solver, ctx.transpose
         need_v, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
-        gb3 = torch.empty_like(x3) if need_b else None
-        gA = torch.empty(values.shape, dtype=torch.float64) if need_v else None
-        with solver.lock:
-            solver.prepare(values)  # no-op unless another solve re-bound the solver
-            st, info = c_solve_vjp(solver, x3, gx3, gb3, gA)
+        pattern = solver.matrix.pattern
         fwd = ctx.box.get("info")
+        if torch.is_grad_enabled():  # create_graph: a differentiable backward
+            adj = {"what": "adjoint solve"}
+            lam = SolveFn.apply(values, gx3.to(torch.float64).contiguous(), solver, adj,
+                                not transpose)
+            if fwd is not None:
+                fwd.adjoint = adj.get("info")
+            gA = None
+            if need_v:  # A x = b: -lam[row] x[col]; A^T x = b: -x[row] lam[col]
+                gA = -(_outer_on_pattern(pattern, x3, lam) if transpose
+                       else _outer_on_pattern(pattern, lam, x3)).to(values.dtype)
+            return gA, lam if need_b else None, None, None, None
+        gx3 = gx3.to(torch.float64).contiguous()
+        if transpose:  # lambda = A^-1 gx, gA = -x[row] lam[col]
+            lam = torch.empty_like(x3)
+            with solver.lock:
+                solver.prepare(values)
+                st, info = c_solve(solver, gx3, lam)
+            gA = -_outer_on_pattern(pattern, x3, lam).to(values.dtype) if need_v else None
+            gb3 = lam if need_b else None
+        else:
+            gb3 = torch.empty_like(x3) if need_b else None
+            gA = torch.empty(values.shape, dtype=torch.float64) if need_v else None
+            with solver.lock:
+                solver.prepare(values)  # no-op unless another solve re-bound the solver
+                st, info = c_solve_vjp(solver, x3, gx3, gb3, gA)
+            if gA is not None and values.dtype != torch.float64:
+                gA = gA.to(values.dtype)
         if fwd is not None:
             fwd.adjoint = info
         _warn_if_not_converged(st, info, "adjoint solve")
-        if gA is not None and values.dtype != torch.float64:
-            gA = gA.to(values.dtype)
-        return gA, gb3, None, None
+        return gA, gb3, None, None, None
 
 
 class MatvecFn(torch.autograd.Function):
-    """y = A(values) x with the VJP of sla_matvec_vjp."""
+    """y = A(values) x (transpose: A^T x) with the VJP of sla_matvec_vjp;
+    under create_graph=True the backward is MatvecFn of the transpose and
+    gA = gy[row] x[col] in torch ops (differentiable to any order)."""
 
     @staticmethod
-    def forward(ctx, values, x3, cmat):
+    def forward(ctx, values, x3, cmat, transpose=False):
         B, k, m = x3.shape
-        n = cmat.pattern.nrows
+        p = cmat.pattern
+        n = p.ncols if transpose else p.nrows
         y3 = torch.empty((B, k, n), dtype=torch.float64)
         c = L.ctx()
         with cmat.lock:
             cmat.bind(values)
-            if k == 1 and B > 1:
+            if transpose:
+                for ib in range(B):
+                    L.check(_matvec_t(c, cmat.ptr, ib, k, _ptr(x3, ib * k * m), m,
+                                      _ptr(y3, ib * k * n), n), "transposed matvec")
+            elif k == 1 and B > 1:
                 L.check(L.sla_matvec_batch(c, cmat.ptr, x3.data_ptr(), y3.data_ptr()), "matvec")
             else:
                 for ib in range(B):
                     L.check(L.sla_matvec(c, cmat.ptr, ib, k, _ptr(x3, ib * k * m), m,
                                          _ptr(y3, ib * k * n), n), "matvec")
-        ctx.cmat = cmat
+        ctx.cmat, ctx.transpose = cmat, transpose
         ctx.save_for_backward(values, x3)
         return y3
 
     @staticmethod
-    @once_differentiable
     def backward(ctx, gy3):
         values, x3 = ctx.saved_tensors
-        cmat = ctx.cmat
+        cmat, transpose = ctx.cmat, ctx.transpose
         B, k, m = x3.shape
-        n = cmat.pattern.nrows
-        nnz = cmat.pattern.nnz
-        gy3 = gy3.to(torch.float64).contiguous()
+        pattern = cmat.pattern
         need_v, need_x = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        if torch.is_grad_enabled() or transpose:  # differentiable (and the transposed op)
+            gy3 = gy3.to(torch.float64).contiguous()
+            gx3 = MatvecFn.apply(values, gy3, cmat, not transpose) if need_x else None
+            gA = None
+            if need_v:  # y = A x: gy[row] x[col]; y = A^T x: x[row] gy[col]
+                gA = (_outer_on_pattern(pattern, x3, gy3) if transpose
+                      else _outer_on_pattern(pattern, gy3, x3)).to(values.dtype)
+            return gA, gx3, None, None
+        n = pattern.nrows
+        nnz = pattern.nnz
+        gy3 = gy3.to(torch.float64).contiguous()
         gx3 = torch.empty_like(x3) if need_x else None
         gA = torch.empty(values.shape, dtype=torch.float64) if need_v else None
         c = L.ctx()
@@ -191,7 +254,7 @@ class MatvecFn(torch.autograd.Function):
                         _ptr(gA, ib * nnz) if need_v else None), "matvec backward")
         if gA is not None and values.dtype != torch.float64:
             gA = gA.to(values.dtype)
-        return gA, gx3, None
+        return gA, gx3, None, None
 
 
 def _lock_all(solvers):
