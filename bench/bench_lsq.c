@@ -189,7 +189,7 @@ static int sla_once(sla_ctx *ctx, const problem *Pb, config *C, int r, double at
     C->true_rnorm = info.true_rnorm;
     C->true_arnorm = info.true_arnorm;
     C->xnorm = info.xnorm;
-    if (info.note[0] && strstr(info.note, "fall")) snprintf(C->why, sizeof C->why, "%.190s", info.note);
+    if (info.note[0]) fprintf(stderr, "  sla %s: %s\n", C->method, info.note);
     return 0;
 }
 
@@ -212,6 +212,12 @@ static int scipy_once(tomo_coproc *py, config *C, int r, double atol, double bto
     C->true_rnorm = tomo_json_num(line, "true_rnorm");
     C->true_arnorm = tomo_json_num(line, "true_arnorm");
     C->xnorm = tomo_json_num(line, "xnorm");
+    if (!isfinite(C->t[r]) || !isfinite(C->true_rnorm) || !isfinite(C->true_arnorm) || !isfinite(C->xnorm)) {
+        C->failed = 1;
+        snprintf(C->why, sizeof C->why, "scipy: incomplete answer %.150s", line);
+        return -1;
+    }
+    if (!isfinite(C->load[r])) C->load[r] = -1.0;
     return 0;
 }
 
@@ -306,6 +312,7 @@ static int part_fixed(sla_ctx *ctx, const problem *Pb, fixed_res *F)
         snprintf(name, sizeof name, "%.*s", (int)(len < 7 ? len : 7), p);
         p += len + (p[len] == ',');
         int im = F->nm++;
+        int xs_ok = 0;
         int nc = G.nthreads + (py != NULL);
         for (int k = 0; k < nc; k++) {
             config *C = &F->c[im][k];
@@ -325,7 +332,7 @@ static int part_fixed(sla_ctx *ctx, const problem *Pb, fixed_res *F)
                     fprintf(stderr, "  %s %s failed: %s\n", C->solver, name, C->why);
                 else if (!is_py && r == 0)
                     memcpy(xsla + (size_t)k * (size_t)n, x, (size_t)n * sizeof *x);
-                else if (is_py && r == 0 && read_vec(xfile, xs, n))
+                else if (is_py && r == 0 && !(xs_ok = !read_vec(xfile, xs, n)))
                     fprintf(stderr, "  could not read SciPy's x from %s\n", xfile);
                 if (!C->failed)
                     fprintf(stderr, "  rep %d %-5s %-4s %dT: %.3f s, %ld its, ||r|| %.12e, other load %.0f %%\n", r,
@@ -335,7 +342,7 @@ static int part_fixed(sla_ctx *ctx, const problem *Pb, fixed_res *F)
         if (py && !F->c[im][G.nthreads].failed)
             for (int k = 0; k < G.nthreads; k++) {
                 config *S = &F->c[im][G.nthreads];
-                F->x_rel[im][k] = rel_diff(xsla + (size_t)k * (size_t)n, xs, n);
+                F->x_rel[im][k] = xs_ok ? rel_diff(xsla + (size_t)k * (size_t)n, xs, n) : -1.0;
                 F->r_rel[im][k] = fabs(F->c[im][k].true_rnorm - S->true_rnorm) / S->true_rnorm;
             }
     }
@@ -367,7 +374,7 @@ static void print_fixed(const problem *Pb, const fixed_res *F)
             if (S && k < G.nthreads) {
                 snprintf(ratio, sizeof ratio, "%.2fx", S->median_s / C->median_s);
                 snprintf(rd, sizeof rd, "%.1e", F->r_rel[im][k]);
-                snprintf(xd, sizeof xd, "%.1e", F->x_rel[im][k]);
+                if (F->x_rel[im][k] >= 0) snprintf(xd, sizeof xd, "%.1e", F->x_rel[im][k]);
             }
             printf("| %s | %s | %d | %ld | %.3f | %.2f | %s | %.10e | %s | %s | %.3e | %.0f %%%s | %d/%d |\n",
                    C->method, C->solver, C->threads, C->iterations, C->median_s,
@@ -405,7 +412,6 @@ static int part_qr(sla_ctx *ctx, qr_res *Q)
     snprintf(Q->sp.solver, 8, "scipy");
     Q->sp.threads = 1;
     fprintf(stderr, "== qr (%d threads) against lsqr to atol = btol = %g ==\n", tmax, G.qr_tol);
-    if (!sla_method_available(SLA_METHOD_CHOLESKY)) fprintf(stderr, "  (no SuiteSparse in this build)\n");
     if (measure(ctx, NULL, &Pb, &Q->qr, 0, G.qr_tol, G.qr_tol, 0, xq, NULL))
         fprintf(stderr, "  sla qr failed: %s\n", Q->qr.why);
     if (measure(ctx, NULL, &Pb, &Q->lsqr, 0, G.qr_tol, G.qr_tol, big, x, NULL))
@@ -509,7 +515,7 @@ static void write_json(const problem *Pb, const fixed_res *F, const qr_res *Q, d
                 snprintf(extra, sizeof extra,
                          ", \"scipy_over_sla\": %.6g, \"rnorm_rel_diff\": %.3g, \"x_rel_diff\": %.3g, "
                          "\"rnorm_agree_1e-8\": %s",
-                         S->median_s / C->median_s, F->r_rel[im][k], F->x_rel[im][k],
+                         S->median_s / C->median_s, F->r_rel[im][k], F->x_rel[im][k] >= 0 ? F->x_rel[im][k] : -1.0,
                          F->r_rel[im][k] <= 1e-8 ? "true" : "false");
             fprintf(f, "%s  ", first ? "" : ",\n");
             json_config(f, C, extra);

@@ -88,7 +88,12 @@ static int sla_once(sla_ctx *ctx, const sla_matrix *A, const double *v0, config 
         snprintf(C->why, sizeof C->why, "%s: %.170s", sla_status_name(st), sla_ctx_message(ctx));
         return -1;
     }
-    if (st == SLA_NOT_CONVERGED) snprintf(C->why, sizeof C->why, "only %lld converged", (long long)info.nconv);
+    if (st == SLA_NOT_CONVERGED) {
+        C->failed = 1;
+        snprintf(C->why, sizeof C->why, "not converged: %lld of %d triplets (%s)", (long long)info.nconv, G.k,
+                 info.reason);
+        return -1;
+    }
     C->t[r] = t;
     C->iterations = (long)info.iterations;
     C->nops = (long)info.nops;
@@ -111,9 +116,10 @@ static int scipy_once(tomo_coproc *py, config *C, int r)
     C->load[r] = tomo_json_num(line, "other_load_pct");
     C->max_res_v = tomo_json_num(line, "max_residual_v");
     C->max_res_u = tomo_json_num(line, "max_residual_u");
-    if (tomo_json_list(line, "s", C->s, MAXK) != G.k) {
+    if (!isfinite(C->load[r])) C->load[r] = -1.0;
+    if (!isfinite(C->t[r]) || tomo_json_list(line, "s", C->s, MAXK) != G.k) {
         C->failed = 1;
-        snprintf(C->why, sizeof C->why, "scipy: no singular values in its answer");
+        snprintf(C->why, sizeof C->why, "scipy: incomplete answer %.150s", line);
         return -1;
     }
     snprintf(C->method, sizeof C->method, "svds arpack on A^T A");
