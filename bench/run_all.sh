@@ -30,7 +30,12 @@
 #   SLA_BENCH_RESULTS the report's path (default bench/RESULTS.md; plots/ beside it)
 #   SLA_BENCH_DISTAMG_ARGS arguments of sla_bench_dist_amg (2 MPI ranks; default 2D Poisson 1e6, 4e6)
 #   SLA_BENCH_PARTS   which parts to run (default cg,adjoint,torch,history,direct,amg,distamg);
-#                     RESULTS.md is written from what bench/out/ holds
+#                     RESULTS.md is written from what bench/out/ holds. Not in the default:
+#                     lsq (LSQR/LSMR vs SciPy at 1e6 x 2.5e5, QR at 2.5e5 x 6.25e4; about
+#                     10 minutes) and svds (k = 10 vs SciPy svds at 1e5 x 5e4; a few minutes):
+#                     SLA_BENCH_PARTS=lsq,svds bash bench/run_all.sh
+#   SLA_BENCH_LSQ_ARGS   arguments of sla_bench_lsq (default: 1e6 rows, 100 iterations, 3 reps)
+#   SLA_BENCH_SVDS_ARGS  arguments of sla_bench_svds (default: 1e5 rows, k = 10, 3 reps)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -47,13 +52,19 @@ if [ "$quick" = 1 ]; then
   d_direct="--parts sweep,scipy,batch --sizes2d 32,100,316 --sizes3d 10,22 --sizescd 32,100 --scipy-sizes 100,316 --batch 100 --max-run 10 --quiet-wait 2"
   d_amg="--problems p2d-1m --methods amg,saamg,cholmod --reps 1 --reps-slow 1"
   d_distamg="--problems p2d-64k,p2d-1m --reps 1"
+  d_lsq="--rows 20000 --qr-rows 20000 --reps 1 --quiet-wait 2"
+  d_svds="--rows 20000 --reps 1 --quiet-wait 2"
 else
   d_sizes=100,316,1000; d_reps=5,5,3; d_sreps=5,5,2; d_ks="100 1000 5000"; d_adjn=1000
   d_tks="10 50 100 200 400 600"; d_hist=256
   d_direct="--parts sweep,scipy,batch --sizes2d 32,100,316,1000 --sizes3d 10,22,46,100 --sizescd 32,100,316,1000 --scipy-sizes 100,316,1000 --max-run 20 --quiet-wait 5"
   d_amg="--problems p2d-1m,p2d-4m,p3d-1m,aniso-1m --methods amg,saamg,jacobi,cholmod --reps 3 --reps-slow 1"
   d_distamg="--problems p2d-1m,p2d-4m --reps 3"
+  d_lsq="--rows 1000000 --iters 100 --methods lsqr,lsmr --qr-rows 250000 --reps 3 --quiet-wait 10"
+  d_svds="--rows 100000 --k 10 --reps 3 --quiet-wait 10"
 fi
+lsq_args=${SLA_BENCH_LSQ_ARGS:-$d_lsq}
+svds_args=${SLA_BENCH_SVDS_ARGS:-$d_svds}
 distamg_args=${SLA_BENCH_DISTAMG_ARGS:-$d_distamg}
 sizes=${SLA_BENCH_SIZES:-$d_sizes}
 reps=${SLA_BENCH_REPS:-$d_reps}
@@ -187,6 +198,22 @@ OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI
   mpiexec -n 2 "$build/bin/sla_bench_dist_amg" $distamg_args \
   --json "$out/dist_amg.json" | tee "$out/dist_amg.txt" || echo "sla: the 2-rank AMG benchmark failed" >&2
 fi
+# LSQR / LSMR (fixed iterations) and svds (k largest) against SciPy, the
+# SciPy process running beside sla's and the runs alternating
+cmd_lsq="$build/bin/sla_bench_lsq $lsq_args --retries $retries --python $py --script bench/scipy_lsq.py --tmp bench/out --json bench/out/lsq.json"
+if has_part lsq; then
+echo "== least squares: LSQR / LSMR against SciPy, QR ==" >&2
+# shellcheck disable=SC2086
+"$build/bin/sla_bench_lsq" $lsq_args --retries "$retries" --python "$py" --script "$here/scipy_lsq.py" \
+  --tmp "$out" --json "$out/lsq.json" | tee "$out/lsq.txt"
+fi
+cmd_svds="$build/bin/sla_bench_svds $svds_args --retries $retries --python $py --script bench/scipy_svds.py --tmp bench/out --json bench/out/svds.json"
+if has_part svds; then
+echo "== svds: k largest singular triplets against SciPy ==" >&2
+# shellcheck disable=SC2086
+"$build/bin/sla_bench_svds" $svds_args --retries "$retries" --python "$py" --script "$here/scipy_svds.py" \
+  --tmp "$out" --json "$out/svds.json" | tee "$out/svds.txt"
+fi
 t_total=$(( $(date +%s) - t_start ))
 
 # ---- RESULTS.md ----------------------------------------------------------
@@ -209,6 +236,7 @@ export RB_DATE RB_NPROC RB_KERNEL RB_CPU="$cpu" RB_L3="$l3" \
   RB_OUT="$out" RB_TOTAL="$t_total" RB_LOAD="$load" RB_WAITED="$waited" RB_PARTS="$parts" \
   RB_CMD_CG="$cmd_cg" RB_CMD_SCIPY="$cmd_scipy" RB_CMD_ADJ="$cmd_adj" RB_BUILD="$build" RB_RETRIES="$retries" \
   RB_CMD_TORCH="$cmd_torch" RB_CMD_HIST="$cmd_hist" RB_CMD_DIRECT="$cmd_direct" RB_CMD_AMG="$cmd_amg" RB_CMD_DISTAMG="$cmd_distamg" \
+  RB_CMD_LSQ="$cmd_lsq" RB_CMD_SVDS="$cmd_svds" \
   RB_PLOTS="$(dirname "$results")/plots"
 "$py" - "$results" <<'PYEOF'
 import json, os, sys
@@ -628,6 +656,87 @@ if isinstance(damg, list) and damg:
         w(f"| {r['problem']} | {r['ranks']} | {r['solver']} | {r['n']} | {r['setup_s']:.3f} | "
           f"{r['solve_s']:.3f} | {r['total_s']:.3f} | {r['iterations']} | {r['residual']:.2e} | "
           f"{r['other_load_pct']:.0f} % |")
+    w("")
+
+# least squares: LSQR / LSMR at a fixed iteration count against SciPy, and QR
+lsq = load_json("lsq.json")
+if isinstance(lsq, dict) and lsq.get("fixed"):
+    pb = lsq["problem"]
+    w(f"## Least squares: LSQR and LSMR against SciPy, {lsq['iters']} iterations, "
+      f"{pb['m']} x {pb['n']}")
+    w("")
+    w(f"`{rel(E['RB_CMD_LSQ'])}`. Short-ray tomography (bench/bench_tomo.h): {pb['m']} rays of "
+      f"length {pb['seg']:g} pixels through a {pb['grid']} x {pb['grid']} grid, nnz {pb['nnz']}, "
+      f"b = A x_phantom + {100 * pb['noise']:g} % noise. Both sides run exactly {lsq['iters']} "
+      "iterations (atol = btol = conlim = 0) on the same A and b (SciPy reads sla's CSR arrays; "
+      "int32 indices); sla's time includes its final true-residual products. Runs alternate "
+      f"(sla, SciPy, ...), medians of {lsq['reps']}; SciPy " + lsq.get("scipy_version", "?") +
+      f" single-threaded sparse products. `*`: a repetition kept with more than "
+      f"{lsq['quiet_pct']:g} % other load after {lsq['retries']} retr{'y' if lsq['retries'] == 1 else 'ies'}.")
+    w("")
+    w("| method | solver | threads | iterations | median s | ms / iteration | SciPy / sla | "
+      "\\|\\|b - A x\\|\\| | rel. diff to SciPy | x rel. diff to SciPy | other load |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in lsq["fixed"]:
+        if r.get("failed"):
+            w(f"| {r['method']} | {r['solver']} | {r['threads']} | failed: {r.get('why', '')[:100]} |")
+            continue
+        sc = r.get("scipy_over_sla")
+        w(f"| {r['method']} | {r['solver']} | {r['threads']} | {r['iterations']} | {r['median_s']:.3f} | "
+          f"{r['ms_per_iteration']:.2f} | {f'{sc:.2f}x' if sc else '-'} | {r['true_rnorm']:.10e} | "
+          f"{r['rnorm_rel_diff']:.1e} | {r['x_rel_diff']:.1e} | " if sc else
+          f"| {r['method']} | {r['solver']} | {r['threads']} | {r['iterations']} | {r['median_s']:.3f} | "
+          f"{r['ms_per_iteration']:.2f} | - | {r['true_rnorm']:.10e} | - | - | ")
+        L[-1] += f"{r['max_other_load_pct']:.0f} %{'*' if r['disturbed'] else ''} |"
+    w("")
+    bad = [r for r in lsq["fixed"] if "rnorm_agree_1e-8" in r and not r["rnorm_agree_1e-8"]]
+    w("Same \\|\\|b - A x\\|\\| as SciPy to 1e-8: " + ("**no** (" + ", ".join(
+        f"{r['method']} {r['threads']}T" for r in bad) + ")" if bad else "yes") + ".")
+    w("")
+    q = lsq.get("qr")
+    if q:
+        w(f"**Exact least squares at {q['m']} x {q['n']}** (nnz {q['nnz']}): sla `method=qr` "
+          f"(SuiteSparseQR) against LSQR run to atol = btol = {q['tol']:g}.")
+        w("")
+        w("| method | solver | threads | iterations | s | \\|\\|b - A x\\|\\| | rel. diff to qr | "
+          "x rel. diff to qr | other load |")
+        w("|---|---|---|---|---|---|---|---|---|")
+        for r in q["runs"]:
+            if r.get("failed"):
+                w(f"| {r['method']} | {r['solver']} | {r['threads']} | failed: {r.get('why', '')[:100]} |")
+                continue
+            w(f"| {r['method']} | {r['solver']} | {r['threads']} | {r['iterations']} | {r['median_s']:.3f} | "
+              f"{r['true_rnorm']:.10e} | {r.get('rnorm_rel_diff_qr', 0):.1e} | {r.get('x_rel_diff_qr', 0):.1e} | "
+              f"{r['max_other_load_pct']:.0f} %{'*' if r['disturbed'] else ''} |")
+        w("")
+
+# svds: the k largest singular triplets against SciPy
+svds = load_json("svds.json")
+if isinstance(svds, dict) and svds.get("runs"):
+    pb = svds["problem"]
+    w(f"## svds: the {svds['k']} largest singular triplets against SciPy, {pb['m']} x {pb['n']}")
+    w("")
+    w(f"`{rel(E['RB_CMD_SVDS'])}`. Short-ray tomography ({pb['grid']} x {pb['grid']} grid, nnz "
+      f"{pb['nnz']}). Both run ARPACK on A^T A from the same start vector, tol {svds['tol']:g} "
+      "(0: machine precision), ncv = 2k + 1 or 20; SciPy " + svds.get("scipy_version", "?") +
+      f" `svds(solver='arpack')`. Runs alternate, medians of {svds['reps']}. Singular values "
+      "agree to 1e-8: " + {True: "yes", False: "**no**", None: "(SciPy not run)"}[svds.get("agree_1e-8")] + ".")
+    w("")
+    w("| solver | threads | median s | SciPy / sla | restarts | products | s_max | "
+      "max rel. diff of s | max \\|\\|A v - s u\\|\\| | max \\|\\|A^T u - s v\\|\\| | other load |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|")
+    sp_run = next((r for r in svds["runs"] if r["solver"] == "scipy" and not r.get("failed")), None)
+    for r in svds["runs"]:
+        if r.get("failed"):
+            w(f"| {r['solver']} | {r['threads']} | failed: {r.get('why', '')[:100]} |")
+            continue
+        is_sla = r["solver"] == "sla"
+        ratio = f"{sp_run['median_s'] / r['median_s']:.2f}x" if sp_run and is_sla else "-"
+        sdiff = f"{r['s_max_rel_diff']:.1e}" if sp_run and is_sla else "-"
+        w(f"| {r['solver']} | {r['threads']} | {r['median_s']:.3f} | {ratio} | "
+          f"{r['restarts'] if is_sla else '-'} | {r['operator_applications'] if is_sla else '-'} | "
+          f"{r['s'][0]:.12g} | {sdiff} | {r['max_residual_v']:.2e} | "
+          f"{r['max_residual_u']:.2e} | {r['max_other_load_pct']:.0f} %{'*' if r['disturbed'] else ''} |")
     w("")
 
 # adjoint memory: sla vs unrolled torch
