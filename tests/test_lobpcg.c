@@ -1,6 +1,7 @@
 /* LOBPCG: the smallest eigenpairs against dense LAPACK dsyevd and against
  * eigsh, with each preconditioner (none, Jacobi, IC(0), AMG, a user hook),
- * non-convergence reported, start blocks, errors, allocation failures. */
+ * non-convergence reported, start blocks, errors, allocation failures; the
+ * generalized A x = l B x (sla_lobpcg_generalized) against dense dsygvd. */
 #include "test_util.h"
 
 typedef struct { long calls; const double *dinv; long long n; } user_pc;
@@ -58,6 +59,36 @@ static void check(sla_ctx *ctx, const char *name, const sla_matrix *A, sla_lobpc
     printf("  %-24s %-16s k=%d: [%.8f .. %.8f] rel err %.1e, %lld its, %lld products\n", name, info.method, k,
            l[0], l[k - 1], err, (long long)info.iterations, (long long)info.nops);
     free(w); free(Z); free(V);
+}
+
+/* A x = l B x: the k smallest against dense dsygvd, B-orthonormal vectors. */
+static void check_generalized(sla_ctx *ctx, const char *name, const sla_matrix *A, const sla_matrix *B,
+                              sla_lobpcg_options *o)
+{
+    int n = (int)sla_matrix_nrows(A), k = (int)o->k;
+    double *a = malloc((size_t)n * n * sizeof *a), *b = malloc((size_t)n * n * sizeof *b),
+           *w = malloc((size_t)n * sizeof *w), *l = malloc((size_t)k * sizeof *l),
+           *X = malloc((size_t)n * k * sizeof *X), *res = malloc((size_t)k * sizeof *res),
+           *t = malloc((size_t)n * sizeof *t);
+    sla_matrix_to_dense(NULL, A, 0, a, n);
+    sla_matrix_to_dense(NULL, B, 0, b, n);
+    LAPACKE_dsygvd(LAPACK_COL_MAJOR, 1, 'N', 'U', n, a, n, b, n, w);
+    sla_eigsh_info info;
+    CHECK_OK(ctx, sla_lobpcg_generalized(ctx, A, 0, B, 0, o, l, X, n, res, &info));
+    double orth = 0.0;
+    for (int i = 0; i < k; i++) {
+        CHECK(fabs(l[i] - w[i]) <= 1e-8 * fabs(w[n - 1]));
+        sla_matvec(ctx, B, 0, 1, X + (size_t)i * n, n, t, n);
+        for (int j = 0; j < k; j++) {
+            double d = 0.0;
+            for (int r = 0; r < n; r++) d += X[(size_t)j * n + r] * t[r];
+            orth = fmax(orth, fabs(d - (i == j)));
+        }
+    }
+    CHECK(orth < 1e-8);
+    printf("%s generalized: %lld iterations, largest residual %.2e, B-orthogonality %.1e, l0 = %.10g (dense %.10g)\n",
+           name, (long long)info.iterations, info.max_residual, orth, l[0], w[0]);
+    free(a); free(b); free(w); free(l); free(X); free(res); free(t);
 }
 
 int main(void)
@@ -203,6 +234,31 @@ int main(void)
             }
         }
         CHECK(ok && nomem >= 2);
+    }
+
+    /* generalized: B a random SPD matrix, then the identity's negative (refused) */
+    {
+        sla_matrix *B = NULL, *E = NULL;
+        CHECK_OK(ctx, sla_gen_random(ctx, 576, 3, SLA_GEN_SPD, 4, &B));
+        o.k = 4;
+        o.tol = 1e-9;
+        o.pc.precond = SLA_PRECOND_JACOBI;
+        check_generalized(ctx, "poisson2d 24 / random spd", P, B, &o);
+        o.pc.precond = SLA_PRECOND_IC0;
+        check_generalized(ctx, "poisson2d 24 / random spd (ic0)", P, B, &o);
+        sla_int idx[576];
+        double mone[576];
+        for (int i = 0; i < 576; i++) idx[i] = i, mone[i] = -1.0;
+        CHECK_OK(ctx, sla_matrix_from_coo(ctx, 576, 576, 576, idx, idx, SLA_F64, 1, mone, NULL, &E));
+        double l[4];
+        CHECK_ERR(ctx, sla_lobpcg_generalized(ctx, P, 0, E, 0, &o, l, NULL, 0, NULL, NULL), SLA_ERR_NOT_SPD,
+                  "not positive definite");
+        CHECK_ERR(ctx, sla_lobpcg_generalized(ctx, P, 0, R, 0, &o, l, NULL, 0, NULL, NULL), SLA_ERR_DIMENSION,
+                  "B is");
+        CHECK_ERR(ctx, sla_lobpcg_generalized(ctx, P, 0, NULL, 0, &o, l, NULL, 0, NULL, NULL), SLA_ERR_ARGUMENT,
+                  "B is NULL");
+        sla_matrix_destroy(&B);
+        sla_matrix_destroy(&E);
     }
 
     sla_matrix_destroy(&P);

@@ -474,6 +474,66 @@ static void test_misc(sla_ctx *ctx)
     sla_matrix_destroy(&A);
 }
 
+/* sla_lsq_batch / sla_lsq_batch_vjp on 6 value arrays (one pattern, both
+ * shapes, damped and not) against sla_lsq / sla_lsq_vjp per array. */
+static void test_batch(sla_ctx *ctx)
+{
+    const int nb = 6;
+    for (int shape = 0; shape < 2; shape++) {
+        long long m = shape ? 40 : 90, n = shape ? 90 : 40;
+        sla_matrix *A1 = random_matrix(ctx, m, n, 0.1, 0, 31 + (unsigned long long)shape), *A = NULL;
+        sla_int nnz = sla_matrix_nnz(A1);
+        sla_int *ri = malloc((size_t)nnz * sizeof *ri), *ci = malloc((size_t)nnz * sizeof *ci);
+        sla_matrix_get_rowind(A1, ri);
+        sla_matrix_get_colind(A1, ci);
+        double *v = malloc((size_t)nb * nnz * sizeof *v), *b = malloc((size_t)nb * m * sizeof *b),
+               *x = malloc((size_t)nb * n * sizeof *x), *x1 = malloc((size_t)n * sizeof *x1),
+               *gx = malloc((size_t)nb * n * sizeof *gx), *gb = malloc((size_t)nb * m * sizeof *gb),
+               *gA = malloc((size_t)nb * nnz * sizeof *gA), *gb1 = malloc((size_t)m * sizeof *gb1),
+               *gA1 = malloc((size_t)nnz * sizeof *gA1);
+        const double *v1 = sla_matrix_values(A1, 0);
+        tu_fill(v, (long long)nb * nnz, 41);
+        for (int ib = 0; ib < nb; ib++)
+            for (sla_int p = 0; p < nnz; p++) v[(size_t)ib * nnz + p] = v1[p] * (1.0 + 0.2 * ib) + 0.05 * v[(size_t)ib * nnz + p];
+        CHECK_OK(ctx, sla_matrix_from_coo(ctx, (sla_int)m, (sla_int)n, nnz, ri, ci, SLA_F64, nb, v, NULL, &A));
+        tu_fill(b, (long long)nb * m, 42);
+        tu_fill(gx, (long long)nb * n, 43);
+        for (int damped = 0; damped < 2; damped++) {
+            sla_lsq_options o;
+            sla_lsq_options_default(&o);
+            o.damp = damped ? 0.3 : 0.0;
+            o.atol = o.btol = 1e-12;
+            o.maxiter = 2000;
+            sla_lsq_info info[6];
+            CHECK_OK(ctx, sla_lsq_batch(ctx, A, &o, b, x, info));
+            CHECK_OK(ctx, sla_lsq_batch_vjp(ctx, A, &o, b, x, gx, gb, gA, info));
+            double ex = 0.0, eg = 0.0;
+            for (int ib = 0; ib < nb; ib++) {
+                CHECK_OK(ctx, sla_lsq(ctx, A, ib, &o, b + (size_t)ib * m, x1, NULL));
+                CHECK_OK(ctx, sla_lsq_vjp(ctx, A, ib, &o, b + (size_t)ib * m, x + (size_t)ib * n,
+                                          gx + (size_t)ib * n, gb1, gA1, NULL));
+                for (long long i = 0; i < n; i++)
+                    ex = fmax(ex, fabs(x1[i] - x[(size_t)ib * n + i]) / (1.0 + fabs(x1[i])));
+                for (long long i = 0; i < m; i++)
+                    eg = fmax(eg, fabs(gb1[i] - gb[(size_t)ib * m + i]) / (1.0 + fabs(gb1[i])));
+                for (sla_int p = 0; p < nnz; p++)
+                    eg = fmax(eg, fabs(gA1[p] - gA[(size_t)ib * nnz + p]) / (1.0 + fabs(gA1[p])));
+            }
+            CHECK(ex < 1e-10);
+            CHECK(eg < 1e-8);
+            printf("lsq batch %lldx%lld damp %.1f: %d arrays, x vs per-array %.1e, gradients %.1e\n", m, n, o.damp,
+                   nb, ex, eg);
+        }
+        /* a bad right-hand side in one array: its error comes back */
+        b[(size_t)3 * m + 1] = NAN;
+        CHECK_ERR(ctx, sla_lsq_batch(ctx, A, NULL, b, x, NULL), SLA_ERR_VALUE, "");
+        CHECK_ERR(ctx, sla_lsq_batch(ctx, A, NULL, NULL, x, NULL), SLA_ERR_ARGUMENT, "NULL");
+        sla_matrix_destroy(&A);
+        sla_matrix_destroy(&A1);
+        free(ri), free(ci), free(v), free(b), free(x), free(x1), free(gx), free(gb), free(gA), free(gb1), free(gA1);
+    }
+}
+
 int main(void)
 {
     sla_ctx *ctx = NULL;
@@ -483,6 +543,7 @@ int main(void)
     test_qr(ctx);
     test_vjp(ctx);
     test_misc(ctx);
+    test_batch(ctx);
     sla_ctx_destroy(&ctx);
     return tu_finish("test_lsq");
 }

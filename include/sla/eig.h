@@ -368,6 +368,22 @@ SLA_API sla_status sla_lobpcg(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
                       double *evecs, sla_int ldv, double *residuals,
                       sla_eigsh_info *info);
 
+/* The k smallest eigenpairs of the symmetric-definite pencil A x = l B x
+ * (A = value array ibA of A, symmetric; B = value array ibB of B,
+ * symmetric positive definite, same order, any pattern) by LOBPCG with
+ * B-orthonormal blocks: the Gram matrices of the Rayleigh-Ritz step are
+ * S^T B S, the residuals A x - l B x, each iteration adds k products with
+ * B. The preconditioner (opts->pc) is built from A. Results as sla_lobpcg
+ * with eigenvectors B-orthonormal (x_i^T B x_j = delta_ij) and residuals
+ * ||A x_i - l_i B x_i||; a pair has converged when its residual is at most
+ * tol (||A||_1 + |l_i| ||B||_1). Errors as sla_lobpcg, plus
+ * SLA_ERR_DIMENSION (orders differ), SLA_ERR_ARGUMENT (B NULL or not
+ * symmetric) and SLA_ERR_NOT_SPD (x^T B x < 0 met: B not positive
+ * definite; an indefinite B is not always detected). */
+SLA_API sla_status sla_lobpcg_generalized(sla_ctx *ctx, const sla_matrix *A, sla_int ibA, const sla_matrix *B,
+                                          sla_int ibB, const sla_lobpcg_options *opts, double *evals,
+                                          double *evecs, sla_int ldv, double *residuals, sla_eigsh_info *info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -82,7 +82,9 @@ typedef struct sla_eigs_info {
  * part first. vr (n x k, leading dimension ldv >= n; may be NULL): the
  * eigenvectors in LAPACK dgeev's convention: a real eigenvalue j has
  * column j; a pair j, j+1 has x_j = vr[:, j] + i vr[:, j+1] and
- * x_{j+1} = conj(x_j). Unit 2-norm. When the k-th eigenvalue is complex
+ * x_{j+1} = conj(x_j). Gauge: unit 2-norm, and the component of largest
+ * magnitude (the first of equal ones) real and positive, as dgeev makes
+ * it real (sla_eigs_pairs_vjp differentiates in this gauge). When the k-th eigenvalue is complex
  * and its conjugate would be the (k+1)-th, it is returned alone: wr, wi
  * hold it, vr's last column holds only the real part of its eigenvector,
  * and info.note says so (ask for k + 1 to get the whole pair).
@@ -105,13 +107,12 @@ SLA_API sla_status sla_eigs(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const
  * NULL = 0), writes gA (nnz, overwritten):
  *   d lambda = y^H dA x / (y^H x)  (y the left eigenvector),
  *   gA[p] = sum_j gwr_j Re(w_r x_c) + gwi_j Im(w_r x_c),  p = (r, c),
- * where w = conj(y) / conj(y^H x) solves A^T w = lambda w with w^T x = 1.
- * w comes from one sparse LU solve of the bordered system
- *   [A^T - lambda I   conj(x)] [w]   [0]
- *   [x^T              0      ] [s] = [1]
- * (complex: in its real form of order 2n + 2), which is nonsingular
- * exactly when lambda is a simple eigenvalue (then s = 0); no shift is
- * perturbed and no iteration is needed. Eigenvalues with zero cotangents
+ * where w = conj(y) / conj(y^H x) solves A^T w = lambda w with w^T x = 1;
+ * it comes from one sparse LU solve with the transposed bordered Jacobian
+ * of sla_eigs_pairs_vjp (this is that function with gvr = NULL; a
+ * conjugate pair is one solve), which is nonsingular exactly when lambda
+ * is a simple eigenvalue; no shift is perturbed and no iteration is
+ * needed. Eigenvalues with zero cotangents
  * are skipped. A multiple eigenvalue (singular bordered matrix) or a
  * nearly multiple one (||x|| ||w|| > opts->max_condition) is refused with
  * SLA_ERR_UNSUPPORTED naming it; so is a lone complex eigenvalue at
@@ -120,6 +121,28 @@ SLA_API sla_status sla_eigs(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const
 SLA_API sla_status sla_eigs_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_eigs_options *opts,
                                 sla_int k, const double *wr, const double *wi, const double *vr, sla_int ldv,
                                 const double *gwr, const double *gwi, double *gA, sla_eigs_info *info);
+
+/* VJP of the eigenpairs from sla_eigs: as sla_eigs_vjp, plus eigenvector
+ * cotangents gvr (n x k, ld ldgv >= n, in vr's dgeev layout: for a pair
+ * j, j + 1, gvr[:, j] = dL/d Re x_j and gvr[:, j+1] = dL/d Im x_j; for a
+ * real eigenvalue gvr[:, j] = dL/d x_j; NULL = 0). The eigenvector is
+ * differentiated in sla_eigs's gauge: ||x|| = 1 held, and the phase of its
+ * largest-magnitude component x_m held (real x: its sign is constant).
+ * With the left eigenvector, the first-order change solves
+ *   (A - lambda I) dx - d lambda x = -dA x,  Re(x^H dx) = 0,  Im(dx_m) = 0,
+ * whose real form (order n + 1, or 2n + 2 for a complex pair, bordered by
+ * x and e_m) is nonsingular exactly for a simple eigenvalue; its transpose
+ * is factored by sparse LU once per eigenvalue (a pair once), and
+ *   gA[p] = -(z_r Re x_c + z'_r Im x_c),  p = (r, c),
+ * with (z, z') the first 2n unknowns of the transposed solve whose
+ * right-hand side holds the cotangents (see eigs_vjp.c). A loss that does
+ * not depend on the gauge (|x_i|^2, |c^H x|^2, ...) gets the gradient of
+ * any gauge. Refusals and info as sla_eigs_vjp; a cotangent on a lone
+ * complex eigenvector at position k is refused too. */
+SLA_API sla_status sla_eigs_pairs_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_eigs_options *opts,
+                                      sla_int k, const double *wr, const double *wi, const double *vr, sla_int ldv,
+                                      const double *gwr, const double *gwi, const double *gvr, sla_int ldgv,
+                                      double *gA, sla_eigs_info *info);
 
 /* ---- generalized symmetric-definite eigenproblems K x = lambda M x ---- */
 
@@ -145,13 +168,25 @@ SLA_API sla_status sla_eigsh_generalized(sla_ctx *ctx, const sla_matrix *K, sla_
                                          sla_int ibM, const sla_eigsh_options *opts, double *evals,
                                          double *evecs, sla_int ldv, double *residuals, sla_eigsh_info *info);
 
-/* VJP of the eigenvalues of sla_eigsh_generalized (simple eigenvalues,
- * M-normalized eigenvectors x_i): d lambda_i = x_i^T (dK - lambda_i dM) x_i,
- *   gK[p] = sum_i gl_i x_i[r] x_i[c]             (p = (r, c) in K's pattern)
- *   gM[q] = -sum_i gl_i lambda_i x_i[r] x_i[c]   (q = (r, c) in M's pattern).
- * gK, gM (nnz of K, of M; either may be NULL) are overwritten.
- * Eigenvector cotangents are not implemented: gv (n x k, ld ldgv) must be
- * NULL or all zero, otherwise SLA_ERR_UNSUPPORTED. */
+/* VJP of the eigenpairs of sla_eigsh_generalized (simple eigenvalues,
+ * M-normalized eigenvectors x_i, each with its sign held): given gl =
+ * dL/d evals (k, may be NULL) and gv = dL/d evecs (n x k, ld ldgv, may be
+ * NULL), with u_i = sum_{j != i} x_j (x_j . g_i) / (l_i - l_j) over all
+ * eigenpairs of the pencil,
+ *   gK[p] = sum_i (gl_i x_i[r] + u_i[r]) x_i[c]                 (p = (r, c) in K's pattern)
+ *   gM[q] = -sum_i (l_i (gl_i x_i[r] + u_i[r]) + (g_i . x_i) x_i[r] / 2) x_i[c]
+ * (in a degenerate cluster u_i leaves the cluster out and (g_i . x_i) x_i
+ * becomes sum_j (g_i . x_j) x_j over it)
+ * (d lambda_i = x_i^T (dK - lambda_i dM) x_i; the eigenvector term from
+ * first-order perturbation with x_i^T M x_i = 1 held). The part of u_i on
+ * the eigenpairs not computed comes from one MINRES solve per vector on
+ * P^T (K - l_i M) P, P = I - X X^T M (derivation in eigsh_gen_vjp.c),
+ * with sla_eigsh_options_default's grad_rtol, grad_maxiter and
+ * degenerate_tol. A degenerate cluster is handled as in sla_eigsh_vjp (a
+ * loss not invariant within it: SLA_ERR_UNSUPPORTED). gK, gM (nnz of K,
+ * of M; either may be NULL) are overwritten. Returns SLA_OK,
+ * SLA_NOT_CONVERGED (a projected solve missed grad_rtol; gK, gM are still
+ * written) or an error. */
 SLA_API sla_status sla_eigsh_generalized_vjp(sla_ctx *ctx, const sla_matrix *K, sla_int ibK,
                                              const sla_matrix *M, sla_int ibM, sla_int k, const double *evals,
                                              const double *evecs, sla_int ldv, const double *gl,

@@ -121,6 +121,22 @@ SLA_API sla_status sla_lsq_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, co
                                const double *b, const double *x, const double *gx, double *gb, double *gA,
                                sla_lsq_info *info);
 
+/* Every value array of A, in parallel (one thread each when there are at
+ * least as many arrays as threads): b [nbatch][m], x [nbatch][n], info
+ * [nbatch] (may be NULL). opts->x0, when not NULL, is [nbatch][n] (one
+ * start per array). Each array is sla_lsq on its own; the first error by
+ * index is returned (its message prefixed by nothing more than sla_lsq's),
+ * else SLA_NOT_CONVERGED when any array stopped early, else SLA_OK. */
+SLA_API sla_status sla_lsq_batch(sla_ctx *ctx, const sla_matrix *A, const sla_lsq_options *opts,
+                                 const double *b, double *x, sla_lsq_info *info);
+
+/* sla_lsq_vjp over every value array, in parallel: b [nbatch][m], x and gx
+ * [nbatch][n], gb [nbatch][m] (may be NULL), gA [nbatch][nnz] (may be NULL),
+ * info [nbatch] (may be NULL). Statuses as sla_lsq_batch. */
+SLA_API sla_status sla_lsq_batch_vjp(sla_ctx *ctx, const sla_matrix *A, const sla_lsq_options *opts,
+                                     const double *b, const double *x, const double *gx, double *gb,
+                                     double *gA, sla_lsq_info *info);
+
 #ifdef __cplusplus
 }
 #endif

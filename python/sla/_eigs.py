@@ -6,12 +6,15 @@ eigenvalues, bound through ctypes (include/sla/eigs.h).
   complex eigenvectors [*batch, n, k] as SciPy's ``eigs`` does. Gradients
   flow to A's values through the eigenvalues (sla_eigs_vjp: d lambda =
   y^H dA x / y^H x, with PyTorch's convention for a real input: the
-  gradient of a real loss with respect to each real stored value); the
-  eigenvectors are returned detached.
+  gradient of a real loss with respect to each real stored value) and
+  through the eigenvectors (sla_eigs_pairs_vjp), which are in sla_eigs's
+  gauge: unit norm, largest-magnitude component real and positive (as
+  LAPACK's dgeev makes it real). A loss that does not depend on the phase
+  of the vectors (|x_i|^2, ...) gets the same gradient in any gauge.
 * ``eigsh_generalized(K, M, k, ...)`` returns ascending eigenvalues and
   M-orthonormal eigenvectors; gradients to K's and M's values through the
-  eigenvalues (d lambda = x^T (dK - lambda dM) x). Eigenvector cotangents
-  are refused by C (SLA_ERR_UNSUPPORTED).
+  eigenvalues (d lambda = x^T (dK - lambda dM) x) and the eigenvectors
+  (M-normalized, sign held; one M-projected MINRES solve per vector in C).
 """
 
 import ctypes
@@ -50,7 +53,8 @@ def _fns():
         return _api
     lib = L.lib
     need = ["sla_eigs", "sla_eigs_vjp", "sla_eigs_options_default", "sla_eigs_options_size",
-            "sla_eigs_info_size", "sla_eigsh_generalized", "sla_eigsh_generalized_vjp"]
+            "sla_eigs_info_size", "sla_eigsh_generalized", "sla_eigsh_generalized_vjp",
+            "sla_eigs_pairs_vjp"]
     missing = [s for s in need if not hasattr(lib, s)]
     if missing:
         raise NotImplementedError("sla: this libsla lacks %s (%s)" % (", ".join(missing),
@@ -59,6 +63,8 @@ def _fns():
     f["eigs"] = L._proto("sla_eigs", ctypes.c_int, _P, _P, _I, _P, L.PTR, L.PTR, L.PTR, _I, L.PTR, _P)
     f["eigs_vjp"] = L._proto("sla_eigs_vjp", ctypes.c_int, _P, _P, _I, _P, _I, L.PTR, L.PTR, L.PTR, _I,
                              L.PTR, L.PTR, L.PTR, _P)
+    f["pairs_vjp"] = L._proto("sla_eigs_pairs_vjp", ctypes.c_int, _P, _P, _I, _P, _I, L.PTR, L.PTR, L.PTR,
+                              _I, L.PTR, L.PTR, L.PTR, _I, L.PTR, _P)
     f["default"] = L._proto("sla_eigs_options_default", None, _P)
     f["gen"] = L._proto("sla_eigsh_generalized", ctypes.c_int, _P, _P, _I, _P, _I, _P, L.PTR, L.PTR,
                         _I, L.PTR, _P)
@@ -72,7 +78,7 @@ def _fns():
 
 class EigsFn(torch.autograd.Function):
     """(wr, wi [B, k], vr [B, k, n]) = eigs(A(values)) per value array, with
-    the eigenvalue VJP of sla_eigs_vjp (vr is not differentiated)."""
+    the eigenpair VJP of sla_eigs_pairs_vjp (vr in the dgeev layout)."""
 
     @staticmethod
     def forward(ctx, values, cmat, copts):
@@ -90,28 +96,29 @@ class EigsFn(torch.autograd.Function):
         ctx.cmat, ctx.copts = cmat, copts
         ctx.set_materialize_grads(False)
         ctx.save_for_backward(values, wr, wi, vr)
-        ctx.mark_non_differentiable(vr)
         return wr, wi, vr
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, gwr, gwi, _gvr):
+    def backward(ctx, gwr, gwi, gvr):
         f = _fns()
         values, wr, wi, vr = ctx.saved_tensors
         cmat = ctx.cmat
         B, k, n = vr.shape
         gA = torch.zeros(values.shape, dtype=torch.float64)
-        if gwr is None and gwi is None:
+        if gwr is None and gwi is None and gvr is None:
             return gA, None, None
         gwr = gwr.to(torch.float64).contiguous() if gwr is not None else torch.zeros_like(wr)
         gwi = gwi.to(torch.float64).contiguous() if gwi is not None else torch.zeros_like(wi)
+        gvr = gvr.to(torch.float64).contiguous() if gvr is not None else None
         with cmat.lock:
             cmat.bind(values)
             for b in range(B):
-                L.check(f["eigs_vjp"](L.ctx(), cmat.ptr, b, ctypes.byref(ctx.copts), k,
-                                      wr[b].data_ptr(), wi[b].data_ptr(), vr[b].data_ptr(), n,
-                                      gwr[b].data_ptr(), gwi[b].data_ptr(), gA[b].data_ptr(), None),
-                        "eigs backward")
+                L.check(f["pairs_vjp"](L.ctx(), cmat.ptr, b, ctypes.byref(ctx.copts), k,
+                                       wr[b].data_ptr(), wi[b].data_ptr(), vr[b].data_ptr(), n,
+                                       gwr[b].data_ptr(), gwi[b].data_ptr(),
+                                       gvr[b].data_ptr() if gvr is not None else None, n,
+                                       gA[b].data_ptr(), None), "eigs backward")
         return gA, None, None
 
 
@@ -142,7 +149,9 @@ def eigs(A, k=6, which="LM", sigma=None, return_eigenvectors=True, tol=0.0, ncv=
     (conjugate pairs adjacent, positive imaginary part first). which: LM,
     SM, LR, SR, LI, SI; sigma: shift-invert around a real shift through a
     sparse LU (factor_method lu, umfpack, klu, superlu). Differentiable in
-    the eigenvalues (simple ones; a multiple eigenvalue's backward raises)."""
+    the eigenvalues and eigenvectors (simple eigenvalues; a multiple
+    eigenvalue's backward raises). Eigenvectors: unit norm, largest-
+    magnitude component real positive (the gauge their gradient assumes)."""
     from ._complex import refuse
     refuse("eigs", A)
     f = _fns()
@@ -226,7 +235,8 @@ def eigsh_generalized(K, M, k=6, which="LM", sigma=None, return_eigenvectors=Tru
     definite, unbatched SparseTensors of one order) by shift-invert Lanczos
     around sigma (default 0: the eigenvalues nearest 0). Ascending
     eigenvalues [k] and M-orthonormal eigenvectors [n, k]; differentiable
-    in the eigenvalues with respect to K's and M's values."""
+    in both with respect to K's and M's values (simple eigenvalues, or a
+    loss invariant within a degenerate cluster)."""
     from ._complex import refuse
     refuse("eigsh_generalized", K, M)
     from .sparse import _FACTOR_METHODS

@@ -37,6 +37,11 @@ _P = c_void_p
 sla_lsq_options_default = L._proto("sla_lsq_options_default", None, _P)
 sla_lsq = L._proto("sla_lsq", c_int, _P, _P, c_int64, _P, L.PTR, L.PTR, _P)
 sla_lsq_vjp = L._proto("sla_lsq_vjp", c_int, _P, _P, c_int64, _P, L.PTR, L.PTR, L.PTR, L.PTR, L.PTR, _P)
+# the batch entry points (value arrays in parallel in C); a loop over sla_lsq without them
+sla_lsq_batch = (L._proto("sla_lsq_batch", c_int, _P, _P, _P, L.PTR, L.PTR, _P)
+                 if hasattr(L.lib, "sla_lsq_batch") else None)
+sla_lsq_batch_vjp = (L._proto("sla_lsq_batch_vjp", c_int, _P, _P, _P, L.PTR, L.PTR, L.PTR, L.PTR, L.PTR, _P)
+                     if hasattr(L.lib, "sla_lsq_batch_vjp") else None)
 
 
 class LsqInfo:
@@ -81,7 +86,17 @@ class LsqFn(torch.autograd.Function):
         worst = 0
         with cmat.lock:
             cmat.bind(values)
-            for i in range(B):
+            if B > 1 and sla_lsq_batch is not None:
+                cinfo = (CLsqInfo * B)()
+                bo = copts
+                if copts.x0:  # one start for every array: [B, n] for C
+                    box["x0b"] = box["x0"].expand(B, n).contiguous()
+                    bo = CLsqOptions.from_buffer_copy(copts)
+                    bo.x0 = box["x0b"].data_ptr()
+                worst = L.check(sla_lsq_batch(L.ctx(), cmat.ptr, ctypes.byref(bo), b.data_ptr(),
+                                              x.data_ptr(), cinfo), "lsqr")
+                infos = [LsqInfo(ci) for ci in cinfo]
+            for i in range(B if not infos else 0):
                 ci = CLsqInfo()
                 st = L.check(sla_lsq(L.ctx(), cmat.ptr, i, ctypes.byref(copts), b[i].data_ptr(),
                                      x[i].data_ptr(), ctypes.byref(ci)), "lsqr")
@@ -109,7 +124,17 @@ class LsqFn(torch.autograd.Function):
         worst = 0
         with cmat.lock:
             cmat.bind(values)
-            for i in range(B):
+            if B > 1 and sla_lsq_batch_vjp is not None:
+                cinfo = (CLsqInfo * B)()
+                worst = L.check(sla_lsq_batch_vjp(L.ctx(), cmat.ptr, ctypes.byref(copts), b.data_ptr(),
+                                                  x.data_ptr(), gx.data_ptr(),
+                                                  gb.data_ptr() if want_b else None,
+                                                  gA.data_ptr() if want_A else None, cinfo),
+                                "lsqr backward")
+                adj = [dict(iterations=int(ci.adjoint_iterations), residual=float(ci.adjoint_residual),
+                            converged=bool(ci.converged), note=ci.note.decode(errors="replace"))
+                       for ci in cinfo]
+            for i in range(B if not adj else 0):
                 ci = CLsqInfo()
                 st = L.check(sla_lsq_vjp(L.ctx(), cmat.ptr, i, ctypes.byref(copts), b[i].data_ptr(),
                                          x[i].data_ptr(), gx[i].data_ptr(),

@@ -209,6 +209,26 @@ static int cmp_group(const void *a, const void *b)
     return x->first - y->first; /* stable */
 }
 
+/* The gauge of sla_eigs's eigenvectors: x = xr + i xi (xi NULL: real)
+ * scaled to ||x|| = 1 and rotated so that its largest component x_m
+ * (sla__eigs_peak) is real and positive. */
+static void fix_gauge(sla_int n, double *xr, double *xi)
+{
+    sla_int m = sla__eigs_peak(n, xr, xi);
+    double nrm = 0.0;
+    for (sla_int i = 0; i < n; i++) nrm += xr[i] * xr[i] + (xi ? xi[i] * xi[i] : 0.0);
+    double am = hypot(xr[m], xi ? xi[m] : 0.0);
+    if (!(nrm > 0.0) || !(am > 0.0)) return;
+    /* x <- x conj(x_m) / (|x_m| ||x||) */
+    double s = 1.0 / (am * sqrt(nrm)), cr = xr[m] * s, ci = xi ? -xi[m] * s : 0.0;
+    for (sla_int i = 0; i < n; i++) {
+        double re = xr[i], im = xi ? xi[i] : 0.0;
+        xr[i] = re * cr - im * ci;
+        if (xi) xi[i] = re * ci + im * cr;
+    }
+    if (xi) xi[m] = 0.0;
+}
+
 typedef struct arnoldi_out {
     int nconv;
     sla_int iters, nops;
@@ -289,9 +309,11 @@ static sla_status arnoldi(sla_ctx *ctx, const sla_matrix *V, sla_solver *S, cons
                 double *im = Zt + (size_t)(j + 1) * nn;
                 for (int r = 0; r < n; r++) im[r] = -im[r];
             }
+            fix_gauge(n, Zt + (size_t)j * nn, Zt + (size_t)(j + 1) * nn);
             g[ng++] = (group){score(o->which, S != NULL, o->sigma, dr[j], di[j]), j, 2};
             j += 2;
         } else {
+            if (di[j] == 0.0) fix_gauge(n, Zt + (size_t)j * nn, NULL);
             g[ng++] = (group){score(o->which, S != NULL, o->sigma, dr[j], di[j]), j, di[j] != 0.0 ? -1 : 1};
             j++;
         }

@@ -97,6 +97,20 @@ static inline void sla__eig_start(sla_int n, const double *v0, double *x)
     }
 }
 
+/* The gauge component of an eigenvector x = xr + i xi (xi NULL: real):
+ * the first index of largest |x_m|. sla_eigs makes x_m real and positive
+ * (and ||x|| = 1); sla_eigs_pairs_vjp differentiates with x_m's phase held. */
+static inline sla_int sla__eigs_peak(sla_int n, const double *xr, const double *xi)
+{
+    sla_int m = 0;
+    double best = -1.0;
+    for (sla_int i = 0; i < n; i++) {
+        double a = xr[i] * xr[i] + (xi ? xi[i] * xi[i] : 0.0);
+        if (a > best) best = a, m = i;
+    }
+    return m;
+}
+
 /* *out = alpha A_ibA + beta B_ibB as a new one-array float64 matrix on the
  * union of the patterns; B == NULL means the identity (the diagonal is
  * added where A lacks it). A and B square of the same order (checked by
@@ -107,6 +121,12 @@ sla_status sla__eig_combine(sla_ctx *ctx, const sla_matrix *A, sla_int ibA, doub
 /* The direct solve x = S^-1 b (transpose: S^-T b) by the backend's
  * triangular solves when S holds a factorization, else sla_solver_solve. */
 sla_status sla__eig_solve(sla_ctx *ctx, sla_solver *S, bool transpose, const double *b, double *x, sla_int n);
+
+/* The pencil (K_ibK, M_ibM) of sla_eigsh_generalized and its VJP: both
+ * not NULL, square of one order, ib in range, values finite, both
+ * symmetric; views in *VK, *VM (eigsh_gen.c). */
+sla_status sla__eig_check_pencil(sla_ctx *ctx, const char *who, const sla_matrix *K, sla_int ibK,
+                                 const sla_matrix *M, sla_int ibM, sla_matrix *VK, sla_matrix *VM);
 
 /* ---- complex Hermitian eigenpairs (zeigsh.c, zeigsh_vjp.c) ---------------- */
 

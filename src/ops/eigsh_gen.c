@@ -1,7 +1,7 @@
 /* Generalized symmetric-definite eigenproblems K x = lambda M x by ARPACK's
  * Lanczos in shift-invert mode 3 (operator (K - sigma M)^-1 M, M-inner
- * products, K - sigma M factored by the library's direct solver), and the
- * eigenvalue VJP d lambda = x^T (dK - lambda dM) x for M-normalized x. */
+ * products, K - sigma M factored by the library's direct solver); the VJP
+ * is in eigsh_gen_vjp.c. */
 #include "eigs_internal.h"
 
 #include <limits.h>
@@ -10,10 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Both matrices square of one order, ib in range, values finite, both
- * symmetric; views in *VK, *VM. */
-static sla_status check_pencil(sla_ctx *ctx, const char *who, const sla_matrix *K, sla_int ibK,
-                               const sla_matrix *M, sla_int ibM, sla_matrix *VK, sla_matrix *VM)
+sla_status sla__eig_check_pencil(sla_ctx *ctx, const char *who, const sla_matrix *K, sla_int ibK,
+                                 const sla_matrix *M, sla_int ibM, sla_matrix *VK, sla_matrix *VM)
 {
     if (!K || !M) return sla__error(ctx, SLA_ERR_ARGUMENT, "%s: K or M is NULL", who);
     sla_status st = sla__check_square_index(ctx, who, K, ibK);
@@ -98,7 +96,7 @@ sla_status sla_eigsh_generalized(sla_ctx *ctx, const sla_matrix *K, sla_int ibK,
     if (opts) o = *opts;
     else sla_eigsh_options_default(&o);
     sla_matrix VK, VM;
-    sla_status st = check_pencil(ctx, who, K, ibK, M, ibM, &VK, &VM);
+    sla_status st = sla__eig_check_pencil(ctx, who, K, ibK, M, ibM, &VK, &VM);
     if (st) return st;
     const sla_int n = K->nrows, k = o.k;
     if (k < 1 || k >= n)
@@ -211,51 +209,4 @@ sla_status sla_eigsh_generalized(sla_ctx *ctx, const sla_matrix *K, sla_int ibK,
                           (long long)k, maxit ? " within maxiter" : "");
     return sla__ok(ctx, SLA_OK);
 #endif
-}
-
-sla_status sla_eigsh_generalized_vjp(sla_ctx *ctx, const sla_matrix *K, sla_int ibK, const sla_matrix *M,
-                                     sla_int ibM, sla_int k, const double *evals, const double *evecs,
-                                     sla_int ldv, const double *gl, const double *gv, sla_int ldgv, double *gK,
-                                     double *gM)
-{
-    if (sla__require_real(ctx, K, "sla_eigsh_generalized_vjp")) return SLA_ERR_UNSUPPORTED;
-    if (sla__require_real(ctx, M, "sla_eigsh_generalized_vjp")) return SLA_ERR_UNSUPPORTED;
-    const char *who = "eigsh generalized vjp";
-    sla_matrix VK, VM;
-    sla_status st = check_pencil(ctx, who, K, ibK, M, ibM, &VK, &VM);
-    if (st) return st;
-    const sla_int n = K->nrows;
-    if (k < 1 || k > n) return sla__error(ctx, SLA_ERR_ARGUMENT, "%s: k = %lld out of [1, n]", who, (long long)k);
-    if (!evals || !evecs) return sla__error(ctx, SLA_ERR_ARGUMENT, "%s: NULL evals or evecs", who);
-    if (ldv < n || (gv && ldgv < n))
-        return sla__error(ctx, SLA_ERR_DIMENSION, "%s: leading dimensions %lld, %lld < n = %lld", who,
-                          (long long)ldv, (long long)ldgv, (long long)n);
-    if (gv)
-        for (sla_int i = 0; i < k; i++)
-            for (sla_int r = 0; r < n; r++)
-                if (gv[(size_t)i * (size_t)ldgv + r] != 0.0)
-                    return sla__error(ctx, SLA_ERR_UNSUPPORTED,
-                                      "%s: eigenvector cotangents are not implemented for the generalized "
-                                      "problem (gv[%lld][%lld] != 0); only eigenvalue gradients are",
-                                      who, (long long)i, (long long)r);
-    for (sla_int i = 0; i < k; i++)
-        if (!isfinite(evals[i]) || !sla__all_finite(n, evecs + (size_t)i * (size_t)ldv))
-            return sla__error(ctx, SLA_ERR_VALUE, "%s: eigenpair %lld is not finite", who, (long long)i);
-    if (gl && !sla__all_finite(k, gl)) return sla__error(ctx, SLA_ERR_VALUE, "%s: gl has NaN/Inf", who);
-    if (gK) memset(gK, 0, (size_t)K->nnz * sizeof *gK);
-    if (gM) memset(gM, 0, (size_t)M->nnz * sizeof *gM);
-    if (!gl) return sla__ok(ctx, SLA_OK);
-    for (sla_int i = 0; i < k; i++) {
-        const double *x = evecs + (size_t)i * (size_t)ldv;
-        double g = gl[i];
-        if (g == 0.0) continue;
-        for (sla_int r = 0; r < n; r++) {
-            if (gK)
-                for (sla_int p = VK.rowptr[r]; p < VK.rowptr[r + 1]; p++) gK[p] += g * x[r] * x[VK.colind[p]];
-            if (gM)
-                for (sla_int p = VM.rowptr[r]; p < VM.rowptr[r + 1]; p++)
-                    gM[p] -= g * evals[i] * x[r] * x[VM.colind[p]];
-        }
-    }
-    return sla__ok(ctx, SLA_OK);
 }
