@@ -92,7 +92,8 @@ SLA_API sla_status sla_zsolver_logdet(sla_ctx *ctx, sla_solver *S, sla_int ib,
 /* VJP of (logabs, theta), theta = arg det A (phase = e^{i theta}), given
  * their real gradients g_logabs and g_theta: gA[k] = (g_logabs + i g_theta)
  * conj((A^-1)[col_k, row_k]) on the pattern (nnz entries), by selected
- * inversion from the factor. A caller holding the gradient g_phase of
+ * inversion from the factor (UMFPACK's LU; a CHOLMOD, KLU or SuperLU
+ * solver refactors with UMFPACK for it). A caller holding the gradient g_phase of
  * phase itself (PyTorch's slogdet sign) passes g_theta = Im(conj(phase)
  * g_phase): dL = Re(conj(g_phase) d phase) and d phase = i phase d theta. */
 SLA_API sla_status sla_zsolver_logdet_vjp(sla_ctx *ctx, sla_solver *S, sla_int ib,
@@ -104,9 +105,10 @@ SLA_API sla_status sla_zlogdet(sla_ctx *ctx, const sla_matrix *A, sla_int ib,
 
 /* One-shot VJP: factor A_ib as sla_zlogdet does, return phase and logabs
  * (each may be NULL) and gA (nnz entries) = (g_logabs + i g_theta)
- * conj((A^-1)[col_k, row_k]), as sla_zsolver_logdet_vjp. The gradient
- * takes n solves with the factor (blocks of 32 columns) when the backend
- * has no selected inversion: meant for moderate n. A singular A:
+ * conj((A^-1)[col_k, row_k]), as sla_zsolver_logdet_vjp. The gradient is
+ * a selected inversion of UMFPACK's LU factor (about the factorization's
+ * cost; a Cholesky or KLU/SuperLU factor is redone by UMFPACK for it);
+ * only a build without UMFPACK takes n solves with the factor. A singular A:
  * SLA_ERR_SINGULAR (phase 0, logabs -inf). */
 SLA_API sla_status sla_zlogdet_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double g_logabs,
                                    double g_theta, sla_complex *phase, double *logabs,

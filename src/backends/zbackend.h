@@ -41,6 +41,12 @@ void sla__zconj(sla_int n, sla__z *x);
  * *logabs += log |u|; a zero u makes phase 0 and logabs -inf (and stays). */
 void sla__zlogdet_acc(sla__z u, sla__z *phase, double *logabs);
 
+/* UMFPACK's complex selected inversion (umfpack_z.c): z[k] =
+ * (A^-1)[col_k, row_k] from the factor (sym, num) of the complex A, with
+ * sla__lu_factors.mode `mode` (0 auto; 1 per pivot, 2 dense blocks, 3
+ * supernodes without BLAS: to test each path). */
+sla_status sla__zumfpack_selinv(sla_ctx *ctx, void *sym, void *num, const sla_matrix *A, sla__z *z, int mode);
+
 /* The backends' tables, each compiled only with its library (zdirect.c
  * maps methods to them). */
 extern const sla__zdirect_ops sla__zbackend_umfpack; /* umfpack_z.c */

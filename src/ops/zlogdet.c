@@ -6,8 +6,11 @@
  *     dL = Re((g_logabs - i g_theta) d log det A),
  *     grad_A[k] = (g_logabs + i g_theta) conj((A^-1)[col_k, row_k])
  * in PyTorch's convention (sla/complex.h). (A^-1)[col_k, row_k] comes from
- * the backend's selected inversion when it has one, else from columns of
- * A^-1 solved with the factor: column i gives the entries of row i.
+ * the backend's selected inversion when it has one (UMFPACK: the LU
+ * recurrences of src/backends/lu_selinv.c, about a factorization's cost);
+ * a backend without one (CHOLMOD, KLU, SuperLU) refactors with UMFPACK for
+ * it, as the real logdet does; only without UMFPACK do columns of A^-1
+ * come from n solves with the factor (column i gives the entries of row i).
  * sla_zsolver_logdet and its VJP (zsolver_logdet.c) use the factor of a
  * solver object through the same sla__zlogdet_grad_factor. */
 #include "../solvers/zsolver.h"
@@ -19,8 +22,7 @@
 /* Columns of A^-1 solved together for the gradient. */
 #define ZLOGDET_BLOCK 32
 
-/* z[k] = (A^-1)[col_k, row_k] by blocks of solves with A. */
-static sla_status zinv_by_solves(sla_ctx *ctx, const sla__zdirect_ops *ops, void *sym, void *num,
+sla_status sla__zinv_by_solves(sla_ctx *ctx, const sla__zdirect_ops *ops, void *sym, void *num,
                                  const sla_matrix *A, sla__z *z)
 {
     const sla_int n = A->nrows;
@@ -45,6 +47,21 @@ static sla_status zinv_by_solves(sla_ctx *ctx, const sla__zdirect_ops *ops, void
     return st;
 }
 
+/* z[k] = (A^-1)[col_k, row_k] by UMFPACK's selected inversion (u) on a
+ * factorization of value array ib of its own. */
+static sla_status zinv_by_umfpack(sla_ctx *ctx, const sla__zdirect_ops *u, const sla_matrix *A, sla_int ib,
+                                  sla__z *z)
+{
+    const sla__direct_opts o = {.ordering = SLA_ORDER_AUTO, .ldlt = false, .nthreads = sla__threads(ctx)};
+    void *sym = NULL, *num = NULL;
+    sla_status st = u->analyze(ctx, A, &o, &sym);
+    if (!st) st = u->factor(ctx, sym, A, ib, &num);
+    if (!st) st = u->selinv(ctx, sym, num, A, z);
+    if (num) u->free_num(num);
+    if (sym) u->free_sym(sym);
+    return st;
+}
+
 sla_status sla__zlogdet_grad_factor(sla_ctx *ctx, const sla__zdirect_ops *ops, void *sym, void *num,
                                     const sla_matrix *A, sla_int ib, double g_logabs, double g_theta,
                                     sla__z *gA)
@@ -62,7 +79,10 @@ sla_status sla__zlogdet_grad_factor(sla_ctx *ctx, const sla__zdirect_ops *ops, v
                           "logdet gradient: value array %lld is singular (a zero pivot), so log|det| = "
                           "-inf has no gradient",
                           (long long)ib);
-    st = ops->selinv ? ops->selinv(ctx, sym, num, A, gA) : zinv_by_solves(ctx, ops, sym, num, A, gA);
+    const sla__zdirect_ops *u = sla__zdirect_backend(SLA_METHOD_UMFPACK);
+    if (ops->selinv) st = ops->selinv(ctx, sym, num, A, gA);
+    else if (u && u->selinv) st = zinv_by_umfpack(ctx, u, A, ib, gA);
+    else st = sla__zinv_by_solves(ctx, ops, sym, num, A, gA);
     if (st) return st;
     const sla__z g = g_logabs + g_theta * _Complex_I;
     for (sla_int k = 0; k < A->nnz; k++) gA[k] = g * conj(gA[k]);

@@ -169,11 +169,13 @@ double *sla__values_f64_view(sla_ctx *ctx, const sla_matrix *A, sla_int ib, doub
  * L unit lower triangular in row form (Lp, Lj, Lx; a stored diagonal is
  * ignored), U upper triangular in column form (Up, Ui, Ux; a stored
  * diagonal is ignored) with diagonal Dx; rhat NULL: no scaling. UMFPACK's
- * umfpack_dl_get_numeric gives exactly this. */
+ * umfpack_dl_get_numeric gives exactly this, and umfpack_zl_get_numeric
+ * the complex factors zLx, zUx, zDx (with a real rhat). */
 typedef struct sla__lu_factors {
     sla_int n;
     const sla_int *Lp, *Lj, *Up, *Ui, *P, *Q;
     const double *Lx, *Ux, *Dx, *rhat;
+    const sla__z *zLx, *zUx, *zDx; /* complex values: for sla__zlu_selinv, instead of Lx, Ux, Dx */
     int mode; /* 0: auto (supernodes; dense blocks for large ones), 1: per-pivot scalar
                  recurrences, 2: dense blocks for every supernode, 3: none (tests) */
 } sla__lu_factors;
@@ -184,6 +186,10 @@ typedef struct sla__lu_factors {
  * (src/backends/lu_selinv.c, which derives them). SLA_ERR_SINGULAR (a zero
  * pivot), SLA_ERR_NOMEM, SLA_ERR_ARGUMENT (inconsistent factors). */
 sla_status sla__lu_selinv(sla_ctx *ctx, const sla_matrix *A, const sla__lu_factors *f, double *z);
+
+/* The same for complex factors (f->zLx, zUx, zDx) of a complex A: z[k] =
+ * (A^-1)[col_k, row_k], no conjugation. Same statuses. */
+sla_status sla__zlu_selinv(sla_ctx *ctx, const sla_matrix *A, const sla__lu_factors *f, sla__z *z);
 
 /* UMFPACK backend only: its selinv with sla__lu_factors.mode `mode` (0
  * auto; 1, 2 force a path: for tests). */

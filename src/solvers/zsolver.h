@@ -140,11 +140,19 @@ sla_status sla__zsolver_factor(sla_ctx *ctx, sla_solver *S, sla_int ib, const sl
 /* gA[k] = (g_logabs + i g_theta) conj((A^-1)[col_k, row_k]) for every
  * stored entry k of A (the VJP of log|det A| and arg det A), from the
  * factor (ops, sym, num) of value array ib of A: by ops->selinv when the
- * backend has it, else by n solves with A in blocks of columns (O(n) solves
- * and O(32 n) memory: meant for moderate n). SLA_ERR_SINGULAR when the
+ * backend has it, else by UMFPACK's selinv on a factorization of its own
+ * (CHOLMOD, KLU, SuperLU), else (no UMFPACK in the build) by n solves with
+ * A in blocks of columns (O(n) solves and O(32 n) memory: moderate n). SLA_ERR_SINGULAR when the
  * factor's determinant is 0, SLA_ERR_VALUE for a non-finite g, SLA_ERR_NOMEM. */
 sla_status sla__zlogdet_grad_factor(sla_ctx *ctx, const sla__zdirect_ops *ops, void *sym, void *num,
                                     const sla_matrix *A, sla_int ib, double g_logabs, double g_theta,
                                     sla__z *gA);
+
+/* z[k] = (A^-1)[col_k, row_k] by n solves with the factor (ops, sym, num)
+ * in blocks of 32 columns (column i of A^-1 gives the entries of row i):
+ * the fallback of sla__zlogdet_grad_factor without UMFPACK, and the
+ * reference the tests and bench_selinv compare the selected inverse with. */
+sla_status sla__zinv_by_solves(sla_ctx *ctx, const sla__zdirect_ops *ops, void *sym, void *num,
+                               const sla_matrix *A, sla__z *z);
 
 #endif
