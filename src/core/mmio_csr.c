@@ -218,16 +218,45 @@ static bool place(csr_fill *c, sla_int i, sla_int j, double re, double im)
 
 typedef enum { SCAN_COUNT, SCAN_FILL, SCAN_CHECK } scan_mode;
 
+/* Entries are parsed into a batch, then counted or placed in one tight
+ * loop: the scattered row accesses of an unsorted file then overlap
+ * (between parses, each cache miss would wait alone). */
+enum { MM_BATCH = 256 };
+
+typedef struct mm_entry {
+    sla_int i, j;
+    double v, vi;
+} mm_entry;
+
+static bool flush(csr_fill *c, const mm_header *h, scan_mode mode, const mm_entry *e, int m)
+{
+    const bool mirror = h->symmetry != MM_GENERAL;
+    /* the mirror of a_ij: a_ij (symmetric), -a_ij (skew), conj(a_ij) (hermitian) */
+    const double sre = h->symmetry == MM_SKEW ? -1.0 : 1.0;
+    const double sim = h->symmetry == MM_SYMMETRIC ? 1.0 : -1.0;
+    if (mode == SCAN_COUNT) {
+        for (int t = 0; t < m; t++) {
+            c->rowptr[e[t].i]++;
+            if (mirror && e[t].i != e[t].j) c->rowptr[e[t].j]++;
+        }
+        return true;
+    }
+    for (int t = 0; t < m; t++) {
+        if (!place(c, e[t].i, e[t].j, e[t].v, e[t].vi)) return false;
+        if (mirror && e[t].i != e[t].j && !place(c, e[t].j, e[t].i, sre * e[t].v, sim * e[t].vi))
+            return false;
+    }
+    return true;
+}
+
 /* One pass over the entries: count them per row (indices only), or parse
  * them in full and place them, or parse them in full and keep nothing. */
 static sla_status scan(sla_ctx *ctx, mm_blocks *b, const mm_header *h, const long long *sz,
                        sla_dtype dtype, scan_mode mode, csr_fill *c)
 {
     mm_reader *r = b->r;
-    const bool mirror = h->symmetry != MM_GENERAL;
-    /* the mirror of a_ij: a_ij (symmetric), -a_ij (skew), conj(a_ij) (hermitian) */
-    const double sre = h->symmetry == MM_SKEW ? -1.0 : 1.0;
-    const double sim = h->symmetry == MM_SYMMETRIC ? 1.0 : -1.0;
+    mm_entry batch[MM_BATCH];
+    int m = 0;
     const char *line = NULL;
     bool got = false;
     sla_status st = blk_rewind(ctx, b);
@@ -235,20 +264,22 @@ static sla_status scan(sla_ctx *ctx, mm_blocks *b, const mm_header *h, const lon
     for (long long k = 0; k < sz[2]; k++) {
         if ((st = blk_content_line(ctx, b, &line, &got))) return st;
         if (!got) return sla__mm_ends_early(ctx, r, k, sz[2]);
-        sla_int i = 0, j = 0;
-        double v = 1.0, vi = 0.0;
+        mm_entry *e = &batch[m];
+        e->v = 1.0;
+        e->vi = 0.0;
         if (mode == SCAN_COUNT) {
             const char *p = line;
-            if ((st = sla__mm_parse_indices(ctx, r, &p, sz, &i, &j))) return st;
-            c->rowptr[i]++;
-            if (mirror && i != j) c->rowptr[j]++;
-            continue;
+            st = sla__mm_parse_indices(ctx, r, &p, sz, &e->i, &e->j);
+        } else {
+            st = sla__mm_parse_entry(ctx, r, line, h, sz, dtype, &e->i, &e->j, &e->v, &e->vi);
         }
-        if ((st = sla__mm_parse_entry(ctx, r, line, h, sz, dtype, &i, &j, &v, &vi))) return st;
-        if (mode == SCAN_CHECK) continue;
-        if (!place(c, i, j, v, vi) || (mirror && i != j && !place(c, j, i, sre * v, sim * vi)))
-            return file_changed(ctx, r);
+        if (st) return st;
+        if (mode != SCAN_CHECK && ++m == MM_BATCH) {
+            if (!flush(c, h, mode, batch, m)) return file_changed(ctx, r);
+            m = 0;
+        }
     }
+    if (m > 0 && !flush(c, h, mode, batch, m)) return file_changed(ctx, r);
     if ((st = blk_content_line(ctx, b, &line, &got)) || !got) return st;
     return sla__mm_too_many(ctx, r, sz[2]);
 }
