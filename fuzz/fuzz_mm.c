@@ -25,11 +25,14 @@ static void same_as_stream(sla_ctx *ctx, const uint8_t *data, size_t size, sla_d
     sla_matrix *B = NULL;
     sla_status st2 = sla_mm_read_stream(ctx, f, "<buffer>", dt, &B);
     fclose(f);
-    FUZZ_ASSERT(st2 == st);
-    if (st2 == SLA_ERR_NOMEM) { /* allocation sizes differ between the paths */
+    /* allocation sizes differ between the paths, and a refusal for memory
+     * names the memory available, which changes from one call to the next */
+    if (st == SLA_ERR_NOMEM || st2 == SLA_ERR_NOMEM || st == SLA_ERR_TOO_LARGE ||
+        st2 == SLA_ERR_TOO_LARGE) {
         sla_matrix_destroy(&B);
         return;
     }
+    FUZZ_ASSERT(st2 == st);
     if (st) FUZZ_ASSERT(strcmp(msg, sla_ctx_message(ctx)) == 0);
     if (A && B) {
         const sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);

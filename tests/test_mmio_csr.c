@@ -16,7 +16,9 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static counter live = {0, -1, 0, 0};
@@ -455,6 +457,60 @@ static void test_alloc_failures(sla_ctx *ctx)
     free(t.s);
 }
 
+/* Row pointers the memory cannot hold (1e9 rows: 8 GB, under an address
+ * space limit of 1 GB more than the process maps now, in a child process):
+ * an error in the file is reported first, and the refusal counts the
+ * entries the file has, mirrors included, as the one-pass reader does.
+ * Skipped under AddressSanitizer, whose shadow memory needs the address
+ * space. */
+static void test_memory_refusal(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    printf("memory refusal: skipped under ASan\n");
+#else
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) return;
+    if (pid == 0) {
+        FILE *f = fopen("/proc/self/statm", "r");
+        double pages = 0.0;
+        if (!f || fscanf(f, "%lf", &pages) != 1) _exit(3);
+        fclose(f);
+        struct rlimit rl;
+        getrlimit(RLIMIT_AS, &rl);
+        rl.rlim_cur = (rlim_t)(pages * (double)sysconf(_SC_PAGESIZE)) + (1ull << 30);
+        if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(3);
+        sla_ctx *ctx = NULL;
+        if (sla_ctx_create(&ctx) != SLA_OK) _exit(3);
+        const char *sym = "%%MatrixMarket matrix coordinate real symmetric\n"
+                          "1000000000 1000000000 2\n2 1 1\n5 5 1\n";
+        const char *bad = HDR "1000000000 3 2\n1 1 1\n2 2 x\n";
+        int fails = 0;
+        result o, t;
+        for (int k = 0; k < 2; k++) {
+            const char *s = k ? bad : sym;
+            read_old(ctx, s, strlen(s), SLA_F64, &o);
+            read_buf(ctx, s, strlen(s), SLA_F64, &t);
+            const char *want = k ? ":4: value \"x\"" : "(3 entries)";
+            sla_status wst = k ? SLA_ERR_FORMAT : SLA_ERR_TOO_LARGE;
+            if (o.st != wst || t.st != wst || !strstr(o.msg, want) || !strstr(t.msg, want)) {
+                fprintf(stderr, "memory refusal %d: one-pass %s \"%s\", two-pass %s \"%s\"\n", k,
+                        sla_status_name(o.st), o.msg, sla_status_name(t.st), t.msg);
+                fails++;
+            }
+            sla_matrix_destroy(&o.A);
+            sla_matrix_destroy(&t.A);
+        }
+        sla_ctx_destroy(&ctx);
+        _exit(fails ? 1 : 0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) != 1);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 3) printf("memory refusal: not set up; skipped\n");
+#endif
+}
+
 int main(int argc, char **argv)
 {
     const char *base = getenv("TMPDIR");
@@ -474,6 +530,7 @@ int main(int argc, char **argv)
     compare_dir(ctx, SLA_TEST_DATA);
     for (int k = 1; k < argc; k++) compare_dir(ctx, argv[k]);
     test_alloc_failures(ctx);
+    test_memory_refusal();
     printf("%lld inputs compared, %lld of them accepted\n", compared, accepted);
     if (live.live != 0) fprintf(stderr, "%ld blocks not freed\n", live.live);
     CHECK(live.live == 0);

@@ -250,7 +250,8 @@ static bool flush(csr_fill *c, const mm_header *h, scan_mode mode, const mm_entr
 }
 
 /* One pass over the entries: count them per row (indices only), or parse
- * them in full and place them, or parse them in full and keep nothing. */
+ * them in full and place them, or parse them in full and only count them
+ * (mirrors included) in c->nslots when c is given. */
 static sla_status scan(sla_ctx *ctx, mm_blocks *b, const mm_header *h, const long long *sz,
                        sla_dtype dtype, scan_mode mode, csr_fill *c)
 {
@@ -274,6 +275,7 @@ static sla_status scan(sla_ctx *ctx, mm_blocks *b, const mm_header *h, const lon
             st = sla__mm_parse_entry(ctx, r, line, h, sz, dtype, &e->i, &e->j, &e->v, &e->vi);
         }
         if (st) return st;
+        if (mode == SCAN_CHECK && c) c->nslots += e->i != e->j && h->symmetry != MM_GENERAL ? 2 : 1;
         if (mode != SCAN_CHECK && ++m == MM_BATCH) {
             if (!flush(c, h, mode, batch, m)) return file_changed(ctx, r);
             m = 0;
@@ -510,13 +512,23 @@ sla_status sla__mm_read_csr(sla_ctx *ctx, mm_reader *r, const mm_header *h,
     sla_status st = blk_init(ctx, &b, r);
     if (st) return st;
     /* O(nrows) row pointers, refused when the memory cannot hold them (a
-     * header may declare 2^31 - 1 rows for one entry); nothing O(ncols) */
-    st = sla__check_index_memory(ctx, n, sz[1], sz[2], 8.0 * ((double)n + 1.0));
+     * header may declare 2^31 - 1 rows for one entry); nothing O(ncols).
+     * As in the one-pass reader, an error in the file comes first, and the
+     * refusal counts the entries the file has (mirrors included). */
+    const double rp_bytes = 8.0 * ((double)n + 1.0);
+    bool validated = false;
+    st = sla__check_index_memory(ctx, n, sz[1], sz[2], rp_bytes);
+    if (st) {
+        st = scan(ctx, &b, h, sz, dtype, SCAN_CHECK, &c);
+        if (!st) st = sla__check_index_memory(ctx, n, sz[1], c.nslots, rp_bytes);
+        c.nslots = 0;
+        validated = true;
+    }
     if (!st && !(c.rowptr = sla__calloc(&r->a, (size_t)n + 1, sizeof *c.rowptr)))
         st = sla__error(ctx, SLA_ERR_NOMEM, "%s: out of memory for the row pointers of a "
                         "%lld x %lld matrix", r->name, sz[0], sz[1]);
     if (!st) st = scan(ctx, &b, h, sz, dtype, SCAN_COUNT, &c);
-    if (st) st = first_error(ctx, &b, h, sz, dtype, st);
+    if (st && !validated) st = first_error(ctx, &b, h, sz, dtype, st);
     if (!st) st = alloc_slots(ctx, r, &c, n);
     if (!st) st = scan(ctx, &b, h, sz, dtype, SCAN_FILL, &c);
     blk_free(&b);
