@@ -25,15 +25,23 @@ extern "C" {
  * SLA_C64: SLA_C64), and a real file read with a complex dtype gives zero
  * imaginary parts; check sla_matrix_dtype of the result.
  * Errors: SLA_ERR_IO, SLA_ERR_FORMAT, SLA_ERR_INDEX, SLA_ERR_VALUE,
- * SLA_ERR_UNSUPPORTED, SLA_ERR_NOMEM; the message names the file and line. */
+ * SLA_ERR_UNSUPPORTED, SLA_ERR_NOMEM; the message names the file and line.
+ * Memory: the file is read twice in blocks (rows counted, then entries put
+ * in their CSR slots, rows sorted and duplicates summed in place), so the
+ * peak is the CSR matrix plus one block, O(nrows + nnz) whatever ncols. */
 SLA_API sla_status sla_mm_read(sla_ctx *ctx, const char *path, sla_dtype dtype,
                        sla_matrix **out);
 
-/* The same from an open stream; name is used in messages. */
+/* The same from an open stream; name is used in messages. A stream on a
+ * regular file is read twice from its current position like a path; one
+ * that cannot be repositioned (a pipe) is read once into COO triplets and
+ * converted, with a higher peak (about 3x the CSR matrix) and the same
+ * result bit for bit. */
 SLA_API sla_status sla_mm_read_stream(sla_ctx *ctx, FILE *f, const char *name,
                               sla_dtype dtype, sla_matrix **out);
 
-/* The same from a memory buffer of len bytes (need not be terminated). */
+/* The same from a memory buffer of len bytes (need not be terminated; read
+ * twice, as a file). */
 SLA_API sla_status sla_mm_read_buffer(sla_ctx *ctx, const char *buf, size_t len,
                               sla_dtype dtype, sla_matrix **out);
 

@@ -57,6 +57,11 @@ void *sla__ctx_malloc(sla_ctx *ctx, size_t count, size_t size,
 void *sla__ctx_calloc(sla_ctx *ctx, size_t count, size_t size,
                       const char *what);
 
+/* Refuse (SLA_ERR_TOO_LARGE) index arrays of `bytes` for an nrows x ncols
+ * matrix with nnz entries when they exceed half the memory available. */
+sla_status sla__check_index_memory(sla_ctx *ctx, sla_int nrows, sla_int ncols, sla_int nnz,
+                                  double bytes);
+
 /* ---- threads and time ------------------------------------------------ */
 
 /* Vectors shorter than this are processed by one thread: a parallel region

@@ -181,7 +181,7 @@ static double memory_available(void)
  * are allocated: a file may declare 2^31 - 1 rows with one entry. The
  * budget is half of the memory available, as for the direct solvers'
  * default memory_limit. Small structures are not checked (no system calls). */
-static sla_status check_index_memory(sla_ctx *ctx, sla_int nrows, sla_int ncols, sla_int nnz,
+sla_status sla__check_index_memory(sla_ctx *ctx, sla_int nrows, sla_int ncols, sla_int nnz,
                                      double bytes)
 {
     if (bytes < 64e6) return SLA_OK;
@@ -236,7 +236,7 @@ sla_status sla_matrix_from_coo(sla_ctx *ctx, sla_int nrows, sla_int ncols, sla_i
      * sort's O(max(nrows, ncols)) counters. The row pointer stays O(nrows). */
     const size_t dim = (size_t)(nrows > ncols ? nrows : ncols) + 1;
     const bool by_sort = (size_t)nnz_in < dim / 4;
-    if ((st = check_index_memory(ctx, nrows, ncols, nnz_in,
+    if ((st = sla__check_index_memory(ctx, nrows, ncols, nnz_in,
                                  8.0 * ((double)nrows + 1.0 + (by_sort ? 0.0 : (double)dim)))))
         return st;
     sla_int *cnt = by_sort ? NULL : sla__calloc(&a, dim, sizeof *cnt);

@@ -12,15 +12,22 @@
  * Complex files (two numbers per entry) give a complex matrix; hermitian
  * files (complex only) store a_ji = conj(a_ij), with a real diagonal.
  *
- * Numbers are parsed with strtoll/strtod, so the C library's LC_NUMERIC
- * must use '.' (the default "C" locale does).
+ * Numbers are parsed with strtod, so the C library's LC_NUMERIC must use
+ * '.' (the default "C" locale does).
+ *
+ * A source that can be read twice (a memory buffer, a stream on a regular
+ * file: what sla_mm_read opens) goes through mmio_csr.c, which fills the
+ * CSR arrays directly; other streams (pipes) are read here in one pass into
+ * COO triplets that sla_matrix_from_coo converts. Both validate every entry
+ * with the functions below and give the same matrix, bit for bit.
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include "internal.h"
+#include "mmio.h"
 
 #include <errno.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,17 +35,6 @@
 #include <string.h>
 
 /* ---- line reader -------------------------------------------------------- */
-
-typedef struct mm_reader {
-    FILE *f;             /* source stream, or NULL for a memory buffer */
-    const char *buf;     /* memory source */
-    size_t len, pos;
-    char *line;          /* current line, NUL-terminated, no newline */
-    size_t cap;
-    long long lineno;    /* number of the current line (1-based) */
-    const char *name;    /* used in messages */
-    sla_allocator a;
-} mm_reader;
 
 static void rd_init(mm_reader *r, sla_ctx *ctx, FILE *f, const char *buf,
                     size_t len, const char *name)
@@ -117,11 +113,10 @@ static bool is_space(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-/* Blank or comment line (skipped after the banner). */
-static bool is_skippable(const char *s)
+bool sla__mm_skippable(const char *s)
 {
     while (is_space(*s)) s++;
-    return *s == '\0' || *s == '%';
+    return *s == '\0' || *s == '\n' || *s == '%';
 }
 
 /* Next line with content; *got = false at end of input. */
@@ -130,24 +125,25 @@ static sla_status rd_content_line(sla_ctx *ctx, mm_reader *r, bool *got)
     sla_status st;
     do {
         if ((st = rd_line(ctx, r, got))) return st;
-    } while (*got && is_skippable(r->line));
+    } while (*got && sla__mm_skippable(r->line));
     return SLA_OK;
 }
 
 /* ---- tokens and numbers ----------------------------------------------- */
 
-/* Next whitespace-separated token of *p (not NUL-terminated: it ends after
- * *len bytes, where strtoll/strtod stop too). NULL when none is left. */
+/* Next whitespace-separated token of *p, a line that ends at a NUL or a
+ * '\n' (the token is not NUL-terminated: it ends after *len bytes, where
+ * strtod stops too). NULL when none is left. */
 static const char *next_token(const char **p, size_t *len)
 {
     const char *s = *p;
     while (is_space(*s)) s++;
-    if (*s == '\0') {
+    if (*s == '\0' || *s == '\n') {
         *p = s;
         return NULL;
     }
     const char *e = s;
-    while (*e && !is_space(*e)) e++;
+    while (*e && *e != '\n' && !is_space(*e)) e++;
     *len = (size_t)(e - s);
     *p = e;
     return s;
@@ -166,16 +162,28 @@ static bool token_is(const char *tok, size_t len, const char *word)
 
 typedef enum { NUM_OK, NUM_BAD, NUM_RANGE } num_result;
 
-/* Decimal integer filling exactly the token. */
+/* Decimal integer filling exactly the token: an optional sign and digits
+ * (what strtoll accepts in base 10 with nothing around it; out of the
+ * long long range: NUM_RANGE). Written out because indices are most of
+ * a file's numbers and strtoll's generality costs. */
 static num_result parse_int(const char *tok, size_t len, long long *v)
 {
-    if (len == 0 || !(tok[0] == '-' || tok[0] == '+' || (tok[0] >= '0' && tok[0] <= '9')))
-        return NUM_BAD;
-    char *end = NULL;
-    errno = 0;
-    *v = strtoll(tok, &end, 10);
-    if (end != tok + len) return NUM_BAD;
-    return errno == ERANGE ? NUM_RANGE : NUM_OK;
+    size_t k = 0;
+    const bool neg = len > 0 && tok[0] == '-';
+    if (len > 0 && (tok[0] == '-' || tok[0] == '+')) k = 1;
+    if (k == len) return NUM_BAD;
+    const unsigned long long limit = neg ? (unsigned long long)LLONG_MAX + 1ull : LLONG_MAX;
+    unsigned long long u = 0;
+    bool range = false;
+    for (; k < len; k++) {
+        unsigned d = (unsigned)(unsigned char)tok[k] - '0';
+        if (d > 9) return NUM_BAD;
+        if (u > (limit - d) / 10) range = true;
+        else u = 10 * u + d;
+    }
+    if (range) return NUM_RANGE;
+    *v = neg ? (long long)(0ull - u) : (long long)u;
+    return NUM_OK;
 }
 
 /* Real number filling exactly the token (overflow gives +-Inf). */
@@ -187,16 +195,6 @@ static num_result parse_real(const char *tok, size_t len, double *v)
 }
 
 /* ---- header ------------------------------------------------------------- */
-
-typedef enum { MM_COORD, MM_ARRAY } mm_format;
-typedef enum { MM_REAL, MM_INTEGER, MM_PATTERN, MM_COMPLEX } mm_field;
-typedef enum { MM_GENERAL, MM_SYMMETRIC, MM_SKEW, MM_HERMITIAN } mm_symmetry;
-
-typedef struct mm_header {
-    mm_format format;
-    mm_field field;
-    mm_symmetry symmetry;
-} mm_header;
 
 static sla_status bad_banner(sla_ctx *ctx, const mm_reader *r, const char *what,
                              const char *tok, size_t len)
@@ -427,16 +425,22 @@ static sla_status check_line_end(sla_ctx *ctx, const mm_reader *r, const char *p
                       r->name, r->lineno, (int)(len > 64 ? 64 : len), tok);
 }
 
-/* Parse the current line as one entry and store it (and its mirror). */
-static sla_status read_entry(sla_ctx *ctx, const mm_reader *r, const mm_header *h,
-                             const long long *sz, sla_dtype dtype, coo_buf *c)
+sla_status sla__mm_parse_indices(sla_ctx *ctx, const mm_reader *r, const char **p,
+                                 const long long *sz, sla_int *i, sla_int *j)
 {
-    const char *p = r->line;
+    sla_status st = parse_index(ctx, r, p, "row", sz[0], i);
+    return st ? st : parse_index(ctx, r, p, "column", sz[1], j);
+}
+
+sla_status sla__mm_parse_entry(sla_ctx *ctx, const mm_reader *r, const char *line,
+                               const mm_header *h, const long long *sz, sla_dtype dtype,
+                               sla_int *pi, sla_int *pj, double *pv, double *pvi)
+{
+    const char *p = line;
     sla_int i = 0, j = 0;
     double v = 1.0, vi = 0.0;
     sla_status st;
-    if ((st = parse_index(ctx, r, &p, "row", sz[0], &i))) return st;
-    if ((st = parse_index(ctx, r, &p, "column", sz[1], &j))) return st;
+    if ((st = sla__mm_parse_indices(ctx, r, &p, sz, &i, &j))) return st;
     if (h->field != MM_PATTERN && (st = parse_value(ctx, r, &p, h->field, dtype, &v)))
         return st;
     if (h->field == MM_COMPLEX && (st = parse_value(ctx, r, &p, h->field, dtype, &vi)))
@@ -451,6 +455,21 @@ static sla_status read_entry(sla_ctx *ctx, const mm_reader *r, const mm_header *
                           "%s:%lld: hermitian matrix with a non-real diagonal entry (%lld, %lld) "
                           "(imaginary part %g)", r->name, r->lineno, (long long)i + 1,
                           (long long)j + 1, vi);
+    *pi = i;
+    *pj = j;
+    *pv = v;
+    *pvi = vi;
+    return SLA_OK;
+}
+
+/* Parse the current line as one entry and store it (and its mirror). */
+static sla_status read_entry(sla_ctx *ctx, const mm_reader *r, const mm_header *h,
+                             const long long *sz, sla_dtype dtype, coo_buf *c)
+{
+    sla_int i = 0, j = 0;
+    double v = 1.0, vi = 0.0;
+    sla_status st = sla__mm_parse_entry(ctx, r, r->line, h, sz, dtype, &i, &j, &v, &vi);
+    if (st) return st;
     if (!coo_reserve(&r->a, c, 2))
         return sla__error(ctx, SLA_ERR_NOMEM, "%s:%lld: out of memory storing entries",
                           r->name, r->lineno);
@@ -462,14 +481,31 @@ static sla_status read_entry(sla_ctx *ctx, const mm_reader *r, const mm_header *
     return SLA_OK;
 }
 
+sla_status sla__mm_ends_early(sla_ctx *ctx, const mm_reader *r, long long k, long long declared)
+{
+    return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: file ends after %lld of %lld declared entries",
+                      r->name, r->lineno, k, declared);
+}
+
+sla_status sla__mm_too_many(sla_ctx *ctx, const mm_reader *r, long long declared)
+{
+    return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: more entries than the %lld declared",
+                      r->name, r->lineno, declared);
+}
+
+sla_status sla__mm_sum_overflows(sla_ctx *ctx, const mm_reader *r, sla_int k)
+{
+    return sla__error(ctx, SLA_ERR_VALUE, "%s: duplicate entries sum to a value that "
+                      "overflows (stored entry %lld)", r->name, (long long)k);
+}
+
 /* After the declared entries only blank and comment lines may follow. */
 static sla_status check_no_more(sla_ctx *ctx, mm_reader *r, long long declared)
 {
     bool got = false;
     sla_status st = rd_content_line(ctx, r, &got);
     if (st || !got) return st;
-    return sla__error(ctx, SLA_ERR_FORMAT, "%s:%lld: more entries than the %lld declared",
-                      r->name, r->lineno, declared);
+    return sla__mm_too_many(ctx, r, declared);
 }
 
 static sla_status read_entries(sla_ctx *ctx, mm_reader *r, const mm_header *h,
@@ -479,10 +515,7 @@ static sla_status read_entries(sla_ctx *ctx, mm_reader *r, const mm_header *h,
     for (long long k = 0; k < sz[2]; k++) {
         bool got = false;
         if ((st = rd_content_line(ctx, r, &got))) return st;
-        if (!got)
-            return sla__error(ctx, SLA_ERR_FORMAT,
-                              "%s:%lld: file ends after %lld of %lld declared entries",
-                              r->name, r->lineno, k, sz[2]);
+        if (!got) return sla__mm_ends_early(ctx, r, k, sz[2]);
         if ((st = read_entry(ctx, r, h, sz, dtype, c))) return st;
     }
     return check_no_more(ctx, r, sz[2]);
@@ -535,8 +568,7 @@ static sla_status check_sums(sla_ctx *ctx, const mm_reader *r, sla_matrix **out)
         sla__z v = sla__zval(A, 0, k);
         if (!isfinite(creal(v)) || !isfinite(cimag(v))) {
             sla_matrix_destroy(out);
-            return sla__error(ctx, SLA_ERR_VALUE, "%s: duplicate entries sum to a value that "
-                              "overflows (stored entry %lld)", r->name, (long long)k);
+            return sla__mm_sum_overflows(ctx, r, k);
         }
     }
     return SLA_OK;
@@ -559,6 +591,7 @@ static sla_status read_coordinate(sla_ctx *ctx, mm_reader *r, sla_dtype dtype,
     c.w = sla_dtype_is_complex(dtype) ? 2 : 1;
     if (!st) st = read_sizes(ctx, r, 3, sz);
     if (!st) st = check_coord_sizes(ctx, r, &h, sz);
+    if (!st && sla__mm_rereadable(r)) return sla__mm_read_csr(ctx, r, &h, sz, dtype, out);
     if (!st) st = read_entries(ctx, r, &h, sz, dtype, &c);
     if (!st) st = coo_build(ctx, &c, sz, dtype, out);
     if (!st) st = check_sums(ctx, r, out);
