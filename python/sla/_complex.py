@@ -546,24 +546,3 @@ def helmholtz2d(N, k, alpha=0.0, dtype=torch.complex128):
         return sparse_from_c(M, complex_dtype(dtype))
     finally:
         L.sla_matrix_destroy(ctypes.byref(M))
-
-
-def is_positive_definite(A, per_item, props, opts_string):
-    """Hermitian (to 1e-12 relative), a real positive diagonal, and a trial
-    complex Cholesky (method=cholesky) that succeeds."""
-    from ._core import Solver
-
-    def one(cmat, ib):
-        p = props(cmat, ib, 0.0)
-        if not (p.hermitian_error <= 1e-12 and p.positive_diagonal):
-            return False
-        vals = cmat.values[ib:ib + 1].contiguous()
-        s = Solver(cmat.pattern, opts_string, vals.dtype, 1)
-        try:
-            with s.lock:
-                s.prepare(vals)
-        except (L.SlaNotSPDError, L.SlaSingularError):
-            return False
-        return True
-
-    return per_item(A, one)

@@ -141,6 +141,29 @@ class ComplexBasics(unittest.TestCase):
         self.assertTrue(sla.SparseTensor.from_scipy(zmatrix(12, "hpd", 5)).is_positive_definite())
         self.assertFalse(sla.SparseTensor.from_scipy(zmatrix(12, "herm", 5)).is_positive_definite())
         self.assertFalse(sla.SparseTensor.from_scipy(zmatrix(12, "csym", 5)).is_positive_definite())
+        # Hermitian with a positive diagonal, definite or not (by the shift):
+        # the C query (trial complex Cholesky) against NumPy's eigenvalues
+        H = zmatrix(30, "hpd", 8)
+        lo = np.linalg.eigvalsh(H.toarray()).min()
+        seen = set()
+        for shift in (lo - 0.5, lo - 1e-3 * abs(lo), lo + 1e-3 * abs(lo), lo + 0.5, 0.0):
+            M = (H - sp.diags(np.full(30, shift))).tocsr()
+            if (M.diagonal().real <= 0).any():
+                continue
+            want = bool(np.linalg.eigvalsh(M.toarray()).min() > 0)
+            seen.add(want)
+            for dt in (torch.complex128, torch.complex64):
+                with self.subTest(shift=shift, dtype=dt):
+                    A = sla.SparseTensor.from_scipy(M).to(dt)
+                    self.assertEqual(A.is_positive_definite(), want)
+        self.assertEqual(seen, {True, False})
+        # a batch of two value arrays: one definite, one not
+        A = sla.SparseTensor.from_scipy(H)
+        Mi = (H - sp.diags(np.full(30, lo + 1e-3 * abs(lo)))).tocsr()
+        Bi = sla.SparseTensor.from_scipy(Mi)
+        self.assertTrue(torch.equal(A.row, Bi.row) and torch.equal(A.col, Bi.col))
+        B = sla.SparseTensor(torch.stack([A.values, Bi.values]), A.row, A.col, A.shape)
+        self.assertEqual(B.is_positive_definite().tolist(), [True, False])
 
     def test_refusals(self):
         A = sla.SparseTensor.from_scipy(zmatrix(8, "general", 6))
