@@ -232,8 +232,8 @@ class SparseTensor:
         Arguments left at None (method included: None means auto) take
         the values of the active ``sla.SolverConfig`` (a ``with`` block on
         this thread), if any.
-        method: auto, cg, bicgstab, gmres, minres, cholesky, ldlt, lu,
-        umfpack, klu, superlu. preconditioner: None, jacobi, ssor, ic0, ilu0,
+        method: auto, cg, bicgstab, gmres, minres, cocg (complex symmetric
+        A = A^T; cg on a real A), cholesky, ldlt, lu, umfpack, klu, superlu. preconditioner: None, jacobi, ssor, ic0, ilu0,
         ilut (threshold ILU with fill limit and column pivoting, like SciPy's
         spilu), amg (hypre BoomerAMG), saamg (sla's smoothed aggregation).
         rtol (relative to ||b||), atol, maxiter; further keys of the C
