@@ -30,6 +30,9 @@ stdout_has '^cg +krylov +available' "methods lists cg"
 stdout_has '^cholesky +direct +(available|unavailable)' "methods lists cholesky (or says unavailable)"
 stdout_has '^ilu0 +precond +available' "methods lists ilu0"
 stdout_has 'aliases: cholmod' "methods shows aliases"
+stdout_has '^cocg +krylov +available +symmetric transpose complex' "methods lists cocg"
+run solve --help;         expect 0 "solve --help"
+stdout_has 'minres\|cocg\|cholesky' "solve --help lists cocg"
 run methods --json;       expect 0 "methods --json"
 if /usr/bin/python3 -c 'import json,sys; json.load(sys.stdin)' <"$OUT"; then ok; else
     fail "methods --json: not valid JSON"; fi

@@ -6,7 +6,9 @@
  * perturbed separately) and the dot-product identity; exact
  * preconditioners on tridiagonal matrices (ILU(0) and IC(0) are exact
  * there, so one or two iterations prove the M^-1, M^-T and M^-H applies);
- * method=auto, refresh, batches, and the refusals. */
+ * method=auto, refresh, batches, the refusals, and lists
+ * (sla_zsolver_solve_list and _vjp, in parallel and with a solver named
+ * twice) against dense solves. */
 #include "test_util.h"
 
 #include <complex.h>
@@ -585,6 +587,94 @@ static void test_file(sla_ctx *ctx)
     sla_matrix_destroy(&A);
 }
 
+/* Lists: four solvers of different kinds and methods (one named twice)
+ * solved at once, against zgesv; the list VJP's gb against dense A^H
+ * solves and its gA against the single-item VJP; a real solver in the list
+ * is refused naming the item. Run with 1 thread and with 2 (items in
+ * parallel). */
+static void test_list(sla_ctx *ctx)
+{
+    enum { NI = 5, M = 5, NN = M * M };
+    static coo c[4];
+    const int kinds[4] = {HPD, CSYM, GEN, GEN};
+    const sla_method meth[4] = {SLA_METHOD_CG, SLA_METHOD_COCG, SLA_METHOD_LU, SLA_METHOD_GMRES};
+    const sla_precond_kind pc[4] = {SLA_PRECOND_IC0, SLA_PRECOND_ILU0, SLA_PRECOND_NONE, SLA_PRECOND_ILU0};
+    sla_matrix *A[4];
+    sla_solver *S[4];
+    for (int t = 0; t < 4; t++) {
+        grid_coo(M, kinds[t], &c[t]);
+        if (t == 3)
+            for (sla_int e = 0; e < c[t].nnz; e++) c[t].val[e] *= 1.0 + 0.1 * _Complex_I * (e % 3);
+        A[t] = from_coo(ctx, &c[t], NULL);
+        sla_solver_options o = opts_for(meth[t], pc[t], 1e-12);
+        CHECK_OK(ctx, sla_solver_create(ctx, A[t], &o, &S[t]));
+    }
+    const int which[NI] = {0, 1, 2, 3, 1}; /* solver 1 twice: those items run one after another */
+    static zc b[NI][NN], x[NI][NN], gx[NI][NN], gb[NI][NN], gA[NI][4096], xr[NN], gAr[4096], gbr[NN];
+    unsigned long long seed = 29;
+    for (int i = 0; i < NI; i++) zrand(&seed, NN, b[i]), zrand(&seed, NN, gx[i]);
+    sla_solver *L[NI];
+    const sla_complex *bl[NI], *xl[NI], *gxl[NI];
+    sla_complex *xo[NI], *gbo[NI], *gAo[NI];
+    for (int i = 0; i < NI; i++) {
+        L[i] = S[which[i]];
+        bl[i] = (const sla_complex *)b[i], xo[i] = (sla_complex *)x[i], xl[i] = (const sla_complex *)x[i];
+        gxl[i] = (const sla_complex *)gx[i], gbo[i] = (sla_complex *)gb[i], gAo[i] = (sla_complex *)gA[i];
+    }
+    const int saved = sla_ctx_threads(ctx);
+    for (int nt = 1; nt <= 2; nt++) {
+        sla_ctx_set_threads(ctx, nt);
+        memset(x, 0, sizeof x);
+        sla_solve_info info[NI];
+        CHECK_OK(ctx, sla_zsolver_solve_list(ctx, NI, L, bl, xo, info));
+        for (int i = 0; i < NI; i++) {
+            const coo *ci = &c[which[i]];
+            CHECK(dense_solve(ci, 0, b[i], xr) == 0);
+            CHECK(zdiff(NN, x[i], xr) < 1e-9);
+            CHECK(info[i].converged && strcmp(info[i].method, sla_method_name(meth[which[i]])) == 0);
+        }
+        CHECK_OK(ctx, sla_zsolver_solve_list_vjp(ctx, NI, L, xl, gxl, gbo, gAo, info));
+        for (int i = 0; i < NI; i++) {
+            const coo *ci = &c[which[i]];
+            CHECK(dense_solve(ci, 2, gx[i], xr) == 0);
+            CHECK(zdiff(NN, gb[i], xr) < 1e-9);
+            CHECK_OK(ctx, sla_zsolver_solve_vjp(ctx, L[i], 0, xl[i], gxl[i], (sla_complex *)gbr,
+                                                (sla_complex *)gAr, NULL));
+            CHECK(zdiff(ci->nnz, gA[i], gAr) < 1e-9);
+        }
+        /* gb not wanted: gA alone */
+        memset(gA, 0, sizeof gA);
+        CHECK_OK(ctx, sla_zsolver_solve_list_vjp(ctx, NI, L, xl, gxl, NULL, gAo, NULL));
+        CHECK_OK(ctx, sla_zsolver_solve_vjp(ctx, L[2], 0, xl[2], gxl[2], (sla_complex *)gbr, (sla_complex *)gAr, NULL));
+        CHECK(zdiff(c[2].nnz, gA[2], gAr) < 1e-9);
+    }
+    sla_ctx_set_threads(ctx, saved);
+    /* a real solver among complex ones, and the other way round */
+    sla_matrix *R = NULL;
+    sla_solver *SR = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, M, &R));
+    CHECK_OK(ctx, sla_solver_create(ctx, R, NULL, &SR));
+    sla_solver *mixed[2] = {S[0], SR};
+    CHECK_ERR(ctx, sla_zsolver_solve_list(ctx, 2, mixed, bl, xo, NULL), SLA_ERR_ARGUMENT,
+              "item 1: sla_zsolver_solve_list: real solver");
+    CHECK_ERR(ctx, sla_zsolver_solve_list_vjp(ctx, 2, mixed, xl, gxl, gbo, NULL, NULL), SLA_ERR_ARGUMENT,
+              "use sla_solver_solve_list_vjp");
+    double rb[NN], rx[NN];
+    const double *rbl[2] = {rb, rb};
+    double *rxl[2] = {rx, rx};
+    for (int i = 0; i < NN; i++) rb[i] = 1.0;
+    CHECK_ERR(ctx, sla_solver_solve_list(ctx, 2, mixed, rbl, rxl, NULL), SLA_ERR_ARGUMENT,
+              "use sla_zsolver_solve_list");
+    CHECK_ERR(ctx, sla_zsolver_solve_list(ctx, -1, mixed, bl, xo, NULL), SLA_ERR_ARGUMENT, "negative count");
+    CHECK_OK(ctx, sla_zsolver_solve_list(ctx, 0, NULL, NULL, NULL, NULL));
+    sla_solver_destroy(&SR);
+    sla_matrix_destroy(&R);
+    for (int t = 0; t < 4; t++) {
+        sla_solver_destroy(&S[t]);
+        sla_matrix_destroy(&A[t]);
+    }
+}
+
 int main(void)
 {
     sla_ctx *ctx = NULL;
@@ -597,6 +687,7 @@ int main(void)
     test_ilu_shift(ctx);
     test_refresh_batch(ctx);
     test_file(ctx);
+    test_list(ctx);
     sla_ctx_destroy(&ctx);
     return tu_finish("test_complex_solve");
 }

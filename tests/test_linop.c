@@ -1,5 +1,6 @@
 /* Matrix-free solves (sla/linop.h): an operator given by callbacks that
- * multiply by a matrix, solved by every Krylov method and compared with the
+ * multiply by a matrix, solved by every Krylov method (cocg too: cg on a
+ * real operator) and compared with the
  * dense LAPACK solution and with the same method on the matrix itself;
  * transposed solves, user preconditioners, failing callbacks and the
  * argument checks. */
@@ -102,7 +103,8 @@ static void compare(const sla_matrix *A, sla_method m, bool transpose, bool user
     CHECK(!strcmp(info.method, sla_method_name(m == SLA_METHOD_AUTO ? SLA_METHOD_GMRES : m)));
     CHECK(!strcmp(info.precond, user_pc ? "user" : "none"));
     /* the transposed solve of a nonsymmetric method runs on apply_transpose only */
-    if (transpose && m != SLA_METHOD_CG && m != SLA_METHOD_MINRES) CHECK(d.calls == 0 && d.tcalls > 0);
+    if (transpose && m != SLA_METHOD_CG && m != SLA_METHOD_MINRES && m != SLA_METHOD_COCG)
+        CHECK(d.calls == 0 && d.tcalls > 0);
     if (!transpose) CHECK(d.tcalls == 0);
     if (user_pc && transpose) CHECK(d.pc_tcalls > 0 && d.pc_calls == 0);
     if (user_pc && !transpose) CHECK(d.pc_calls > 0 && d.pc_tcalls == 0);
@@ -257,9 +259,10 @@ int main(void)
     CHECK_OK(ctx, sla_gen_convdiff2d(ctx, 10, 20.0, -8.0, &C)); /* nonsymmetric, n = 100 */
     if (!P || !C) return tu_finish("test_linop");
 
+    /* cocg on a real operator is cg (the registry's real column) */
     sla_method sym[] = {SLA_METHOD_CG, SLA_METHOD_MINRES, SLA_METHOD_BICGSTAB, SLA_METHOD_GMRES,
-                        SLA_METHOD_AUTO};
-    for (int i = 0; i < 5; i++)
+                        SLA_METHOD_AUTO, SLA_METHOD_COCG};
+    for (int i = 0; i < 6; i++)
         for (int t = 0; t < 2; t++)
             for (int pc = 0; pc < 2; pc++) compare(P, sym[i], t, pc);
     sla_method gen[] = {SLA_METHOD_BICGSTAB, SLA_METHOD_GMRES, SLA_METHOD_AUTO};

@@ -75,6 +75,24 @@ SLA_API sla_status sla_zsolver_solve_vjp(sla_ctx *ctx, sla_solver *S, sla_int ib
                                          const sla_complex *x, const sla_complex *gx,
                                          sla_complex *gb, sla_complex *gA, sla_solve_info *info);
 
+/* A list of independent complex solves x_i = A_i^-1 b_i, one per solver
+ * (value array 0 of each; n_i entries each), in parallel as
+ * sla_solver_solve_list (items one after another when a solver appears
+ * twice). info (may be NULL): count entries. A real solver in the list is
+ * SLA_ERR_ARGUMENT. Returns the first error (lowest index), else
+ * SLA_NOT_CONVERGED when any item did not converge, else SLA_OK. */
+SLA_API sla_status sla_zsolver_solve_list(sla_ctx *ctx, sla_int count, sla_solver *const *solvers,
+                                          const sla_complex *const *b, sla_complex *const *x,
+                                          sla_solve_info *info);
+
+/* The VJPs of such a list: for each item, gb_i = A_i^-H gx_i and gA_i[k] =
+ * -gb_i[row_k] conj(x_i[col_k]) as sla_zsolver_solve_vjp. gb and gA may be
+ * NULL (not wanted), as may their entries. */
+SLA_API sla_status sla_zsolver_solve_list_vjp(sla_ctx *ctx, sla_int count, sla_solver *const *solvers,
+                                              const sla_complex *const *x, const sla_complex *const *gx,
+                                              sla_complex *const *gb, sla_complex *const *gA,
+                                              sla_solve_info *info);
+
 /* One-shot: create a solver with opts (NULL: defaults), solve A_ib x = b,
  * destroy it. */
 SLA_API sla_status sla_zsolve(sla_ctx *ctx, const sla_matrix *A, sla_int ib,

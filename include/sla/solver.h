@@ -416,7 +416,12 @@ SLA_API sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count, sla_solver *c
  * A 0 x 0 matrix is SPD. Costs one sparse Cholesky factorization of the
  * matrix (nothing is kept). Errors: SLA_ERR_ARGUMENT, SLA_ERR_INDEX,
  * SLA_ERR_UNAVAILABLE (a build without CHOLMOD),
- * SLA_ERR_NOMEM / _TOO_LARGE (the factor does not fit the memory limit). */
+ * SLA_ERR_NOMEM / _TOO_LARGE (the factor does not fit the memory limit).
+ * A complex A (SLA_C128, SLA_C64): Hermitian positive definite, asked the
+ * same way: Hermitian (|a_ij - conj(a_ji)| <= 1e-12 max|a|), a real
+ * positive diagonal, and a trial complex Cholesky (CHOLMOD's; a build
+ * without it factors densely up to order 1500, past that
+ * SLA_ERR_UNAVAILABLE). */
 SLA_API sla_status sla_matrix_is_spd(sla_ctx *ctx, const sla_matrix *A, sla_int ib, bool *answer);
 
 /* One-shot: create a solver, solve A_0 x = b, destroy it. */

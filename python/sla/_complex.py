@@ -4,7 +4,8 @@ A SparseTensor whose values are complex128 or complex64 is an sla_matrix
 of dtype SLA_C128 / SLA_C64 borrowing the values tensor as it is (torch's
 complex layout is the C library's: (re, im) pairs). Its operations call
 include/sla/complex.h: ``A @ x`` sla_zmatvec, ``solve`` sla_zsolver_solve
-(the pattern's cached sla_solver, created on the complex matrix), ``slogdet``
+(the pattern's cached sla_solver, created on the complex matrix), a
+SparseTensorList of complex matrices ``solve`` sla_zsolver_solve_list, ``slogdet``
 sla_zsolver_logdet, ``eigsh`` (Hermitian A) sla_zeigsh, each with its VJP.
 
 Gradients: the library's convention is PyTorch's (grad_z = dL/dRe + i
@@ -276,6 +277,111 @@ def solve(A, b, opts, box, x0, canonical_rhs):
     return unflatten(ZSolveFn.apply(vals, b3, solver, api, box)).to(out)
 
 
+
+def _ptr_array(tensors):
+    arr = (ctypes.c_void_p * max(len(tensors), 1))()
+    for i, t in enumerate(tensors):
+        arr[i] = t.data_ptr() if t is not None else None
+    return arr
+
+
+class ZListSolveFn(torch.autograd.Function):
+    """x_i = A_i^-1 b_i for complex matrices with different patterns, all at
+    once by sla_zsolver_solve_list (items in parallel over the C context's
+    threads), VJP by sla_zsolver_solve_list_vjp."""
+
+    @staticmethod
+    def forward(ctx, solvers, api, box, *tensors):
+        from ._functions import _lock_all, _unlock_all
+        N = len(solvers)
+        values, bs = tensors[:N], tensors[N:]
+        xs = [torch.zeros_like(b) for b in bs]
+        infos = (L.CSolveInfo * max(N, 1))()
+        locks = _lock_all(solvers)
+        try:
+            for s, v in zip(solvers, values):
+                s.prepare(v)
+            sp = (ctypes.c_void_p * max(N, 1))(*[s.ptr.value for s in solvers])
+            st = L.check(api["zsolver_solve_list"](L.ctx(), N, sp, _ptr_array(bs), _ptr_array(xs),
+                                                   _info_at(infos, 0)), "list solve")
+        finally:
+            _unlock_all(locks)
+        box["infos"] = [SolveInfo.combine(infos[i:i + 1]) for i in range(N)]
+        if st == 1 and not box.get("quiet"):
+            for inf in box["infos"]:
+                if not inf.converged:
+                    warnings.warn("sla: list solve did not converge: %r" % (inf,),
+                                  L.SlaConvergenceWarning, stacklevel=4)
+        ctx.solvers, ctx.api, ctx.box = solvers, api, box
+        ctx.save_for_backward(*values, *xs)
+        return tuple(xs)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, *gxs):
+        from ._functions import _lock_all, _unlock_all
+        solvers, api = ctx.solvers, ctx.api
+        N = len(solvers)
+        saved = ctx.saved_tensors
+        values, xs = saved[:N], saved[N:]
+        gxs = [torch.zeros_like(x) if g is None else c_ready(g) for g, x in zip(gxs, xs)]
+        need = ctx.needs_input_grad[3:]
+        gAs = [torch.empty(v.shape[-1], dtype=C128) if need[i] else None
+               for i, v in enumerate(values)]
+        gbs = [torch.empty_like(x) if need[N + i] else None for i, x in enumerate(xs)]
+        infos = (L.CSolveInfo * max(N, 1))()
+        locks = _lock_all(solvers)
+        try:
+            for s, v in zip(solvers, values):
+                s.prepare(v)
+            sp = (ctypes.c_void_p * max(N, 1))(*[s.ptr.value for s in solvers])
+            st = L.check(api["zsolver_solve_list_vjp"](
+                L.ctx(), N, sp, _ptr_array(xs), _ptr_array(gxs), _ptr_array(gbs),
+                _ptr_array(gAs), _info_at(infos, 0)), "list solve backward")
+        finally:
+            _unlock_all(locks)
+        adj = [SolveInfo.combine(infos[i:i + 1]) for i in range(N)]
+        for f, a in zip(ctx.box.get("infos", []), adj):
+            f.adjoint = a
+            if st == 1 and not a.converged:
+                warnings.warn("sla: adjoint list solve did not converge: %r" % (a,),
+                              L.SlaConvergenceWarning, stacklevel=3)
+        gAs = [g.to(v.dtype).reshape(v.shape) if g is not None else None
+               for g, v in zip(gAs, values)]
+        return (None, None, None, *gAs, *gbs)
+
+
+def solve_list(tensors, bs, opts, box):
+    """[x_i] with A_i x_i = b_i for complex matrices A_i (b_i of shape (n_i,),
+    real or complex) by one sla_zsolver_solve_list call; the SolveInfos are
+    left in box["infos"]."""
+    from . import _core
+    from .sparse import _check_cpu
+    api = _api(["zsolver_solve_list", "zsolver_solve_list_vjp"], "complex SparseTensorList.solve")
+    solvers, vals, b1s, seen = [], [], [], set()
+    for i, (A, b) in enumerate(zip(tensors, bs)):
+        n = A.shape[-1]
+        if A.shape[-2] != n:
+            raise ValueError("SparseTensorList item %d is not square %s" % (i, A.shape))
+        b = torch.as_tensor(b)
+        if tuple(b.shape) != (n,):
+            raise ValueError("right-hand side %d has shape %s; expected (%d,)" % (i, tuple(b.shape), n))
+        _check_cpu(b, "right-hand side %d" % i)
+        pat = A.pattern
+        if n > 0 and pat.nnz == 0:
+            raise L.SlaSingularError(-8, "SparseTensorList item %d (%d x %d) has no stored entries, "
+                                     "so it is singular" % (i, n, n), "solve")
+        v = A._csr_values(pat)
+        s = pat.solver(opts, v.dtype, 1)
+        if id(s) in seen:  # two items share a pattern: a private solver for this one
+            s = _core.Solver(pat, opts, v.dtype, 1)
+        seen.add(id(s))
+        solvers.append(s)
+        vals.append(v)
+        b1s.append(c_ready(b))
+    xs = ZListSolveFn.apply(solvers, api, box, *vals, *b1s)
+    return [x.to(_out_dtype(A.dtype, b)) for x, A, b in zip(xs, tensors, bs)]
+
 def solve_real_complex(A, b, x0, kwargs):
     """x = A^-1 b for a real A and a complex b: Re b and Im b as two real
     columns of one real solve (any real method; real gradient to A)."""
@@ -546,24 +652,3 @@ def helmholtz2d(N, k, alpha=0.0, dtype=torch.complex128):
         return sparse_from_c(M, complex_dtype(dtype))
     finally:
         L.sla_matrix_destroy(ctypes.byref(M))
-
-
-def is_positive_definite(A, per_item, props, opts_string):
-    """Hermitian (to 1e-12 relative), a real positive diagonal, and a trial
-    complex Cholesky (method=cholesky) that succeeds."""
-    from ._core import Solver
-
-    def one(cmat, ib):
-        p = props(cmat, ib, 0.0)
-        if not (p.hermitian_error <= 1e-12 and p.positive_diagonal):
-            return False
-        vals = cmat.values[ib:ib + 1].contiguous()
-        s = Solver(cmat.pattern, opts_string, vals.dtype, 1)
-        try:
-            with s.lock:
-                s.prepare(vals)
-        except (L.SlaNotSPDError, L.SlaSingularError):
-            return False
-        return True
-
-    return per_item(A, one)

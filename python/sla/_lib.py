@@ -331,6 +331,8 @@ OPTIONAL = {
     "zmatvec_vjp": ("sla_zmatvec_vjp", "complex matrix-vector products (issue 17)"),
     "zsolver_solve": ("sla_zsolver_solve", "the complex solver (issue 17, include/sla/complex.h)"),
     "zsolver_solve_vjp": ("sla_zsolver_solve_vjp", "the complex solver (issue 17)"),
+    "zsolver_solve_list": ("sla_zsolver_solve_list", "complex list solves (issue 17)"),
+    "zsolver_solve_list_vjp": ("sla_zsolver_solve_list_vjp", "complex list solves (issue 17)"),
     "zsolver_logdet": ("sla_zsolver_logdet", "the complex log-determinant (issue 17)"),
     "zsolver_logdet_vjp": ("sla_zsolver_logdet_vjp", "the complex log-determinant (issue 17)"),
     "zlogdet": ("sla_zlogdet", "the complex log-determinant (issue 17)"),
@@ -402,6 +404,12 @@ def _optional_proto(name, f):
     elif name == "zsolver_solve_vjp":
         # sla_zsolver_solve_vjp(ctx, S, ib, x, gx, gb, gA, sla_solve_info *info)
         f.argtypes = [P, P, c_int64, PTR, PTR, PTR, PTR, INFO_P]
+    elif name == "zsolver_solve_list":
+        # sla_zsolver_solve_list(ctx, count, solvers, b[], x[], sla_solve_info *info)
+        f.argtypes = [P, c_int64, P, P, P, INFO_P]
+    elif name == "zsolver_solve_list_vjp":
+        # sla_zsolver_solve_list_vjp(ctx, count, solvers, x[], gx[], gb[], gA[], info)
+        f.argtypes = [P, c_int64, P, P, P, P, P, INFO_P]
     elif name == "zsolver_logdet":
         # sla_zsolver_logdet(ctx, S, ib, sla_complex *phase, double *logabs)
         f.argtypes = [P, P, c_int64, PTR, PTR]

@@ -40,7 +40,7 @@ _solve_t = L._proto("sla_linop_solve_transpose", ctypes.c_int, *_PROTO)
 _set_pc = L._proto("sla_solver_options_set_user_precond", None, L.P, _OP_FN, _OP_FN,
                    ctypes.c_void_p)
 
-_SYMMETRIC_METHODS = ("cg", "minres")
+_SYMMETRIC_METHODS = ("cg", "minres", "cocg")  # cocg on a real operator is cg
 
 
 def _view(ptr, n):
@@ -355,10 +355,11 @@ def solve(A, b, shape=None, method="auto", rmatvec=None, M=None, rtol=None, atol
     A: a callable matvec(v) -> A v (then ``shape=(n, n)`` is required), a
     ``LinearOperator``, or a ``SparseTensor`` (then ``A.solve(b, ...)``).
     b: (n,) or (n, k). method: "auto" (GMRES), "cg" (A symmetric positive
-    definite), "minres" (A symmetric), "bicgstab", "gmres" (any nonsingular
+    definite), "minres" (A symmetric), "cocg" (cg on a real operator),
+    "bicgstab", "gmres" (any nonsingular
     A; option restart=m). rmatvec(v) -> A^T v: needed by the gradient to b
     and to parameters (one adjoint solve with A^T) for bicgstab, gmres and
-    auto; cg and minres use matvec. M: a preconditioner, a callable r ->
+    auto; cg, minres and cocg use matvec. M: a preconditioner, a callable r ->
     M^-1 r (or a LinearOperator whose rmatvec is M^-T r; otherwise M is taken
     as symmetric). rtol, atol, maxiter (0: 10 n, at least 1000), x0 (an
     initial guess, not differentiated) and further keys of the options

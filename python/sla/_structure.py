@@ -113,7 +113,7 @@ def is_positive_definite(A):
     """A symmetric (to 1e-12 relative) and positive definite, decided in C
     by a trial sparse Cholesky factorization (sla_matrix_is_spd; nothing of
     it is kept). A complex A: Hermitian (to 1e-12 relative), a real
-    positive diagonal and a trial complex Cholesky (method=cholesky). The answer is cached on the SparseTensor until its values
+    positive diagonal and a trial complex Cholesky (also sla_matrix_is_spd). The answer is cached on the SparseTensor until its values
     or indices change (checked by torch's version counters and a copy of the
     values, so writes through .data are seen too)."""
     if isinstance(A, list):
@@ -126,9 +126,6 @@ def is_positive_definite(A):
         ans = _const(A, False)
     elif A.shape[-1] == 0:
         ans = _const(A, True)
-    elif A.values.is_complex():
-        from ._complex import is_positive_definite as zpd
-        ans = zpd(A, _per_item, _props, "method=cholesky,precond=none")
     else:
         f = _spd_fn()
 

@@ -232,8 +232,8 @@ class SparseTensor:
         Arguments left at None (method included: None means auto) take
         the values of the active ``sla.SolverConfig`` (a ``with`` block on
         this thread), if any.
-        method: auto, cg, bicgstab, gmres, minres, cholesky, ldlt, lu,
-        umfpack, klu, superlu. preconditioner: None, jacobi, ssor, ic0, ilu0,
+        method: auto, cg, bicgstab, gmres, minres, cocg (complex symmetric
+        A = A^T; cg on a real A), cholesky, ldlt, lu, umfpack, klu, superlu. preconditioner: None, jacobi, ssor, ic0, ilu0,
         ilut (threshold ILU with fill limit and column pivoting, like SciPy's
         spilu), amg (hypre BoomerAMG), saamg (sla's smoothed aggregation).
         rtol (relative to ||b||), atol, maxiter; further keys of the C
@@ -631,7 +631,8 @@ class SparseTensor:
 class SparseTensorList:
     """Matrices with different patterns (a batch of graphs or meshes),
     solved together by sla_solver_solve_list (in parallel over the C context's
-    threads), with gradients through sla_solver_solve_list_vjp."""
+    threads), with gradients through sla_solver_solve_list_vjp; a list of
+    complex matrices by sla_zsolver_solve_list and its VJP."""
 
     def __init__(self, tensors):
         self.tensors = list(tensors)
@@ -681,8 +682,15 @@ class SparseTensorList:
         if len(bs) != len(self.tensors):
             raise ValueError("SparseTensorList.solve: %d matrices but %d right-hand sides"
                              % (len(self.tensors), len(bs)))
+        if self.tensors and all(A.is_complex for A in self.tensors):
+            # complex matrices: one sla_zsolver_solve_list call
+            opts = options_string(method, preconditioner, rtol, atol, maxiter, **options)
+            box = {"quiet": return_info}
+            xs = _complex.solve_list(self.tensors, bs, opts, box)
+            return (xs, box["infos"]) if return_info else xs
         if any(A.is_complex or _complex.is_complex_input(b) for A, b in zip(self.tensors, bs)):
-            # no complex list solve in libsla: one (cached) solve per item
+            # real and complex matrices mixed, or a real A with a complex b:
+            # one (cached) solve per item
             r = [A.solve(b, method=method, preconditioner=preconditioner, rtol=rtol, atol=atol,
                          maxiter=maxiter, return_info=return_info, **options)
                  for A, b in zip(self.tensors, bs)]

@@ -141,6 +141,29 @@ class ComplexBasics(unittest.TestCase):
         self.assertTrue(sla.SparseTensor.from_scipy(zmatrix(12, "hpd", 5)).is_positive_definite())
         self.assertFalse(sla.SparseTensor.from_scipy(zmatrix(12, "herm", 5)).is_positive_definite())
         self.assertFalse(sla.SparseTensor.from_scipy(zmatrix(12, "csym", 5)).is_positive_definite())
+        # Hermitian with a positive diagonal, definite or not (by the shift):
+        # the C query (trial complex Cholesky) against NumPy's eigenvalues
+        H = zmatrix(30, "hpd", 8)
+        lo = np.linalg.eigvalsh(H.toarray()).min()
+        seen = set()
+        for shift in (lo - 0.5, lo - 1e-3 * abs(lo), lo + 1e-3 * abs(lo), lo + 0.5, 0.0):
+            M = (H - sp.diags(np.full(30, shift))).tocsr()
+            if (M.diagonal().real <= 0).any():
+                continue
+            want = bool(np.linalg.eigvalsh(M.toarray()).min() > 0)
+            seen.add(want)
+            for dt in (torch.complex128, torch.complex64):
+                with self.subTest(shift=shift, dtype=dt):
+                    A = sla.SparseTensor.from_scipy(M).to(dt)
+                    self.assertEqual(A.is_positive_definite(), want)
+        self.assertEqual(seen, {True, False})
+        # a batch of two value arrays: one definite, one not
+        A = sla.SparseTensor.from_scipy(H)
+        Mi = (H - sp.diags(np.full(30, lo + 1e-3 * abs(lo)))).tocsr()
+        Bi = sla.SparseTensor.from_scipy(Mi)
+        self.assertTrue(torch.equal(A.row, Bi.row) and torch.equal(A.col, Bi.col))
+        B = sla.SparseTensor(torch.stack([A.values, Bi.values]), A.row, A.col, A.shape)
+        self.assertEqual(B.is_positive_definite().tolist(), [True, False])
 
     def test_refusals(self):
         A = sla.SparseTensor.from_scipy(zmatrix(8, "general", 6))
@@ -316,6 +339,61 @@ class ComplexSolve(unittest.TestCase):
             [b[0], zvec(12, 29)], method="lu")
         self.assertLess(np.abs(xs[1].numpy() - np.linalg.solve(M2.toarray(), zvec(12, 29).numpy()))
                         .max(), 1e-11)
+
+    def test_list_solve(self):
+        # complex matrices with different patterns (two share one): one
+        # sla_zsolver_solve_list call, against NumPy; the gradients through
+        # sla_zsolver_solve_list_vjp against the single solves' and gradcheck
+        Ms = [zmatrix(9, "general", 40), zmatrix(12, "hpd", 41), zmatrix(9, "general", 40) * 2,
+              zmatrix(7, "csym", 42)]
+        Ts = [sla.SparseTensor.from_scipy(M) for M in Ms]
+        bs = [zvec(M.shape[0], 43 + i) for i, M in enumerate(Ms)]
+        bs[1] = bs[1].real.clone()  # a real b is promoted
+        for method in ("lu", "gmres"):
+            with self.subTest(method=method):
+                why = self._skip_method(method, None)
+                if why:
+                    self.skipTest(why)
+                kw = {} if method == "lu" else {"rtol": 1e-13, "maxiter": 400}
+                xs, infos = sla.SparseTensorList(Ts).solve(bs, method=method, return_info=True, **kw)
+                self.assertEqual(len(infos), 4)
+                for x, M, b, inf in zip(xs, Ms, bs, infos):
+                    self.assertEqual(x.dtype, C128)
+                    self.assertTrue(inf.converged)
+                    ref = np.linalg.solve(M.toarray(), b.numpy())
+                    self.assertLess(np.abs(x.numpy() - ref).max() / np.abs(ref).max(), 1e-10)
+        # gradients: list vs one solve per item
+        w = [zvec(M.shape[0], 60 + i) for i, M in enumerate(Ms)]
+
+        def grads(listed):
+            vs = [T.values.clone().requires_grad_(True) for T in Ts]
+            bb = [b.clone().to(C128).requires_grad_(True) for b in bs]
+            As = [sla.SparseTensor(v, T.row, T.col, T.shape) for v, T in zip(vs, Ts)]
+            xs = (sla.SparseTensorList(As).solve(bb, method="lu") if listed
+                  else [A.solve(b, method="lu") for A, b in zip(As, bb)])
+            loss = sum((wi.conj() * x).real.sum() for wi, x in zip(w, xs))
+            loss.backward()
+            return [v.grad for v in vs] + [b.grad for b in bb]
+
+        for g1, g2 in zip(grads(True), grads(False)):
+            self.assertLess((g1 - g2).abs().max().item(), 1e-10 * max(1.0, g2.abs().max().item()))
+        # gradcheck on two small items
+        A1 = sla.SparseTensor.from_scipy(zmatrix(5, "general", 70))
+        A2 = sla.SparseTensor.from_scipy(zmatrix(6, "general", 71))
+
+        def f(v1, v2, b1, b2):
+            L = sla.SparseTensorList([sla.SparseTensor(v1, A1.row, A1.col, A1.shape),
+                                      sla.SparseTensor(v2, A2.row, A2.col, A2.shape)])
+            return tuple(L.solve([b1, b2], method="lu"))
+
+        args = (A1.values.clone().requires_grad_(True), A2.values.clone().requires_grad_(True),
+                zvec(5, 72).requires_grad_(True), zvec(6, 73).requires_grad_(True))
+        self.assertTrue(torch.autograd.gradcheck(f, args, eps=1e-6, atol=1e-7, rtol=1e-6))
+        # real and complex matrices mixed: still answered (one solve per item)
+        R = sla.SparseTensor.from_scipy(zmatrix(9, "general", 40).real)
+        xs = sla.SparseTensorList([Ts[0], R]).solve([bs[0], bs[0]], method="lu")
+        ref = np.linalg.solve(zmatrix(9, "general", 40).real.toarray(), bs[0].numpy())
+        self.assertLess(np.abs(xs[1].numpy() - ref).max(), 1e-10)
 
     def test_gradcheck(self):
         cases = [("general", "lu", None), ("hpd", "cg", "jacobi"), ("general", "gmres", None),

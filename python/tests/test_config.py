@@ -153,6 +153,28 @@ class TestSolverConfig(unittest.TestCase):
         self.assertEqual(cfg.solve_kwargs(), {"method": "gmres", "preconditioner": "ilut",
                                               "rtol": 1e-6, "restart": 50, "omega": 1.2})
 
+    def test_cocg_accepted(self):
+        # method="cocg" (complex symmetric; cg on a real A) in every front
+        # end: SparseTensor.solve, SolverConfig, the matrix-free sla.solve
+        x, info = self.A.solve(self.b, method="cocg", rtol=1e-12, return_info=True)
+        self.assertEqual(info.method, "cocg")
+        self.assertLess(np.abs(x.numpy() - self.xref).max(), 1e-9)
+        xcg, icg = self.A.solve(self.b, method="cg", rtol=1e-12, return_info=True)
+        self.assertEqual(info.iterations, icg.iterations)
+        with sla.SolverConfig(method="cocg", rtol=1e-12):
+            x2, i2 = self.A.solve(self.b, return_info=True)
+        self.assertEqual(i2.method, "cocg")
+        self.assertLess(np.abs(x2.numpy() - self.xref).max(), 1e-9)
+        # matrix-free: symmetric, so the gradient to b needs no rmatvec
+        b = self.b.clone().requires_grad_(True)
+        A = self.A
+        x3 = sla.solve(lambda v: A @ v, b, shape=(100, 100), method="cocg", rtol=1e-12)
+        self.assertLess(np.abs(x3.detach().numpy() - self.xref).max(), 1e-9)
+        w = torch.cos(torch.arange(100, dtype=F64))
+        (w * x3).sum().backward()
+        gref = spla.spsolve(poisson_scipy(10).tocsc(), w.numpy())  # A^-T w, A symmetric
+        self.assertLess(np.abs(b.grad.numpy() - gref).max(), 1e-8)
+
 
 if __name__ == "__main__":
     unittest.main()

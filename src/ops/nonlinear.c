@@ -35,6 +35,18 @@ struct sla_nlsolver {
 
 /* ---- validation -------------------------------------------------------- */
 
+/* The registry's entry of linear method m (sla_method_at), NULL when m
+ * names none: the registry, not the enum's range, says which methods exist
+ * (cocg came after superlu) and which are direct. */
+static const sla_method_desc *linear_entry(sla_method m)
+{
+    for (int i = 0; i < sla_method_count(); i++) {
+        const sla_method_desc *d = sla_method_at(i);
+        if (d && d->kind != SLA_KIND_PRECOND && d->value == (int)m) return d;
+    }
+    return NULL;
+}
+
 static sla_status check_options(sla_ctx *ctx, const sla_nl_options *o)
 {
     if ((int)o->method < SLA_NL_NEWTON || (int)o->method > SLA_NL_PICARD)
@@ -64,7 +76,7 @@ static sla_status check_options(sla_ctx *ctx, const sla_nl_options *o)
                           o->chord_ratio);
     if (!(o->beta > 0.0 && o->beta <= 1.0))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "beta must be in (0, 1] (got %g)", o->beta);
-    if ((int)o->linear.method < SLA_METHOD_AUTO || (int)o->linear.method > SLA_METHOD_SUPERLU)
+    if (!linear_entry(o->linear.method))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "unknown linear method %d",
                           (int)o->linear.method);
     return SLA_OK;
@@ -739,7 +751,8 @@ static sla_status adjoint_solve(sla_ctx *ctx, sla_nlsolver *S, const double *gu,
     sla_status st;
     char note[192] = "";
     if (!S->jac_at_solution) {
-        bool direct = S->LS && S->ls_factored && sla_solver_method(S->LS) >= SLA_METHOD_CHOLESKY;
+        const sla_method_desc *me = S->LS ? linear_entry(sla_solver_method(S->LS)) : NULL;
+        bool direct = S->ls_factored && me && me->kind == SLA_KIND_DIRECT;
         if (S->o.adjoint_reuse && direct) {
             if (!S->jstar) {
                 S->jstar = sla__malloc(&S->alloc, (size_t)S->nnz, sizeof(double));

@@ -3,8 +3,11 @@
  * solver over all value arrays of its matrix; a list is any solvers, one
  * item each, run one after another when a solver appears twice. Batch and
  * list items never take method=auto's switch to the direct method (which
- * would change the solver under the other items). */
+ * would change the solver under the other items). Complex solvers have
+ * their list calls too (sla_zsolver_solve_list, _vjp). */
 #include "solver_internal.h"
+
+#include "sla/complex.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -77,7 +80,9 @@ static sla_status list_solve_item(sla_ctx *lctx, void *job, sla_int i, int nt)
     sla_solver *S = J->list[i];
     if (!S || !J->bl[i] || !J->xl[i])
         return sla__error(lctx, SLA_ERR_ARGUMENT, "NULL solver, right-hand side or solution");
-    if (S->z) return sla__solver_require_real(lctx, S, "sla_solver_solve_list");
+    if (S->z)
+        return sla__error(lctx, SLA_ERR_ARGUMENT,
+                          "sla_solver_solve_list: complex solver: use sla_zsolver_solve_list (sla/complex.h)");
     sla_solve_info tmp;
     return sla__solver_solve_one(lctx, S, 0, false, J->bl[i], J->xl[i], S->opts.use_x0,
                      J->info ? &J->info[i] : &tmp, nt, 0);
@@ -89,7 +94,9 @@ static sla_status list_vjp_item(sla_ctx *lctx, void *job, sla_int i, int nt)
     sla_solver *S = J->list[i];
     if (!S || !J->xinl[i] || !J->gxl[i])
         return sla__error(lctx, SLA_ERR_ARGUMENT, "NULL solver, solution or cotangent");
-    if (S->z) return sla__solver_require_real(lctx, S, "sla_solver_solve_list_vjp");
+    if (S->z)
+        return sla__error(lctx, SLA_ERR_ARGUMENT, "sla_solver_solve_list_vjp: complex solver: use "
+                          "sla_zsolver_solve_list_vjp (sla/complex.h)");
     sla_int n = S->A->nrows;
     return sla__solver_vjp_one(lctx, S, NULL, 0, 1, J->xinl[i], n, J->gxl[i], n, J->gbl ? J->gbl[i] : NULL, n,
                    J->gAl ? J->gAl[i] : NULL, J->info ? &J->info[i] : NULL, nt);
@@ -160,4 +167,76 @@ sla_status sla_solve_list_vjp(sla_ctx *ctx, sla_int count, sla_solver *const *so
                               double *const *gb, double *const *gA, sla_solve_info *info)
 {
     return sla_solver_solve_list_vjp(ctx, count, solvers, x, gx, gb, gA, info);
+}
+
+/* ---- complex lists ----------------------------------------------------------- */
+
+typedef struct {
+    sla_solver *const *list;
+    const sla_complex *const *b;
+    sla_complex *const *x;
+    const sla_complex *const *xin;
+    const sla_complex *const *gx;
+    sla_complex *const *gb;
+    sla_complex *const *gA;
+    sla_solve_info *info;
+} zlist_job;
+
+static sla_status zlist_solve_item(sla_ctx *lctx, void *job, sla_int i, int nt)
+{
+    lctx->nthreads = nt; /* the complex solve reads its threads from the context */
+    zlist_job *J = job;
+    sla_solver *S = J->list[i];
+    if (!S || !J->b[i] || !J->x[i])
+        return sla__error(lctx, SLA_ERR_ARGUMENT, "NULL solver, right-hand side or solution");
+    if (!S->z)
+        return sla__error(lctx, SLA_ERR_ARGUMENT, "sla_zsolver_solve_list: real solver (created on a %s "
+                          "matrix): use sla_solver_solve_list", sla_dtype_name(S->A->dtype));
+    return sla_zsolver_solve(lctx, S, 0, SLA_OP_N, J->b[i], J->x[i], J->info ? &J->info[i] : NULL);
+}
+
+static sla_status zlist_vjp_item(sla_ctx *lctx, void *job, sla_int i, int nt)
+{
+    lctx->nthreads = nt;
+    zlist_job *J = job;
+    sla_solver *S = J->list[i];
+    if (!S || !J->xin[i] || !J->gx[i])
+        return sla__error(lctx, SLA_ERR_ARGUMENT, "NULL solver, solution or cotangent");
+    if (!S->z)
+        return sla__error(lctx, SLA_ERR_ARGUMENT, "sla_zsolver_solve_list_vjp: real solver (created on a "
+                          "%s matrix): use sla_solver_solve_list_vjp", sla_dtype_name(S->A->dtype));
+    sla_complex *gb = J->gb ? J->gb[i] : NULL, *own = NULL;
+    if (!gb && S->A->nrows > 0) { /* not wanted: a scratch for the adjoint solve */
+        own = sla__ctx_malloc(lctx, (size_t)S->A->nrows, sizeof *own, "the adjoint solution");
+        if (!own) return SLA_ERR_NOMEM;
+        gb = own;
+    }
+    sla_status st = sla_zsolver_solve_vjp(lctx, S, 0, J->xin[i], J->gx[i], gb, J->gA ? J->gA[i] : NULL,
+                                          J->info ? &J->info[i] : NULL);
+    sla_allocator a = sla__ctx_alloc(lctx);
+    sla__free(&a, own);
+    return st;
+}
+
+sla_status sla_zsolver_solve_list(sla_ctx *ctx, sla_int count, sla_solver *const *solvers,
+                                  const sla_complex *const *b, sla_complex *const *x, sla_solve_info *info)
+{
+    if (count < 0 || (count > 0 && (!solvers || !b || !x)))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_zsolver_solve_list: NULL argument or negative count");
+    zlist_job J = {.list = solvers, .b = b, .x = x, .info = info};
+    bool rep;
+    sla_status st = list_has_repeats(ctx, count, solvers, &rep);
+    return st ? st : sla__run_items_mode(ctx, count, zlist_solve_item, &J, rep);
+}
+
+sla_status sla_zsolver_solve_list_vjp(sla_ctx *ctx, sla_int count, sla_solver *const *solvers,
+                                      const sla_complex *const *x, const sla_complex *const *gx,
+                                      sla_complex *const *gb, sla_complex *const *gA, sla_solve_info *info)
+{
+    if (count < 0 || (count > 0 && (!solvers || !x || !gx)))
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_zsolver_solve_list_vjp: NULL argument or negative count");
+    zlist_job J = {.list = solvers, .xin = x, .gx = gx, .gb = gb, .gA = gA, .info = info};
+    bool rep;
+    sla_status st = list_has_repeats(ctx, count, solvers, &rep);
+    return st ? st : sla__run_items_mode(ctx, count, zlist_vjp_item, &J, rep);
 }

@@ -7,6 +7,7 @@
  * and makes no further calls; a monitor installed for the run stops the
  * iteration at the next check, and the solve returns SLA_ERR_CALLBACK. */
 #include "krylov.h"
+#include "methods.h"
 #include "sla/linop.h"
 
 #include <math.h>
@@ -76,17 +77,13 @@ static int run_monitor(void *user, sla_int it, double rel)
 static sla_status check_opts(sla_ctx *ctx, const sla_solver_options *o, bool transpose,
                              bool have_tr)
 {
-    switch (o->method) {
-    case SLA_METHOD_AUTO:
-    case SLA_METHOD_CG:
-    case SLA_METHOD_MINRES:
-    case SLA_METHOD_BICGSTAB:
-    case SLA_METHOD_GMRES: break;
-    default:
+    /* the registry says which methods iterate (cocg too: CG on a real operator) */
+    const sla__method_entry *e = sla__method_find(o->method);
+    if (!e || (o->method != SLA_METHOD_AUTO && (e->desc.kind != SLA_KIND_KRYLOV || !e->krylov)))
         return sla__error(ctx, SLA_ERR_ARGUMENT,
                           "matrix-free solve: method %s needs a matrix; an operator runs cg, "
-                          "minres, bicgstab, gmres or auto (gmres)", sla_method_name(o->method));
-    }
+                          "minres, cocg (cg on a real operator), bicgstab, gmres or auto (gmres)",
+                          sla_method_name(o->method));
     if (o->precond != SLA_PRECOND_NONE && o->precond != SLA_PRECOND_USER)
         return sla__error(ctx, SLA_ERR_ARGUMENT,
                           "matrix-free solve: precond %s needs a matrix; an operator takes "
@@ -103,11 +100,11 @@ static sla_status check_opts(sla_ctx *ctx, const sla_solver_options *o, bool tra
         return sla__error(ctx, SLA_ERR_ARGUMENT, "restart must be >= 0 (got %d)", o->restart);
     if (!(o->max_seconds >= 0.0))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "max_seconds must be >= 0 (got %g)", o->max_seconds);
-    bool symmetric = o->method == SLA_METHOD_CG || o->method == SLA_METHOD_MINRES;
+    bool symmetric = o->method != SLA_METHOD_AUTO && (e->desc.flags & SLA_CAP_SYMMETRIC);
     if (transpose && !have_tr && !symmetric)
         return sla__error(ctx, SLA_ERR_ARGUMENT,
                           "matrix-free transposed solve with method %s needs apply_transpose "
-                          "(only cg and minres, for a symmetric A, use apply)",
+                          "(only cg, minres and cocg, for a symmetric A, use apply)",
                           sla_method_name(o->method == SLA_METHOD_AUTO ? SLA_METHOD_GMRES : o->method));
     return SLA_OK;
 }
