@@ -347,7 +347,7 @@ def c_slogdet(vals, solver, item_solver, grad_fn=None):
     ones get (0, -inf) and the others their value: the same answer for a
     matrix alone or in a batch, with or without a gradient. A singular item's
     gradient row is NaN (it does not exist); LogdetFn.backward refuses it.
-    grad_fn: OPTIONAL['logdet_vjp'] to compute the gradient too (cotangent 1)."""
+    grad_fn: L.API['logdet_vjp'] to compute the gradient too (cotangent 1)."""
     B, nnz = vals.shape
     sign = torch.empty(B, dtype=torch.float64)
     lad = torch.empty(B, dtype=torch.float64)
@@ -392,7 +392,7 @@ def c_slogdet(vals, solver, item_solver, grad_fn=None):
 
 class LogdetFn(torch.autograd.Function):
     """log|det A(values)| per value array, with the gradient from the C
-    function OPTIONAL['logdet_vjp'] (selected inversion). Values as
+    function L.API['logdet_vjp'] (selected inversion). Values as
     c_slogdet: a singular matrix gives (0, -inf) in the forward pass; its
     gradient does not exist, and backward raises SlaSingularError when the
     loss depends on it (a zero incoming gradient, e.g. masked by
