@@ -3,6 +3,7 @@
 
     python3 bench/bench_py_overhead.py [--N 32] [--calls 200] [--rounds 7]
                                        [--threads 1] [--json FILE] [--profile]
+                                       [--value-check compare|version]
 
 2-D Poisson on an N x N grid (n = N^2, default 1024), b = ones, the solver
 cached (set up before timing). Per call:
@@ -67,8 +68,11 @@ def main():
     ap.add_argument("--json", default=os.path.join(HERE, "out", "py_overhead.json"))
     ap.add_argument("--exe", default=os.path.join(ROOT, "build", "bin", "sla_bench_call_overhead"))
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--value-check", default="compare", choices=["compare", "version"],
+                    help="sla.set_value_check mode (compare: O(nnz) check per call)")
     a = ap.parse_args()
     sla.set_num_threads(a.threads)
+    sla.set_value_check(a.value_check)
     P = sla.poisson(2, a.N)
     v = P.values.detach().clone().requires_grad_(True)
     A = sla.SparseTensor(v, P.row, P.col, P.shape)
@@ -92,13 +96,14 @@ def main():
         c_fwd = statistics.median(r["solve_us"] for r in c)
         p_step, p_fwd = statistics.median(py), statistics.median(pyf)
         rows.append({"method": name, "n": P.shape[0], "nnz": P.nnz, "threads": a.threads,
+                     "value_check": a.value_check,
                      "calls": a.calls, "rounds": a.rounds,
                      "c_step_us": c_step, "py_step_us": p_step, "overhead_step_us": p_step - c_step,
                      "ratio_step": p_step / c_step,
                      "c_solve_us": c_fwd, "py_solve_us": p_fwd, "overhead_solve_us": p_fwd - c_fwd,
                      "ratio_solve": p_fwd / c_fwd})
-    print("n = %d (2-D Poisson %dx%d), threads %d, median of %d rounds x %d calls"
-          % (P.shape[0], a.N, a.N, a.threads, a.rounds, a.calls))
+    print("n = %d (2-D Poisson %dx%d), threads %d, value check %s, median of %d rounds x %d "
+          "calls" % (P.shape[0], a.N, a.N, a.threads, a.value_check, a.rounds, a.calls))
     print("%-9s %-14s %10s %10s %12s %7s" % ("method", "per call", "C us", "Python us",
                                              "overhead us", "ratio"))
     for r in rows:

@@ -78,7 +78,7 @@ def c_solve(solver, b3, x3):
             st = max(st, L.check(L.sla_solver_solve(c, solver.ptr, ib, k, _ptr(b3, ib * k * n), n,
                                                     _ptr(x3, ib * k * n), n,
                                                     _info_at(infos, ib * k)), "solve"))
-    return st, SolveInfo.combine(infos[:B * k])
+    return st, SolveInfo.lazy(infos, B * k)
 
 
 def c_solve_vjp(solver, x3, gx3, gb3, gA):
@@ -101,7 +101,7 @@ def c_solve_vjp(solver, x3, gx3, gb3, gA):
                 _ptr(gb3, off) if gb3 is not None else None, n,
                 _ptr(gA, ib * nnz) if gA is not None else None, _info_at(infos, ib * k)),
                 "solve backward"))
-    return st, SolveInfo.combine(infos[:B * k])
+    return st, SolveInfo.lazy(infos, B * k)
 
 
 _solve_t = L._proto("sla_solver_solve_transpose", ctypes.c_int, L.P, L.P, ctypes.c_int64,
@@ -119,7 +119,7 @@ def c_solve_transpose(solver, b3, x3):
         st = max(st, L.check(_solve_t(L.ctx(), solver.ptr, ib, k, _ptr(b3, ib * k * n), n,
                                       _ptr(x3, ib * k * n), n, _info_at(infos, ib * k)),
                              "transposed solve"))
-    return st, SolveInfo.combine(infos[:B * k])
+    return st, SolveInfo.lazy(infos, B * k)
 
 
 def _outer_on_pattern(pattern, u3, v3):

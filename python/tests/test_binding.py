@@ -279,6 +279,35 @@ class SolveTests(unittest.TestCase):
             self.assertLess(np.abs(x3.numpy() - spla.spsolve(Mw.tocsc(), b.numpy())).max(),
                             1e-10)
 
+    def test_value_check_modes(self):
+        """set_value_check: "compare" sees writes that bypass the version
+        counter (a numpy view); "version" sees in-place torch ops but not
+        those writes, until sla.clear_cache()."""
+        P = sla.poisson(2, 5)
+        b = torch.ones(25, dtype=F64)
+        v = P.values.detach().clone()
+        A = sla.SparseTensor(v, P.row, P.col, P.shape)
+        x1 = A.solve(b, method="cholesky")
+        old = sla.set_value_check("version")
+        try:
+            self.assertEqual(old, "compare")
+            v.mul_(2.0)  # bumps the version: seen
+            torch.testing.assert_close(A.solve(b, method="cholesky"), x1 / 2)
+            v.numpy()[:] *= 2.0  # bypasses the version counter: not seen
+            x, info = A.solve(b, method="cholesky", return_info=True)  # no warning
+            # the factorization is the stale one of 2 P while the borrowed
+            # matrix reads 4 P: not the answer, and C's accuracy check says so
+            self.assertFalse(info.converged)
+            sla.clear_cache()  # the documented way to force a refresh
+            A = sla.SparseTensor(v, P.row, P.col, P.shape)
+            torch.testing.assert_close(A.solve(b, method="cholesky"), x1 / 4)
+            with self.assertRaises(ValueError):
+                sla.set_value_check("never")
+        finally:
+            sla.set_value_check(old)
+        v.numpy()[:] *= 2.0  # "compare": the same write is seen
+        torch.testing.assert_close(A.solve(b, method="cholesky"), x1 / 8)
+
     def test_cached_solver_recovers_after_errors(self):
         """A failed set-up (NaN values, a singular matrix) leaves the cached
         solver usable for the next good values on the same pattern."""
