@@ -22,6 +22,7 @@ from ._lib import (SlaConvergenceWarning, SlaError, SlaMemoryError, SlaNotSPDErr
                    SlaSingularError, SlaUnavailableError, SlaValueError, get_num_threads,
                    has_feature, library_path, set_num_threads, version)
 from ._core import SolveInfo, clear_cache
+from ._core import set_value_check
 from ._config import SolverConfig
 from ._functions import EigshInfo
 from ._nonlinear import NonlinearInfo, nonlinear_solve
@@ -37,7 +38,7 @@ from ._linop import LinearOperator, solve
 
 __all__ = [
     "SparseTensor", "SparseTensorList", "SolverConfig", "svds", "load_mtx", "save_mtx", "load", "save", "SolveInfo", "EigshInfo", "NonlinearInfo", "spsolve", "nonlinear_solve",
-    "poisson", "diffusion2d", "helmholtz2d", "clear_cache", "set_num_threads", "get_num_threads",
+    "poisson", "diffusion2d", "helmholtz2d", "clear_cache", "set_value_check", "set_num_threads", "get_num_threads",
     "version", "has_feature", "library_path", "SlaError", "SlaValueError", "SlaSingularError",
     "SlaNotSPDError", "SlaUnavailableError", "SlaMemoryError", "SlaConvergenceWarning",
     "lsqr", "lsmr", "lstsq", "LsqInfo",

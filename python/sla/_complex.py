@@ -74,10 +74,6 @@ def refuse(op, *objs):
                             "(Hermitian), conj, H, to_dense and the structure queries)" % op)
 
 
-def _api(names, what):
-    return L.require_all(names, what)
-
-
 def _ptr(t, offset_elems=0):
     return t.data_ptr() + offset_elems * t.element_size()
 
@@ -154,7 +150,7 @@ def matvec(A, x, canonical_rhs):
     """A @ x with A or x complex (see the module docstring for the mixed cases)."""
     if not A.values.is_complex():  # real A, complex x: two real products
         return torch.complex(*(A.matvec(p) for p in _parts(x, A.dtype)))
-    api = _api(["zmatvec", "zmatvec_vjp"], "complex SparseTensor @ x")
+    api = L.API
     x = x if isinstance(x, torch.Tensor) else torch.as_tensor(x)
     x3, unflatten = canonical_rhs(x, A.batch_shape, A.shape[-1], "x", C128)
     B = x3.shape[0]
@@ -254,7 +250,7 @@ def solve(A, b, opts, box, x0, canonical_rhs):
     """x with A x = b for a complex A (b real or complex); x0 an initial
     guess (options carry use_x0). Returns x (and leaves the SolveInfo in box)."""
     from .sparse import _connected, _prod
-    api = _api(["zsolver_solve", "zsolver_solve_vjp"], "complex SparseTensor.solve")
+    api = L.API
     b = b if isinstance(b, torch.Tensor) else torch.as_tensor(b)
     n = A.shape[-1]
     b3, unflatten = canonical_rhs(b, A.batch_shape, n, "b", C128)
@@ -357,7 +353,7 @@ def solve_list(tensors, bs, opts, box):
     left in box["infos"]."""
     from . import _core
     from .sparse import _check_cpu
-    api = _api(["zsolver_solve_list", "zsolver_solve_list_vjp"], "complex SparseTensorList.solve")
+    api = L.API
     solvers, vals, b1s, seen = [], [], [], set()
     for i, (A, b) in enumerate(zip(tensors, bs)):
         n = A.shape[-1]
@@ -441,34 +437,8 @@ class _SolverLogdet:
                     "slogdet backward")
 
 
-class _OneShotLogdet:
-    """slogdet by the one-shot sla_zlogdet / sla_zlogdet_vjp (a libsla
-    without the complex solver object): a factorization libsla chooses, made
-    again for the gradient."""
-
-    def __init__(self, api, cmat):
-        self.api, self.cmat = api, cmat
-
-    def forward(self, values, phase, lad):
-        with self.cmat.lock:
-            self.cmat.bind(values)
-            for ib in range(values.shape[0]):
-                try:
-                    L.check(self.api["zlogdet"](L.ctx(), self.cmat.ptr, ib, _ptr(phase, ib),
-                                                _ptr(lad, ib)), "logdet")
-                except L.SlaSingularError:
-                    phase[ib], lad[ib] = 0.0, -math.inf
-
-    def vjp(self, values, ib, gl, gt, gA_ptr):
-        with self.cmat.lock:
-            self.cmat.bind(values)
-            L.check(self.api["zlogdet_vjp"](L.ctx(), self.cmat.ptr, ib, gl, gt, None, None,
-                                            gA_ptr), "slogdet backward")
-
-
 class ZLogdetFn(torch.autograd.Function):
-    """(phase, log|det A|) per value array (engine: _SolverLogdet or
-    _OneShotLogdet), with the VJP (g_logabs + i g_theta) conj(A^-T) on the
+    """(phase, log|det A|) per value array (engine: _SolverLogdet), with the VJP (g_logabs + i g_theta) conj(A^-T) on the
     pattern. A singular matrix gives (0, -inf) alone or in a batch; its
     gradient does not exist (backward raises SlaSingularError when the loss
     depends on it)."""
@@ -524,13 +494,8 @@ def slogdet(A, method, options, options_string):
     opts = options_string(method, None, None, None, None, **options)
     pat = A.pattern
     vals = A._csr_values(pat)
-    if L.optional("zsolver_logdet") is None and L.optional("zlogdet") is not None:
-        eng = _OneShotLogdet(_api(["zlogdet", "zlogdet_vjp"], "complex SparseTensor.slogdet"),
-                             pat.matrix(vals.dtype, vals.shape[0]))
-    else:
-        api = _api(["zsolver_logdet", "zsolver_logdet_vjp"], "complex SparseTensor.slogdet")
-        solver = pat.solver(opts, vals.dtype, vals.shape[0])
-        eng = _SolverLogdet(api, solver, lambda: pat.solver(opts, vals.dtype, 1))
+    solver = pat.solver(opts, vals.dtype, vals.shape[0])
+    eng = _SolverLogdet(L.API, solver, lambda: pat.solver(opts, vals.dtype, 1))
     phase, lad = ZLogdetFn.apply(vals, eng)
     return phase.reshape(bs).to(A.dtype), lad.reshape(bs).to(rd)
 
@@ -596,7 +561,7 @@ class ZEigshFn(torch.autograd.Function):
 def eigsh(A, copts, box, return_eigenvectors, return_info):
     """k eigenpairs of a Hermitian complex A (every matrix of a batch)."""
     from .sparse import _prod
-    api = _api(["zeigsh", "zeigsh_vjp"], "complex SparseTensor.eigsh")
+    api = L.API
     bs, n, k = A.batch_shape, A.shape[-1], int(copts.k)
     B = _prod(bs)
     if B == 0:
@@ -645,7 +610,7 @@ def helmholtz2d(N, k, alpha=0.0, dtype=torch.complex128):
     the 5-point Laplacian minus (k h)^2 (1 + i alpha) on the diagonal on an
     N x N interior grid, h = 1/(N+1) (A = A^T, not Hermitian; alpha > 0
     damps). dtype complex128 or complex64."""
-    f = L.require("gen_helmholtz2d", "sla.helmholtz2d")
+    f = L.API["gen_helmholtz2d"]
     M = ctypes.c_void_p()
     L.check(f(L.ctx(), int(N), float(k), float(alpha), ctypes.byref(M)), "helmholtz2d")
     try:

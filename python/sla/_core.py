@@ -33,7 +33,10 @@ A pattern keeps the C matrices and solvers made for it:
 * ``Solver``: a ``CMatrix`` plus an ``sla_solver`` for one options string.
   ``prepare(values)`` makes the solver hold the factorization (or the
   preconditioner) of exactly those values: when they are the values it was
-  last prepared for (same tensor storage, same version counter) nothing is
+  last prepared for (same tensor storage, same version counter and, in the
+  default "compare" mode of ``set_value_check``, equal to a copy taken at
+  binding: O(nnz) per call; "version" mode skips the copy and trusts the
+  version counter, so writes that bypass it need ``clear_cache()``) nothing is
   done; otherwise the new values are bound and the solver refreshed (new
   numeric factorization, same symbolic analysis), or re-created when the
   structural facts the solver was set up with (exact symmetry, positive
@@ -65,6 +68,38 @@ _patterns_lock = threading.Lock()
 def tensor_key(t):
     """Identity of a tensor's contents while we hold a reference to it."""
     return (t.data_ptr(), t._version, tuple(t.shape), tuple(t.stride()), t.dtype)
+
+
+_VALUE_CHECK = ["compare"]
+
+
+def set_value_check(mode):
+    """How a cached matrix or solver decides that its values changed.
+
+    "compare" (the default): the values tensor's identity (data pointer,
+    version counter, shape, strides, dtype) must match the one last bound
+    *and* the values must equal a copy taken then. Every write is seen,
+    also those that bypass autograd's version counter (``.data``, which
+    torch.autograd.gradcheck uses, a numpy view, C code). Cost: one O(nnz)
+    copy each time new values are bound and one O(nnz) comparison per call
+    (about 3 us at 5,000 entries, 0.7 ms at a million).
+
+    "version": the identity alone; no copy, no comparison. In-place torch
+    operations (``v.mul_(2)``, ``v[0] = 1``, ``v.copy_(w)``) bump the version
+    counter and are seen; writes that bypass it (``v.data``, a numpy view
+    of v, gradcheck's perturbations) are NOT: the cached factorization or
+    preconditioner stays that of the old values while the borrowed matrix
+    reads the new ones (a direct solve then usually fails its accuracy check
+    and warns; a Krylov solve converges slowly or not at all). Call
+    ``sla.clear_cache()`` after such a write (a new values tensor is always
+    seen). Use "version" in hot loops whose values change only through torch
+    ops; keep "compare" for gradcheck and code that writes through aliases.
+
+    Returns the previous mode."""
+    if mode not in ("compare", "version"):
+        raise ValueError("set_value_check: mode must be 'compare' or 'version' (got %r)" % (mode,))
+    old, _VALUE_CHECK[0] = _VALUE_CHECK[0], mode
+    return old
 
 
 def clear_cache():
@@ -218,6 +253,7 @@ class CMatrix:
         self.ptr = ctypes.c_void_p()
         self.values = None  # the tensor the C matrix reads (kept alive here)
         self.key = None
+        self.snapshot = None
         self.lock = threading.RLock()
 
     def bind(self, values):
@@ -227,10 +263,13 @@ class CMatrix:
         assert tuple(values.shape) == (self.nbatch, self.pattern.nnz)
         key = tensor_key(values)
         # The tensor and its version counter are not enough: writes through
-        # .data (torch.autograd.gradcheck perturbs its inputs that way) do not
-        # bump the version. A copy of the values bound last settles it, at
-        # O(nnz), small next to any set-up.
-        if self.ptr.value and key == self.key and torch.equal(values, self.snapshot):
+        # .data (torch.autograd.gradcheck perturbs its inputs that way) or a
+        # numpy view do not bump the version. In "compare" mode (the default)
+        # a copy of the values bound last settles it; "version" mode trusts
+        # the key alone (see set_value_check).
+        compare = _VALUE_CHECK[0] == "compare"
+        if self.ptr.value and key == self.key and (
+                not compare or (self.snapshot is not None and torch.equal(values, self.snapshot))):
             return False
         p = self.pattern
         if not self.ptr.value:
@@ -242,7 +281,7 @@ class CMatrix:
             self.key = None
             L.check(L.sla_matrix_borrow_values(L.ctx(), self.ptr, values.data_ptr()), "matrix")
         self.values, self.key = values, key
-        self.snapshot = values.detach().clone()
+        self.snapshot = values.detach().clone() if compare else None
         return True
 
     def __del__(self):
@@ -422,6 +461,13 @@ class SolveInfo:
                    backward_error=float(c.backward_error), note=_s(c.note))
 
     @classmethod
+    def lazy(cls, cinfos, count):
+        """combine(cinfos[:count]), built on first access to a field (most
+        solves never look at their report: this keeps the per-call cost of
+        decoding the C structs out of the hot path)."""
+        return _LazySolveInfo(cinfos, count)
+
+    @classmethod
     def combine(cls, cinfos):
         items = [cls.from_c(c) for c in cinfos]
         if not items:
@@ -442,6 +488,7 @@ class SolveInfo:
         return cls(**kw)
 
     def __repr__(self):
+        self.iterations  # noqa: B018 (a lazy report builds itself here)
         s = ("SolveInfo(method=%r, preconditioner=%r, backend=%r, iterations=%d, "
              "residual=%.3e, converged=%r, reason=%r" % (
                  self.method, self.preconditioner, self.backend, self.iterations or 0,
@@ -451,3 +498,22 @@ class SolveInfo:
         if self.note:
             s += ", note=%r" % self.note
         return s + ")"
+
+
+class _LazySolveInfo(SolveInfo):
+    """A SolveInfo that decodes its C structs on first access of a field.
+    Attributes set before that (``adjoint``) are kept."""
+
+    def __init__(self, cinfos, count):
+        self.__dict__["_c"] = (cinfos, count)
+
+    def __getattr__(self, name):  # only called for attributes not set yet
+        c = self.__dict__.pop("_c", None)
+        if c is None or name.startswith("__"):
+            raise AttributeError(name)
+        full = SolveInfo.combine(c[0][:c[1]])
+        for k, v in full.__dict__.items():
+            self.__dict__.setdefault(k, v)
+        if full.items and full.items[0] is full:  # one item: the report is its own item
+            self.items = [self]
+        return getattr(self, name)

@@ -252,7 +252,7 @@ def eigsh_generalized(K, M, k=6, which="LM", sigma=None, return_eigenvectors=Tru
     w = str(which).upper()
     if w not in _EIGSH_WHICH:
         raise ValueError("eigsh: which must be one of LA, SA, LM, SM (got %r)" % (which,))
-    api = L.eigsh_api("SparseTensor.eigsh")
+    api = L.API
     copts = L.CEigshOptions()
     api["eigsh_options_default"](ctypes.byref(copts))
     copts.k, copts.which = int(k), _EIGSH_WHICH[w]

@@ -78,7 +78,7 @@ def c_solve(solver, b3, x3):
             st = max(st, L.check(L.sla_solver_solve(c, solver.ptr, ib, k, _ptr(b3, ib * k * n), n,
                                                     _ptr(x3, ib * k * n), n,
                                                     _info_at(infos, ib * k)), "solve"))
-    return st, SolveInfo.combine(infos[:B * k])
+    return st, SolveInfo.lazy(infos, B * k)
 
 
 def c_solve_vjp(solver, x3, gx3, gb3, gA):
@@ -101,7 +101,7 @@ def c_solve_vjp(solver, x3, gx3, gb3, gA):
                 _ptr(gb3, off) if gb3 is not None else None, n,
                 _ptr(gA, ib * nnz) if gA is not None else None, _info_at(infos, ib * k)),
                 "solve backward"))
-    return st, SolveInfo.combine(infos[:B * k])
+    return st, SolveInfo.lazy(infos, B * k)
 
 
 _solve_t = L._proto("sla_solver_solve_transpose", ctypes.c_int, L.P, L.P, ctypes.c_int64,
@@ -119,7 +119,7 @@ def c_solve_transpose(solver, b3, x3):
         st = max(st, L.check(_solve_t(L.ctx(), solver.ptr, ib, k, _ptr(b3, ib * k * n), n,
                                       _ptr(x3, ib * k * n), n, _info_at(infos, ib * k)),
                              "transposed solve"))
-    return st, SolveInfo.combine(infos[:B * k])
+    return st, SolveInfo.lazy(infos, B * k)
 
 
 def _outer_on_pattern(pattern, u3, v3):
@@ -347,7 +347,7 @@ def c_slogdet(vals, solver, item_solver, grad_fn=None):
     ones get (0, -inf) and the others their value: the same answer for a
     matrix alone or in a batch, with or without a gradient. A singular item's
     gradient row is NaN (it does not exist); LogdetFn.backward refuses it.
-    grad_fn: OPTIONAL['logdet_vjp'] to compute the gradient too (cotangent 1)."""
+    grad_fn: L.API['logdet_vjp'] to compute the gradient too (cotangent 1)."""
     B, nnz = vals.shape
     sign = torch.empty(B, dtype=torch.float64)
     lad = torch.empty(B, dtype=torch.float64)
@@ -392,7 +392,7 @@ def c_slogdet(vals, solver, item_solver, grad_fn=None):
 
 class LogdetFn(torch.autograd.Function):
     """log|det A(values)| per value array, with the gradient from the C
-    function OPTIONAL['logdet_vjp'] (selected inversion). Values as
+    function L.API['logdet_vjp'] (selected inversion). Values as
     c_slogdet: a singular matrix gives (0, -inf) in the forward pass; its
     gradient does not exist, and backward raises SlaSingularError when the
     loss depends on it (a zero incoming gradient, e.g. masked by

@@ -5,11 +5,8 @@ library is found, the prototypes of the functions the binding calls, the
 mirror of ``sla_solve_info``, the per-thread ``sla_ctx`` and the translation
 of C statuses into Python exceptions that carry the context's message.
 
-Symbols that other parts of the project add later (eigensolver, logdet
-gradient, nonlinear solve) are looked up in one table, ``OPTIONAL``: an
-operation that needs one calls :func:`require`, which returns the C function
-when this libsla exports it and raises ``NotImplementedError`` naming the
-missing symbol otherwise.
+Every symbol is required: a libsla that lacks one fails at import
+(AttributeError naming the symbol), not at the first call.
 """
 
 import ctypes
@@ -298,197 +295,69 @@ sla_gen_diffusion2d_values = _proto("sla_gen_diffusion2d_values", c_int, P, c_in
 sla_gen_diffusion2d_vjp = _proto("sla_gen_diffusion2d_vjp", c_int, P, c_int64, PTR, PTR)
 
 
-# ---- optional symbols (parts of the C library that land later) -------------
+# ---- the eigensolver, the logdet gradient, the nonlinear solver, complex values
+# (include/sla/eig.h, nonlinear.h, complex.h): required like the prototypes
+# above. API maps the binding's short name to the C function; callers index
+# it (L.API["zmatvec"]).
 
-# name used by the binding -> (C symbol, the C part that provides it).
-# An operation that needs one of them calls require(); wiring a new C
-# function means: add it here, give it a prototype in _optional_proto, and
-# call it where the NotImplementedError is raised today.
-OPTIONAL = {
-    "logdet_vjp": ("sla_solver_logdet_vjp", "the logdet gradient (include/sla/eig.h)"),
-    # deprecated spelling of logdet_vjp with g = 1 (kept for older callers)
-    "logdet_grad": ("sla_solver_logdet_grad", "the logdet gradient (issue 5, include/sla/eig.h)"),
-    "eigsh": ("sla_eigsh", "the symmetric eigensolver (issue 5)"),
-    "eigsh_vjp": ("sla_eigsh_vjp", "the eigenpair gradients (issue 5)"),
-    "nlsolver_create": ("sla_nlsolver_create", "the nonlinear solver (issue 6, include/sla/nonlinear.h)"),
-    "nlsolver_solve": ("sla_nlsolver_solve", "the nonlinear solver (issue 6)"),
-    "nlsolver_solve_vjp": ("sla_nlsolver_solve_vjp", "the nonlinear solve's gradient (issue 6)"),
-    "nlsolver_destroy": ("sla_nlsolver_destroy", "the nonlinear solver (issue 6)"),
-    "eigsh_batch": ("sla_eigsh_batch", "the symmetric eigensolver (issue 5)"),
-    "eigsh_batch_vjp": ("sla_eigsh_batch_vjp", "the eigenpair gradients (issue 5)"),
-    "eigsh_options_default": ("sla_eigsh_options_default", "the symmetric eigensolver (issue 5)"),
-    "eigsh_options_size": ("sla_eigsh_options_size", "the symmetric eigensolver (issue 5)"),
-    "eigsh_info_size": ("sla_eigsh_info_size", "the symmetric eigensolver (issue 5)"),
-    "eig_which_name": ("sla_eig_which_name", "the symmetric eigensolver (issue 5)"),
-    "nl_options_default": ("sla_nl_options_default", "the nonlinear solver (issue 6)"),
-    "nl_options_parse": ("sla_nl_options_parse", "the nonlinear solver (issue 6)"),
-    "nl_reason_name": ("sla_nl_reason_name", "the nonlinear solver (issue 6)"),
-    "nl_problem_size": ("sla_nl_problem_size", "the nonlinear solver (issue 6)"),
-    "nl_options_size": ("sla_nl_options_size", "the nonlinear solver (issue 6)"),
-    "nl_info_size": ("sla_nl_info_size", "the nonlinear solver (issue 6)"),
-    # complex values (issue 17, include/sla/complex.h); wired in sla._complex
-    "zmatvec": ("sla_zmatvec", "complex matrix-vector products (issue 17, include/sla/complex.h)"),
-    "zmatvec_vjp": ("sla_zmatvec_vjp", "complex matrix-vector products (issue 17)"),
-    "zsolver_solve": ("sla_zsolver_solve", "the complex solver (issue 17, include/sla/complex.h)"),
-    "zsolver_solve_vjp": ("sla_zsolver_solve_vjp", "the complex solver (issue 17)"),
-    "zsolver_solve_list": ("sla_zsolver_solve_list", "complex list solves (issue 17)"),
-    "zsolver_solve_list_vjp": ("sla_zsolver_solve_list_vjp", "complex list solves (issue 17)"),
-    "zsolver_logdet": ("sla_zsolver_logdet", "the complex log-determinant (issue 17)"),
-    "zsolver_logdet_vjp": ("sla_zsolver_logdet_vjp", "the complex log-determinant (issue 17)"),
-    "zlogdet": ("sla_zlogdet", "the complex log-determinant (issue 17)"),
-    "zlogdet_vjp": ("sla_zlogdet_vjp", "the complex log-determinant (issue 17)"),
-    "zeigsh": ("sla_zeigsh", "the complex Hermitian eigensolver (issue 17)"),
-    "zeigsh_vjp": ("sla_zeigsh_vjp", "the complex Hermitian eigensolver (issue 17)"),
-    "gen_helmholtz2d": ("sla_gen_helmholtz2d", "the complex Helmholtz generator (issue 17)"),
+_API_PROTOS = {
+    # sla_solver_logdet_vjp(ctx, S, ib, double g, double *sign, double *logabsdet, double *gA,
+    #                       sla_logdet_info *info)
+    "logdet_vjp": ("sla_solver_logdet_vjp", c_int, [P, P, c_int64, c_double, PTR, PTR, PTR, P]),
+    # sla_eigsh(ctx, A, ib, opts, evals, evecs, ldv, residuals, info)
+    "eigsh": ("sla_eigsh", c_int, [P, P, c_int64, P, PTR, PTR, c_int64, PTR, P]),
+    # sla_eigsh_batch(ctx, A, opts, evals, evecs, residuals, info)
+    "eigsh_batch": ("sla_eigsh_batch", c_int, [P, P, P, PTR, PTR, PTR, P]),
+    # sla_eigsh_vjp(ctx, A, ib, opts, k, evals, evecs, ldv, gl, gv, ldgv, gA, info)
+    "eigsh_vjp": ("sla_eigsh_vjp", c_int,
+                  [P, P, c_int64, P, c_int64, PTR, PTR, c_int64, PTR, PTR, c_int64, PTR, P]),
+    # sla_eigsh_batch_vjp(ctx, A, opts, k, evals, evecs, gl, gv, gA, info)
+    "eigsh_batch_vjp": ("sla_eigsh_batch_vjp", c_int, [P, P, P, c_int64, PTR, PTR, PTR, PTR, PTR, P]),
+    "eigsh_options_default": ("sla_eigsh_options_default", None, [P]),
+    "eigsh_options_size": ("sla_eigsh_options_size", ctypes.c_size_t, []),
+    "eigsh_info_size": ("sla_eigsh_info_size", ctypes.c_size_t, []),
+    "eig_which_name": ("sla_eig_which_name", c_char_p, [c_int]),
+    # sla_nlsolver_create(ctx, const sla_nl_problem *, const sla_nl_options *, sla_nlsolver **)
+    "nlsolver_create": ("sla_nlsolver_create", c_int, [P, P, P, ctypes.POINTER(c_void_p)]),
+    # sla_nlsolver_solve(ctx, S, const double *theta, double *u, sla_nl_info *info)
+    "nlsolver_solve": ("sla_nlsolver_solve", c_int, [P, P, PTR, PTR, P]),
+    # sla_nlsolver_solve_vjp(ctx, S, gu, gtheta, lambda, sla_solve_info *info)
+    "nlsolver_solve_vjp": ("sla_nlsolver_solve_vjp", c_int, [P, P, PTR, PTR, PTR, P]),
+    "nlsolver_destroy": ("sla_nlsolver_destroy", None, [ctypes.POINTER(c_void_p)]),
+    "nl_options_default": ("sla_nl_options_default", None, [P]),
+    "nl_options_parse": ("sla_nl_options_parse", c_int, [P, c_char_p, P]),
+    "nl_reason_name": ("sla_nl_reason_name", c_char_p, [c_int]),
+    "nl_problem_size": ("sla_nl_problem_size", ctypes.c_size_t, []),
+    "nl_options_size": ("sla_nl_options_size", ctypes.c_size_t, []),
+    "nl_info_size": ("sla_nl_info_size", ctypes.c_size_t, []),
+    # sla_zmatvec(ctx, A, ib, op, const sla_complex *x, sla_complex *y)
+    "zmatvec": ("sla_zmatvec", c_int, [P, P, c_int64, c_int, PTR, PTR]),
+    # sla_zmatvec_vjp(ctx, A, ib, x, gy, gx, gA)
+    "zmatvec_vjp": ("sla_zmatvec_vjp", c_int, [P, P, c_int64, PTR, PTR, PTR, PTR]),
+    # sla_zsolver_solve(ctx, S, ib, op, b, x, sla_solve_info *info)
+    "zsolver_solve": ("sla_zsolver_solve", c_int, [P, P, c_int64, c_int, PTR, PTR, INFO_P]),
+    # sla_zsolver_solve_vjp(ctx, S, ib, x, gx, gb, gA, sla_solve_info *info)
+    "zsolver_solve_vjp": ("sla_zsolver_solve_vjp", c_int,
+                          [P, P, c_int64, PTR, PTR, PTR, PTR, INFO_P]),
+    # sla_zsolver_solve_list(ctx, count, solvers, b[], x[], sla_solve_info *info)
+    "zsolver_solve_list": ("sla_zsolver_solve_list", c_int, [P, c_int64, P, P, P, INFO_P]),
+    # sla_zsolver_solve_list_vjp(ctx, count, solvers, x[], gx[], gb[], gA[], info)
+    "zsolver_solve_list_vjp": ("sla_zsolver_solve_list_vjp", c_int, [P, c_int64, P, P, P, P, P, INFO_P]),
+    # sla_zsolver_logdet(ctx, S, ib, sla_complex *phase, double *logabs)
+    "zsolver_logdet": ("sla_zsolver_logdet", c_int, [P, P, c_int64, PTR, PTR]),
+    # sla_zsolver_logdet_vjp(ctx, S, ib, double g_logabs, double g_theta, sla_complex *gA)
+    "zsolver_logdet_vjp": ("sla_zsolver_logdet_vjp", c_int,
+                           [P, P, c_int64, c_double, c_double, PTR]),
+    # sla_zeigsh(ctx, A, ib, const sla_eigsh_options *, k, double *w, sla_complex *V, info)
+    "zeigsh": ("sla_zeigsh", c_int, [P, P, c_int64, P, c_int64, PTR, PTR, P]),
+    # sla_zeigsh_vjp(ctx, A, ib, k, w, V, gw, gV, gA)
+    "zeigsh_vjp": ("sla_zeigsh_vjp", c_int, [P, P, c_int64, c_int64, PTR, PTR, PTR, PTR, PTR]),
+    # sla_gen_helmholtz2d(ctx, N, double k, double alpha, sla_matrix **out)
+    "gen_helmholtz2d": ("sla_gen_helmholtz2d", c_int,
+                        [P, c_int64, c_double, c_double, ctypes.POINTER(c_void_p)]),
 }
 
-EIGSH_SYMBOLS = ["eigsh", "eigsh_batch", "eigsh_vjp", "eigsh_batch_vjp",
-                 "eigsh_options_default", "eigsh_options_size", "eigsh_info_size"]
-NL_SYMBOLS = ["nlsolver_create", "nlsolver_solve", "nlsolver_solve_vjp", "nlsolver_destroy",
-              "nl_options_default", "nl_options_parse", "nl_reason_name", "nl_problem_size",
-              "nl_options_size", "nl_info_size"]
-
-
-def _optional_proto(name, f):
-    f.restype = c_int
-    if name == "logdet_vjp":
-        # sla_status sla_solver_logdet_vjp(sla_ctx *, sla_solver *, sla_int ib, double g,
-        #                                  double *sign, double *logabsdet, double *gA,
-        #                                  sla_logdet_info *info)
-        f.argtypes = [P, P, c_int64, c_double, PTR, PTR, PTR, P]
-    elif name == "logdet_grad":
-        # sla_status sla_solver_logdet_grad(sla_ctx *, sla_solver *, sla_int ib, double *sign,
-        #                                   double *logabsdet, double *grad, sla_logdet_info *info)
-        f.argtypes = [P, P, c_int64, PTR, PTR, PTR, P]
-    elif name == "eigsh":
-        # sla_eigsh(ctx, A, ib, opts, evals, evecs, ldv, residuals, info)
-        f.argtypes = [P, P, c_int64, P, PTR, PTR, c_int64, PTR, P]
-    elif name == "eigsh_batch":
-        # sla_eigsh_batch(ctx, A, opts, evals, evecs, residuals, info)
-        f.argtypes = [P, P, P, PTR, PTR, PTR, P]
-    elif name == "eigsh_vjp":
-        # sla_eigsh_vjp(ctx, A, ib, opts, k, evals, evecs, ldv, gl, gv, ldgv, gA, info)
-        f.argtypes = [P, P, c_int64, P, c_int64, PTR, PTR, c_int64, PTR, PTR, c_int64, PTR, P]
-    elif name == "eigsh_batch_vjp":
-        # sla_eigsh_batch_vjp(ctx, A, opts, k, evals, evecs, gl, gv, gA, info)
-        f.argtypes = [P, P, P, c_int64, PTR, PTR, PTR, PTR, PTR, P]
-    elif name == "nlsolver_create":
-        # sla_nlsolver_create(ctx, const sla_nl_problem *, const sla_nl_options *, sla_nlsolver **)
-        f.argtypes = [P, P, P, ctypes.POINTER(c_void_p)]
-    elif name == "nlsolver_solve":
-        # sla_nlsolver_solve(ctx, S, const double *theta, double *u, sla_nl_info *info)
-        f.argtypes = [P, P, PTR, PTR, P]
-    elif name == "nlsolver_solve_vjp":
-        # sla_nlsolver_solve_vjp(ctx, S, gu, gtheta, lambda, sla_solve_info *info)
-        f.argtypes = [P, P, PTR, PTR, PTR, P]
-    elif name == "nlsolver_destroy":
-        f.restype = None
-        f.argtypes = [ctypes.POINTER(c_void_p)]
-    elif name == "nl_options_parse":
-        f.argtypes = [P, c_char_p, P]
-    elif name == "nl_options_default":
-        f.restype = None
-        f.argtypes = [P]
-    elif name == "eigsh_options_default":
-        f.restype = None
-        f.argtypes = [P]
-    elif name == "zmatvec":
-        # sla_zmatvec(ctx, A, ib, op, const sla_complex *x, sla_complex *y)
-        f.argtypes = [P, P, c_int64, c_int, PTR, PTR]
-    elif name == "zmatvec_vjp":
-        # sla_zmatvec_vjp(ctx, A, ib, x, gy, gx, gA)
-        f.argtypes = [P, P, c_int64, PTR, PTR, PTR, PTR]
-    elif name == "zsolver_solve":
-        # sla_zsolver_solve(ctx, S, ib, op, b, x, sla_solve_info *info)
-        f.argtypes = [P, P, c_int64, c_int, PTR, PTR, INFO_P]
-    elif name == "zsolver_solve_vjp":
-        # sla_zsolver_solve_vjp(ctx, S, ib, x, gx, gb, gA, sla_solve_info *info)
-        f.argtypes = [P, P, c_int64, PTR, PTR, PTR, PTR, INFO_P]
-    elif name == "zsolver_solve_list":
-        # sla_zsolver_solve_list(ctx, count, solvers, b[], x[], sla_solve_info *info)
-        f.argtypes = [P, c_int64, P, P, P, INFO_P]
-    elif name == "zsolver_solve_list_vjp":
-        # sla_zsolver_solve_list_vjp(ctx, count, solvers, x[], gx[], gb[], gA[], info)
-        f.argtypes = [P, c_int64, P, P, P, P, P, INFO_P]
-    elif name == "zsolver_logdet":
-        # sla_zsolver_logdet(ctx, S, ib, sla_complex *phase, double *logabs)
-        f.argtypes = [P, P, c_int64, PTR, PTR]
-    elif name == "zsolver_logdet_vjp":
-        # sla_zsolver_logdet_vjp(ctx, S, ib, double g_logabs, double g_theta, sla_complex *gA)
-        f.argtypes = [P, P, c_int64, c_double, c_double, PTR]
-    elif name == "zlogdet":
-        # sla_zlogdet(ctx, A, ib, sla_complex *phase, double *logabs)
-        f.argtypes = [P, P, c_int64, PTR, PTR]
-    elif name == "zlogdet_vjp":
-        # sla_zlogdet_vjp(ctx, A, ib, g_logabs, g_theta, sla_complex *phase, double *logabs,
-        #                 sla_complex *gA)
-        f.argtypes = [P, P, c_int64, c_double, c_double, PTR, PTR, PTR]
-    elif name == "zeigsh":
-        # sla_zeigsh(ctx, A, ib, const sla_eigsh_options *, k, double *w, sla_complex *V,
-        #            sla_eigsh_info *info)
-        f.argtypes = [P, P, c_int64, P, c_int64, PTR, PTR, P]
-    elif name == "zeigsh_vjp":
-        # sla_zeigsh_vjp(ctx, A, ib, k, w, V, gw, gV, gA)
-        f.argtypes = [P, P, c_int64, c_int64, PTR, PTR, PTR, PTR, PTR]
-    elif name == "gen_helmholtz2d":
-        # sla_gen_helmholtz2d(ctx, N, double k, double alpha, sla_matrix **out)
-        f.argtypes = [P, c_int64, c_double, c_double, ctypes.POINTER(c_void_p)]
-    elif name in ("nl_reason_name", "eig_which_name"):
-        f.restype = c_char_p
-        f.argtypes = [c_int]
-    elif name.endswith("_size"):
-        f.restype = ctypes.c_size_t
-        f.argtypes = []
-    return f
-
-
-_optional_cache = {}
-
-
-def optional(name):
-    """The C function behind OPTIONAL[name], or None when libsla lacks it."""
-    if name not in _optional_cache:
-        sym, _ = OPTIONAL[name]
-        f = getattr(lib, sym, None)
-        _optional_cache[name] = _optional_proto(name, f) if f is not None else None
-    return _optional_cache[name]
-
-
-def require(name, what, hint=""):
-    """optional(name), or NotImplementedError naming the missing C symbol."""
-    f = optional(name)
-    if f is None:
-        sym, part = OPTIONAL[name]
-        raise NotImplementedError(
-            "%s needs %s: the C function %s, which this libsla (%s) does not export%s"
-            % (what, part, sym, library_path, "; " + hint if hint else ""))
-    return f
-
-
-def not_wired(names, what):
-    """NotImplementedError for an operation whose C symbols may exist but
-    whose binding is not written yet (or whose symbols are missing)."""
-    missing = [OPTIONAL[n][0] for n in names if optional(n) is None]
-    part = OPTIONAL[names[0]][1]
-    if missing:
-        return NotImplementedError(
-            "%s needs %s: the C function(s) %s, which this libsla (%s) does not export"
-            % (what, part, ", ".join(missing), library_path))
-    return NotImplementedError(
-        "%s: libsla exports %s but this binding does not call it yet (python/sla/_lib.py "
-        "OPTIONAL lists the symbols; wire them in python/sla/sparse.py)"
-        % (what, ", ".join(OPTIONAL[n][0] for n in names)))
-
-
-def require_all(names, what):
-    """The C functions behind OPTIONAL[names] (a dict), or NotImplementedError
-    naming every missing symbol."""
-    missing = [OPTIONAL[n][0] for n in names if optional(n) is None]
-    if missing:
-        raise NotImplementedError(
-            "%s needs %s: the C function(s) %s, which this libsla (%s) does not export"
-            % (what, OPTIONAL[names[0]][1], ", ".join(missing), library_path))
-    return {n: optional(n) for n in names}
+API = {name: _proto(sym, res, *args) for name, (sym, res, args) in _API_PROTOS.items()}
 
 
 def check_size(fn, cls, cname):
@@ -502,7 +371,7 @@ def check_size(fn, cls, cname):
 
 # Mirrors of the eigensolver's and the nonlinear solver's structs
 # (include/sla/eig.h, include/sla/nonlinear.h), checked against the C sizes
-# (sla_eigsh_options_size, ...) on first use. sla_nl_options is opaque here
+# (sla_eigsh_options_size, ...) at import. sla_nl_options is opaque here
 # (filled by sla_nl_options_default and _parse, like sla_solver_options).
 
 
@@ -546,27 +415,10 @@ class CNlInfo(ctypes.Structure):
                 ("linear", CSolveInfo), ("seconds", c_double), ("note", ctypes.c_char * 192)]
 
 
-_checked = {}
-
-
-def eigsh_api(what):
-    """The eigensolver's C functions (dict), sizes checked once."""
-    f = require_all(EIGSH_SYMBOLS, what)
-    if "eig" not in _checked:
-        check_size(f["eigsh_options_size"], CEigshOptions, "sla_eigsh_options")
-        check_size(f["eigsh_info_size"], CEigshInfo, "sla_eigsh_info")
-        _checked["eig"] = True
-    return f
-
-
-def nl_api(what):
-    """The nonlinear solver's C functions (dict), sizes checked once."""
-    f = require_all(NL_SYMBOLS, what)
-    if "nl" not in _checked:
-        check_size(f["nl_problem_size"], CNlProblem, "sla_nl_problem")
-        check_size(f["nl_info_size"], CNlInfo, "sla_nl_info")
-        _checked["nl"] = True
-    return f
+check_size(API["eigsh_options_size"], CEigshOptions, "sla_eigsh_options")
+check_size(API["eigsh_info_size"], CEigshInfo, "sla_eigsh_info")
+check_size(API["nl_problem_size"], CNlProblem, "sla_nl_problem")
+check_size(API["nl_info_size"], CNlInfo, "sla_nl_info")
 
 
 # ---- contexts and errors ----------------------------------------------------

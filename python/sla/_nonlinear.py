@@ -438,7 +438,7 @@ def nonlinear_solve(residual_fn, u0, *params, jacobian=None, method="newton", rt
     also return a NonlinearInfo. An exception raised by residual_fn or
     jacobian propagates unchanged (its context: the C error).
     """
-    api = L.nl_api("nonlinear_solve")
+    api = L.API
     from ._complex import refuse
     refuse("nonlinear_solve", u0, *params)
     if not isinstance(u0, torch.Tensor):

@@ -410,9 +410,7 @@ class SparseTensor:
             return pattern.solver(opts, vals.dtype, 1)
 
         if torch.is_grad_enabled() and vals.requires_grad:
-            f = L.require("logdet_vjp", "the gradient of SparseTensor.logdet/slogdet/det",
-                          "for the value alone call it under torch.no_grad() or on A.detach()")
-            sign, lad = LogdetFn.apply(vals, solver, item_solver, f)
+            sign, lad = LogdetFn.apply(vals, solver, item_solver, L.API["logdet_vjp"])
         else:
             sign, lad, _, _ = _functions.c_slogdet(vals.detach(), solver, item_solver)
         return sign.reshape(bs).to(self.dtype), lad.reshape(bs).to(self.dtype)
@@ -487,7 +485,7 @@ class SparseTensor:
             from ._eigs import eigsh_generalized
             return eigsh_generalized(self, M, k, which, sigma, return_eigenvectors, tol, ncv,
                                      maxiter, factor_method)
-        api = L.eigsh_api("SparseTensor.eigsh")
+        api = L.API
         if self.shape[-2] != self.shape[-1]:
             raise ValueError("eigsh needs a square matrix (shape %s)" % (self.shape,))
         n = self.shape[-1]

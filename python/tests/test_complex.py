@@ -68,9 +68,9 @@ def hermitian_part(A, conj=True):
 
 
 def have(*names):
-    """None when libsla exports the C functions behind OPTIONAL[names], else
-    the reason to skip."""
-    missing = [_lib.OPTIONAL[n][0] for n in names if _lib.optional(n) is None]
+    """None when libsla exports the C functions behind _lib.API[names]
+    (always: sla._lib requires them at import), else the reason to skip."""
+    missing = [n for n in names if n not in _lib.API]
     return ("libsla lacks %s (issue 17, not merged yet)" % ", ".join(missing)) if missing else None
 
 
