@@ -291,7 +291,7 @@ static void test_forward(sla_ctx *ctx)
 static double loss_ref(const coo *c, const int *le, const int *re, const zc *b, const zc *w)
 {
     sla_int n = c->n;
-    zc *bu = malloc((size_t)n * sizeof *bu), *x = malloc((size_t)n * sizeof *x);
+    zc *bu = calloc((size_t)n, sizeof *bu), *x = malloc((size_t)n * sizeof *x);
     for (sla_int i = 0; i < n; i++) bu[i] = zldexp(b[i], -le[i]);
     CHECK(dense_solve(c, 0, bu, x) == 0);
     double L = 0.0;
