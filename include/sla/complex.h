@@ -56,9 +56,11 @@ SLA_API sla_status sla_zmatvec_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib
  * definite), lu/umfpack, klu and superlu; auto chooses among them from the
  * structure (Hermitian, complex symmetric, general) as for real matrices.
  * A method that needs a structure A lacks (cg on a non-Hermitian A) is
- * refused at set-up with a message naming the method that fits. The real
- * solve calls (sla_solver_solve, ...) refuse a complex solver and the
- * complex ones a real solver (SLA_ERR_ARGUMENT). */
+ * refused at set-up with a message naming the method that fits. Krylov
+ * methods equilibrate a badly scaled A as for real matrices
+ * (options.equilibrate; D A D when A is Hermitian or complex symmetric;
+ * docs/complex.md). The real solve calls (sla_solver_solve, ...) refuse a
+ * complex solver and the complex ones a real solver (SLA_ERR_ARGUMENT). */
 
 /* x = op(A_ib)^-1 b (b, x: n entries each, may not alias). For op T and H
  * a direct method reuses its factor; a Krylov method solves with A^T or

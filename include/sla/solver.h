@@ -229,8 +229,10 @@ typedef struct sla_solver_options {
                                  in [0, 1], 0 = never; default 0.1 (SciPy spilu's
                                  diag_pivot_thresh) */
     int equilibrate;          /* Krylov methods: row/column scaling by powers of two
-                                 (as LAPACK's dgeequb; D A D for symmetric A, which
-                                 keeps CG and MINRES applicable) before the solve and
+                                 (as LAPACK's dgeequb; D A D for symmetric, Hermitian
+                                 or complex symmetric A, iterated until every row
+                                 maximum is in [1, 4), which keeps CG, MINRES and COCG
+                                 applicable) before the solve and
                                  the preconditioner, undone on x; transposed solves
                                  and VJPs use the same scaling, and gradients are for
                                  the unscaled A. SLA_EQUILIBRATE_AUTO (0, the default):

@@ -198,7 +198,7 @@ void sla__solver_free_pcs(sla_solver *S)
  * preconditioners, built on the matrix the methods see (K). */
 sla_status sla__solver_setup_pcs(sla_ctx *ctx, sla_solver *S)
 {
-    sla_status st0 = sla__solver_equilibrate(ctx, S);
+    sla_status st0 = sla__solver_equilibrate(ctx, S, S->symmetric);
     if (st0) return st0;
     for (sla_int b = 0; b < S->A->nbatch; b++) {
         sla_status st;

@@ -33,11 +33,13 @@ struct sla_solver {
     /* Krylov methods and their preconditioners see K: A itself, or eq_mat,
      * A with rows and columns scaled by powers of two (opts.equilibrate):
      * K = Dr A Dc, with eq_r = diag(Dr), eq_c = diag(Dc), nbatch * n each
-     * (eq_c == eq_r for symmetric A: K = D A D). */
+     * (eq_c == eq_r for symmetric A: K = D A D, eq_sym). eq_vals: K's
+     * values, double for a real A, sla__z (complex128) for a complex one. */
     const sla_matrix *K;
-    bool eq_on;
+    bool eq_on, eq_sym;
     sla_matrix eq_mat;
-    double *eq_vals, *eq_r, *eq_c;
+    void *eq_vals;
+    double *eq_r, *eq_c;
     /* A complex matrix: everything the complex path keeps (zsolver.c);
      * NULL for a real solver. The real solve entry points refuse S when it
      * is set (sla__solver_require_real). */
@@ -90,8 +92,10 @@ sla_status sla__solver_vjp_one(sla_ctx *ctx, const sla_solver *S, sla_solver *mu
 
 /* ---- equilibrate.c: the matrix the Krylov methods see ------------------ */
 
-/* Decide and build S->K for the current values (opts.equilibrate). */
-sla_status sla__solver_equilibrate(sla_ctx *ctx, sla_solver *S);
+/* Decide and build S->K for the current values (opts.equilibrate), real
+ * or complex; symmetric: D A D (A symmetric, Hermitian or complex
+ * symmetric: K keeps that structure exactly), else Dr A Dc. */
+sla_status sla__solver_equilibrate(sla_ctx *ctx, sla_solver *S, bool symmetric);
 void sla__solver_free_equilibration(sla_solver *S);
 
 /* ---- dispatch.c: method=auto ------------------------------------------- */

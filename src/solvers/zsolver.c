@@ -5,12 +5,16 @@
  * array or factors each with a complex direct backend
  * (sla__zdirect_backend), and method=auto's choice among them; then the
  * solves with A, A^T or A^H, the VJP (gb = A^-H gx, gA[k] = -gb[row_k]
- * conj(x[col_k])), refresh and the one-shot sla_zsolve. */
+ * conj(x[col_k])), refresh and the one-shot sla_zsolve. Krylov methods and
+ * their preconditioners see K, A equilibrated by powers of two as in the
+ * real solver (equilibrate.c; D A D when A is Hermitian or complex
+ * symmetric); direct methods factor A itself. */
 #include "methods.h"
 #include "solver_internal.h"
 #include "zsolver.h"
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -120,11 +124,38 @@ static void free_direct(sla_solver *S)
     z->dops = NULL;
 }
 
+/* K for the current values (opts.equilibrate): D A D when A is Hermitian
+ * or complex symmetric (K keeps the structure cg, minres, cocg and ic0
+ * need), Dr A Dc otherwise; K = A (no copy) when no scaling is needed.
+ * After D A D the structure is measured again on K: A's errors are
+ * relative to its largest entry, which a badly scaled A makes huge (a
+ * general A with rows 2^400 apart passes for complex symmetric), K's are
+ * not. When K is neither Hermitian nor complex symmetric, A is general:
+ * the flags say so and K becomes Dr A Dc. */
+static sla_status equilibrate(sla_ctx *ctx, sla_solver *S)
+{
+    struct sla__zsolver *z = S->z;
+    sla_status st = sla__solver_equilibrate(ctx, S, z->herm || z->csym);
+    if (st || !S->eq_on || !S->eq_sym) return st;
+    double herm_err = 0.0, sym_err = 0.0;
+    for (sla_int b = 0; b < S->A->nbatch; b++) {
+        sla_matrix_props pr;
+        if ((st = sla_matrix_properties(ctx, S->K, b, 0.0, &pr))) return st;
+        herm_err = fmax(herm_err, pr.hermitian_error);
+        sym_err = fmax(sym_err, pr.symmetry_error);
+    }
+    if (z->herm) z->herm_err = herm_err, z->herm = herm_err <= SLA_ZSYM_TOL;
+    if (z->csym) z->sym_err = sym_err, z->csym = sym_err <= SLA_ZSYM_TOL;
+    return z->herm || z->csym ? SLA_OK : sla__solver_equilibrate(ctx, S, false);
+}
+
+/* One preconditioner of kind p per value array, built on K (equilibrate
+ * first). */
 static sla_status setup_pcs(sla_ctx *ctx, sla_solver *S, sla_precond_kind p)
 {
     free_pcs(S);
     for (sla_int b = 0; b < S->A->nbatch; b++) {
-        sla_status st = sla__zpc_create(ctx, p, S->A, b, &S->opts, &S->z->pc[b]);
+        sla_status st = sla__zpc_create(ctx, p, S->K, b, &S->opts, &S->z->pc[b]);
         if (st) {
             if (S->A->nbatch > 1)
                 sla__error(ctx, st, "%s (value array %lld)", sla_ctx_message(ctx), (long long)b);
@@ -211,6 +242,8 @@ static sla_status auto_setup(sla_ctx *ctx, sla_solver *S)
                 at += (size_t)snprintf(why + at, sizeof why - at, "%s failed; ", sla_method_name(lu_chain[i]));
         }
     }
+    sla_status st = equilibrate(ctx, S);
+    if (st) return st;
     sla_method m;
     sla_precond_kind p;
     if (z->herm && z->pos_diag) {
@@ -224,7 +257,7 @@ static sla_status auto_setup(sla_ctx *ctx, sla_solver *S)
     }
     if (S->opts.precond != SLA_PRECOND_NONE) p = S->opts.precond; /* the caller's, checked */
     S->method = m;
-    sla_status st = setup_pcs(ctx, S, p);
+    st = setup_pcs(ctx, S, p);
     const char *tried = sla_precond_name(p);
     if (st && st != SLA_ERR_NOMEM && p != SLA_PRECOND_JACOBI && p != SLA_PRECOND_NONE)
         st = setup_pcs(ctx, S, SLA_PRECOND_JACOBI);
@@ -255,7 +288,9 @@ static sla_status setup(sla_ctx *ctx, sla_solver *S)
     S->method = m;
     const sla__method_entry *e = sla__method_find(m);
     if (e->desc.kind == SLA_KIND_DIRECT) return direct_setup(ctx, S, m);
-    if ((st = check_precond(ctx, S, S->opts.precond))) return st;
+    if ((st = equilibrate(ctx, S)) || (st = check_method(ctx, S, m)) ||
+        (st = check_precond(ctx, S, S->opts.precond)))
+        return st;
     return setup_pcs(ctx, S, S->opts.precond);
 }
 
@@ -301,6 +336,7 @@ void sla__zsolver_free(sla_solver *S)
     if (!S || !S->z) return;
     free_pcs(S);
     free_direct(S);
+    sla__solver_free_equilibration(S);
     sla__free(&S->alloc, S->z->pc);
     sla__free(&S->alloc, S->z->num);
     sla__free(&S->alloc, S->z);
@@ -319,11 +355,14 @@ sla_status sla__zsolver_refresh(sla_ctx *ctx, sla_solver *S)
     if (S->opts.method == SLA_METHOD_AUTO) {
         free_pcs(S);
         free_direct(S);
+        sla__solver_free_equilibration(S); /* K = A until auto chooses Krylov again */
         S->opts.precond = S->z->asked_pc;
         st = auto_setup(ctx, S);
     } else if ((st = check_method(ctx, S, S->method)) == SLA_OK) {
         if (S->z->dops) st = factor_all(ctx, S);
-        else if ((st = check_precond(ctx, S, S->opts.precond)) == SLA_OK)
+        else if ((st = equilibrate(ctx, S)) == SLA_OK && /* new scales for the new values */
+                 (st = check_method(ctx, S, S->method)) == SLA_OK &&
+                 (st = check_precond(ctx, S, S->opts.precond)) == SLA_OK)
             st = setup_pcs(ctx, S, S->opts.precond);
     }
     if (st) return st;
@@ -360,12 +399,15 @@ static void zmatop_apply(void *data, const sla__z *x, sla__z *y, int nt)
     }
 }
 
-/* A^T = A (complex symmetric) or conj(A) (Hermitian); A^H = A (Hermitian)
- * or conj(A) (complex symmetric): row-wise and threaded. */
-static void zmatop_init(const sla_solver *S, sla_int ib, int op, int nt, zmatop *m, sla__zop *zo)
+/* op(M) for M = A or K (K = D A D keeps A's exact structure; Dr A Dc is
+ * used only when A has none). A^T = A (complex symmetric) or conj(A)
+ * (Hermitian); A^H = A (Hermitian) or conj(A) (complex symmetric):
+ * row-wise and threaded. */
+static void zmatop_init(const sla_solver *S, const sla_matrix *M, sla_int ib, int op, int nt, zmatop *m,
+                        sla__zop *zo)
 {
     const struct sla__zsolver *z = S->z;
-    *m = (zmatop){.A = S->A, .ib = ib, .op = op, .conj_vals = false};
+    *m = (zmatop){.A = M, .ib = ib, .op = op, .conj_vals = false};
     if (op == 1 && z->csym_exact) m->op = 0;
     else if (op == 1 && z->herm_exact) m->op = 0, m->conj_vals = true;
     else if (op == 2 && z->herm_exact) m->op = 0;
@@ -405,7 +447,7 @@ static sla_status direct_solve(sla_ctx *ctx, const sla_solver *S, sla_int ib, in
     sla__z *dx = r + n, *xs = r + 2 * n;
     zmatop m;
     sla__zop zo;
-    zmatop_init(S, ib, op, nt, &m, &zo);
+    zmatop_init(S, S->A, ib, op, nt, &m, &zo);
     sla__kopts ko = {.rtol = S->opts.rtol, .atol = S->opts.atol};
     double bnorm = sla__znrm2(n, b, nt);
     sla_status st = z->dops->solve(ctx, z->sym, z->num[ib], op, 1, b, n, x, n);
@@ -442,6 +484,104 @@ static bool fallback_due(const sla_solver *S, sla_reason r)
     return r == SLA_DIVERGED_BREAKDOWN || r == SLA_DIVERGED_NAN || r == SLA_DIVERGED_MAXITER;
 }
 
+/* 2^e z, both parts (exact for a power of two in range). */
+static inline sla__z zldexp(sla__z z, int e) { return CMPLX(ldexp(creal(z), e), ldexp(cimag(z), e)); }
+
+/* The exponent of max(|Re z|, |Im z|), INT_MIN for z = 0. */
+static inline int zexponent(sla__z z)
+{
+    double a = fmax(fabs(creal(z)), fabs(cimag(z)));
+    return a > 0.0 ? ilogb(a) : INT_MIN;
+}
+
+/* A Krylov solve in K's units: with scales (the solver equilibrated A) or
+ * a right-hand side beyond 2^+-64, the method solves K y = 2^s Dr b (op T
+ * and H: K^T y = 2^s Dc b, K^H y = 2^s Dc b, the scales being real), x =
+ * 2^-s Dc y (2^-s Dr y), 2^s bringing the largest entry of the scaled b
+ * near 1, as the real solve does (solver.c). Powers of two: exact. */
+typedef struct zscaled {
+    const double *sb, *sx; /* row and column scales of this op, or NULL */
+    int sexp;
+    bool on;               /* bk, xk are the scaled copies */
+    sla__z *buf;           /* 2 n: bs, ys */
+} zscaled;
+
+static sla_status zscaled_begin(sla_ctx *ctx, const sla_solver *S, sla_int ib, int op, const sla__z *b,
+                                const sla__z *x, bool use_x0, int nt, zscaled *sc)
+{
+    sla_int n = S->A->nrows;
+    *sc = (zscaled){0};
+    if (S->eq_on) {
+        sc->sb = (op ? S->eq_c : S->eq_r) + ib * n;
+        sc->sx = (op ? S->eq_r : S->eq_c) + ib * n;
+    }
+    int emax = INT_MIN;
+    if (!sc->sb) { /* the common case: one vectorized pass over the 2n parts */
+        double bmax = sla__amax(2 * n, (const double *)b, nt);
+        if (bmax > 0.0) emax = ilogb(bmax);
+    } else {
+        for (sla_int i = 0; i < n; i++) {
+            int e = zexponent(b[i]);
+            if (e != INT_MIN && e + ilogb(sc->sb[i]) > emax) emax = e + ilogb(sc->sb[i]);
+        }
+    }
+    if (emax != INT_MIN && (emax > 64 || emax < -64 || sc->sb)) sc->sexp = -emax;
+    sc->on = sc->sb || sc->sexp != 0;
+    if (!sc->on) return SLA_OK;
+    sc->buf = sla__ctx_malloc(ctx, (size_t)n, 2 * sizeof(sla__z), "a scaled complex solve");
+    if (!sc->buf) return SLA_ERR_NOMEM;
+    sla__z *bs = sc->buf, *ys = sc->buf + n;
+    for (sla_int i = 0; i < n; i++) {
+        bs[i] = zldexp(b[i], sc->sexp + (sc->sb ? ilogb(sc->sb[i]) : 0));
+        if (use_x0) ys[i] = zldexp(x[i], sc->sexp - (sc->sx ? ilogb(sc->sx[i]) : 0));
+    }
+    return SLA_OK;
+}
+
+/* The smallest row scale: atol in the caller's units holds for the
+ * unscaled residual when the scaled one is below 2^s umin atol. */
+static double zscaled_atol(const zscaled *sc, sla_int n, double atol)
+{
+    if (!sc->on) return atol;
+    double umin = 1.0;
+    if (sc->sb) {
+        umin = INFINITY;
+        for (sla_int i = 0; i < n; i++) umin = fmin(umin, sc->sb[i]);
+    }
+    return ldexp(atol, sc->sexp) * umin;
+}
+
+/* x = 2^-s Dc y, and the residual in the caller's units: the same one
+ * rescaled when the row scales are uniform, else the true residual of A
+ * (convergence was judged on the scaled one; the note says so). */
+static void zscaled_end(const sla_solver *S, sla_int ib, int op, const sla__z *b, sla__z *x, zscaled *sc,
+                        sla_solve_info *info, int nt)
+{
+    sla_int n = S->A->nrows;
+    sla__z *bs = sc->buf, *ys = sc->buf + n;
+    for (sla_int i = 0; i < n; i++) x[i] = zldexp(ys[i], (sc->sx ? ilogb(sc->sx[i]) : 0) - sc->sexp);
+    bool uniform = true;
+    for (sla_int i = 1; sc->sb && i < n && uniform; i++) uniform = sc->sb[i] == sc->sb[0];
+    if (uniform) {
+        int eu = sc->sb ? ilogb(sc->sb[0]) : 0;
+        info->residual_abs = ldexp(info->residual_abs, -sc->sexp - eu);
+        info->rhs_norm = ldexp(info->rhs_norm, -sc->sexp - eu);
+    } else {
+        zmatop mo;
+        sla__zop zo;
+        zmatop_init(S, S->A, ib, op, nt, &mo, &zo);
+        info->residual_abs = sla__ztrue_residual(&zo, b, x, bs);
+        info->rhs_norm = sla__znrm2(n, b, nt);
+        info->residual = info->rhs_norm > 0.0 ? info->residual_abs / info->rhs_norm : info->residual_abs;
+    }
+    if (sc->sb) {
+        size_t len = strlen(info->note);
+        snprintf(info->note + len, sizeof info->note - len, "%sequilibrated (%s scaling by powers of two%s)",
+                 len ? "; " : "", S->eq_sym ? "symmetric" : "row and column",
+                 uniform ? "" : "; tolerance applied to the scaled residual");
+    }
+}
+
 static sla_status solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, int op, const sla__z *b,
                             sla__z *x, bool use_x0, sla_solve_info *info)
 {
@@ -457,15 +597,20 @@ static sla_status solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, int o
                        "(ill-conditioned matrix)", info->method, info->residual, (long long)info->iterations);
         return st;
     }
+    zscaled sc;
+    if ((st = zscaled_begin(ctx, S, ib, op, b, x, use_x0, nt, &sc))) return st;
+    const sla__z *bk = sc.on ? sc.buf : b;
+    sla__z *xk = sc.on ? sc.buf + S->A->nrows : x;
     zmatop m;
     sla__zop zo;
-    zmatop_init(S, ib, op, nt, &m, &zo);
-    sla__kopts ko = {.rtol = S->opts.rtol, .atol = S->opts.atol, .maxiter = S->opts.maxiter,
-                     .restart = S->opts.restart, .use_x0 = use_x0, .monitor = S->opts.monitor,
-                     .monitor_user = S->opts.monitor_user, .monitor_every = S->opts.monitor_every,
+    zmatop_init(S, S->K, ib, op, nt, &m, &zo);
+    sla__kopts ko = {.rtol = S->opts.rtol, .atol = zscaled_atol(&sc, S->A->nrows, S->opts.atol),
+                     .maxiter = S->opts.maxiter, .restart = S->opts.restart, .use_x0 = use_x0,
+                     .monitor = S->opts.monitor, .monitor_user = S->opts.monitor_user,
+                     .monitor_every = S->opts.monitor_every,
                      .deadline = S->opts.max_seconds > 0.0 ? t0 + S->opts.max_seconds : 0.0};
     const sla__zpc *pc = S->z->pc[ib];
-    st = sla__method_find(S->method)->zkrylov(ctx, &zo, pc, b, x, &ko, info);
+    st = sla__method_find(S->method)->zkrylov(ctx, &zo, pc, bk, xk, &ko, info);
     if (st == SLA_NOT_CONVERGED && fallback_due(S, info->reason)) {
         sla_int its = info->iterations;
         sla_reason why = info->reason;
@@ -475,9 +620,12 @@ static sla_status solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, int o
         snprintf(info->note + len, sizeof info->note - len, "%sauto: %s stopped (%s) after %lld iterations; fell back to %s",
                  len ? "; " : "", sla_method_name(S->method), sla_reason_name(why), (long long)its,
                  sla_method_name(fb));
-        st = sla__method_find(fb)->zkrylov(ctx, &zo, pc, b, x, &ko, info);
+        st = sla__method_find(fb)->zkrylov(ctx, &zo, pc, bk, xk, &ko, info);
         info->iterations += its;
     }
+    if (sc.on && st >= 0) zscaled_end(S, ib, op, b, x, &sc, info, nt);
+    sla_allocator al = sla__ctx_alloc(ctx);
+    sla__free(&al, sc.buf);
     info->solve_seconds = sla__now() - t0;
     if (st == SLA_NOT_CONVERGED)
         sla__error(ctx, st, "%s did not converge: %s after %lld iterations, relative residual %.3e",
