@@ -145,12 +145,26 @@ def svds(A, k=6, which="LM", tol=0.0, ncv=0, maxiter=0, degenerate_tol=1e-9, gra
 
 def cond(A, tol=0.0):
     """The 2-norm condition number s_max / s_min of A (every matrix of a
-    batch: a tensor of batch_shape); inf when A is rank deficient."""
+    batch: a tensor of batch_shape, float64); inf when A is rank deficient.
+    Differentiable in A's values: when they require a gradient, s_max and
+    s_min come from svds (LM and SM, k = 1: the same ARPACK runs as
+    sla_cond2's), whose VJP gives d cond = (u_1^T dA v_1 - cond u_n^T dA v_n)
+    / s_min; otherwise sla_cond2 alone."""
     from ._complex import refuse
     refuse("cond", A)
     api = _get()
     pat = A.pattern
-    vals = A._csr_values(pat).detach().to(torch.float64).contiguous()
+    vals = A._csr_values(pat)
+    if torch.is_grad_enabled() and vals.requires_grad:
+        m, n = A.shape[-2], A.shape[-1]
+        if min(m, n) < 2:
+            raise ValueError("cond: A is %d x %d; ARPACK needs min(m, n) >= 2 (use a dense SVD)" % (m, n))
+        smax = svds(A, 1, "LM", tol=tol)[1][..., 0].to(torch.float64)
+        smin = svds(A, 1, "SM", tol=tol)[1][..., 0].to(torch.float64)
+        # rank deficient: svds reports s_min = 0 (cond2's inf) or at the rounding level
+        eps = torch.finfo(torch.float64).eps
+        return torch.where(smin > eps * smax, smax / smin, torch.full_like(smax, float("inf")))
+    vals = vals.detach().to(torch.float64).contiguous()
     vals = vals.reshape(-1, vals.shape[-1])
     cmat = pat.matrix(torch.float64, vals.shape[0])
     copts = CSvdsOptions()
