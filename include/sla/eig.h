@@ -343,6 +343,9 @@ typedef struct sla_lobpcg_options {
 
 SLA_API void sla_lobpcg_options_default(sla_lobpcg_options *opts);
 
+/* sizeof(sla_lobpcg_options) of this build, for bindings that mirror it. */
+SLA_API size_t sla_lobpcg_options_size(void);
+
 /* Parse "key=value,key=value" into opts (starting from its current
  * contents; "" leaves it as it is). Keys: k (1 .. 10000), tol (> 0),
  * maxiter (>= 1), seed (0 .. 2^64 - 1), and pc.<key> for every key of

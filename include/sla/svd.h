@@ -138,6 +138,31 @@ SLA_API sla_status sla_svds_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, c
                                 sla_int k, const double *s, const double *U, const double *V, const double *gs,
                                 const double *gU, const double *gV, double *gA, sla_svds_info *info);
 
+/* sla_svds over every value array of A (one pattern, nbatch arrays), in
+ * one call: s [nbatch][k], U [nbatch][m * k] (ld m, may be NULL), V
+ * [nbatch][n * k] (ld n, may be NULL), info [nbatch] (may be NULL);
+ * k = opts->k. opts->v0, when not NULL, is [nbatch][min(m, n)] (one start
+ * vector per array). The arrays are independent items (parallel, one
+ * thread each, when there are at least as many as threads): SM's
+ * factorizations of the augmented matrix run in parallel, the Lanczos runs
+ * themselves one at a time (ARPACK's lock), so LM runs the arrays one
+ * after another with all threads each. Each array is sla_svds on its own
+ * (an array that fails does not stop the others); the first error by
+ * index is returned ("item i: " + sla_svds's message), else
+ * SLA_NOT_CONVERGED when any array left triplets unconverged (see its
+ * info), else SLA_OK. */
+SLA_API sla_status sla_svds_batch(sla_ctx *ctx, const sla_matrix *A, const sla_svds_options *opts, double *s,
+                                  double *U, double *V, sla_svds_info *info);
+
+/* sla_svds_vjp over every value array, in parallel (one thread each when
+ * there are at least as many arrays as threads): s, gs [nbatch][k]; U, gU
+ * [nbatch][m * k]; V, gV [nbatch][n * k] (gs, gU, gV may be NULL); gA
+ * [nbatch][nnz] (overwritten); info [nbatch] (may be NULL). Statuses as
+ * sla_svds_batch. */
+SLA_API sla_status sla_svds_batch_vjp(sla_ctx *ctx, const sla_matrix *A, const sla_svds_options *opts, sla_int k,
+                                      const double *s, const double *U, const double *V, const double *gs,
+                                      const double *gU, const double *gV, double *gA, sla_svds_info *info);
+
 /* The 2-norm condition number s_max / s_min of the m x n value array ib
  * of A (any shape: s_min is the min(m, n)-th singular value), s_max by
  * svds LM and s_min by svds SM (shift-invert on the augmented matrix, not

@@ -167,7 +167,8 @@ def _solve(method, A, b, damp, atol, btol, conlim, maxiter, x0, grad_rtol, grad_
         B *= s
     b = torch.as_tensor(b)
     if b.shape[-1:] != (m,) or b.dim() not in (1, 1 + len(bs)) or (b.dim() > 1 and tuple(b.shape[:-1]) != bs):
-        raise ValueError("%s: b must have shape (%d,) or %s (got %s)" % (who, m, bs + (m,), tuple(b.shape)))
+        want = "(%d,)" % m + (" or %s" % (bs + (m,),) if bs else "")
+        raise ValueError("%s: b must have shape %s (got %s)" % (who, want, tuple(b.shape)))
     out_dtype = torch.promote_types(A.dtype, b.dtype) if b.is_floating_point() else A.dtype
     b2 = b.to(torch.float64).expand(bs + (m,)).reshape(B, m).contiguous()
     copts = CLsqOptions()

@@ -35,6 +35,10 @@ def _get():
             _api["svds"] = L._proto("sla_svds", c_int, P, P, c_int64, P, L.PTR, L.PTR, L.PTR, P)
             _api["vjp"] = L._proto("sla_svds_vjp", c_int, P, P, c_int64, P, c_int64, L.PTR, L.PTR, L.PTR,
                                    L.PTR, L.PTR, L.PTR, L.PTR, P)
+            if hasattr(L.lib, "sla_svds_batch"):
+                _api["batch"] = L._proto("sla_svds_batch", c_int, P, P, P, L.PTR, L.PTR, L.PTR, P)
+                _api["batch_vjp"] = L._proto("sla_svds_batch_vjp", c_int, P, P, P, c_int64, L.PTR, L.PTR,
+                                             L.PTR, L.PTR, L.PTR, L.PTR, L.PTR, P)
             _api["cond2"] = L._proto("sla_cond2", c_int, P, P, c_int64, P, ctypes.POINTER(c_double),
                                      ctypes.POINTER(c_double), ctypes.POINTER(c_double), P)
         except AttributeError as e:
@@ -58,16 +62,22 @@ class SvdsFn(torch.autograd.Function):
         s = torch.empty((B, k), dtype=torch.float64)
         U = torch.empty((B, k, m), dtype=torch.float64)
         V = torch.empty((B, k, n), dtype=torch.float64)
+        infos = (CSvdsInfo * B)()
         with cmat.lock:
             cmat.bind(values)
-            for b in range(B):
-                info = CSvdsInfo()
-                st = L.check(api["svds"](L.ctx(), cmat.ptr, b, ctypes.byref(copts), s[b].data_ptr(),
-                                         U[b].data_ptr(), V[b].data_ptr(), ctypes.byref(info)), "svds")
-                if st == 1:
-                    import warnings
-                    warnings.warn("sla: svds: only %d of %d triplets converged" % (info.nconv, k),
-                                  L.SlaConvergenceWarning, stacklevel=4)
+            if "batch" in api:  # one C call: the arrays as parallel items
+                L.check(api["batch"](L.ctx(), cmat.ptr, ctypes.byref(copts), s.data_ptr(), U.data_ptr(),
+                                     V.data_ptr(), infos), "svds")
+            else:
+                for b in range(B):
+                    L.check(api["svds"](L.ctx(), cmat.ptr, b, ctypes.byref(copts), s[b].data_ptr(),
+                                        U[b].data_ptr(), V[b].data_ptr(), ctypes.byref(infos[b])), "svds")
+        for b in range(B):
+            if infos[b].nconv < k:
+                import warnings
+                warnings.warn("sla: svds: only %d of %d triplets converged%s"
+                              % (infos[b].nconv, k, " (matrix %d of the batch)" % b if B > 1 else ""),
+                              L.SlaConvergenceWarning, stacklevel=4)
         ctx.cmat, ctx.copts = cmat, copts
         ctx.set_materialize_grads(False)
         ctx.save_for_backward(values, s, U, V)
@@ -86,6 +96,11 @@ class SvdsFn(torch.autograd.Function):
         gs, gU, gV = c(gs), c(gU), c(gV)
         with ctx.cmat.lock:
             ctx.cmat.bind(values)
+            if "batch_vjp" in api:
+                L.check(api["batch_vjp"](L.ctx(), ctx.cmat.ptr, ctypes.byref(ctx.copts), k, s.data_ptr(),
+                                         U.data_ptr(), V.data_ptr(), _ptr(gs), _ptr(gU), _ptr(gV),
+                                         gA.data_ptr(), None), "svds backward")
+                return gA, None, None, None, None
             for b in range(B):
                 L.check(api["vjp"](L.ctx(), ctx.cmat.ptr, b, ctypes.byref(ctx.copts), k, s[b].data_ptr(),
                                    U[b].data_ptr(), V[b].data_ptr(), _ptr(gs[b] if gs is not None else None),
@@ -130,12 +145,26 @@ def svds(A, k=6, which="LM", tol=0.0, ncv=0, maxiter=0, degenerate_tol=1e-9, gra
 
 def cond(A, tol=0.0):
     """The 2-norm condition number s_max / s_min of A (every matrix of a
-    batch: a tensor of batch_shape); inf when A is rank deficient."""
+    batch: a tensor of batch_shape, float64); inf when A is rank deficient.
+    Differentiable in A's values: when they require a gradient, s_max and
+    s_min come from svds (LM and SM, k = 1: the same ARPACK runs as
+    sla_cond2's), whose VJP gives d cond = (u_1^T dA v_1 - cond u_n^T dA v_n)
+    / s_min; otherwise sla_cond2 alone."""
     from ._complex import refuse
     refuse("cond", A)
     api = _get()
     pat = A.pattern
-    vals = A._csr_values(pat).detach().to(torch.float64).contiguous()
+    vals = A._csr_values(pat)
+    if torch.is_grad_enabled() and vals.requires_grad:
+        m, n = A.shape[-2], A.shape[-1]
+        if min(m, n) < 2:
+            raise ValueError("cond: A is %d x %d; ARPACK needs min(m, n) >= 2 (use a dense SVD)" % (m, n))
+        smax = svds(A, 1, "LM", tol=tol)[1][..., 0].to(torch.float64)
+        smin = svds(A, 1, "SM", tol=tol)[1][..., 0].to(torch.float64)
+        # rank deficient: svds reports s_min = 0 (cond2's inf) or at the rounding level
+        eps = torch.finfo(torch.float64).eps
+        return torch.where(smin > eps * smax, smax / smin, torch.full_like(smax, float("inf")))
+    vals = vals.detach().to(torch.float64).contiguous()
     vals = vals.reshape(-1, vals.shape[-1])
     cmat = pat.matrix(torch.float64, vals.shape[0])
     copts = CSvdsOptions()

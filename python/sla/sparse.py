@@ -448,9 +448,10 @@ class SparseTensor:
         from ._svds import cond
         return cond(self, **kw)
 
-    def eigsh(self, k=6, which="LM", sigma=None, return_eigenvectors=True, tol=0.0, ncv=0,
+    def eigsh(self, k=6, which=None, sigma=None, return_eigenvectors=True, tol=0.0, ncv=0,
               maxiter=0, v0=None, factor_method="auto", degenerate_tol=1e-9, grad_rtol=1e-12,
-              grad_maxiter=0, return_info=False, M=None):
+              grad_maxiter=0, return_info=False, M=None, method="arpack", preconditioner=None,
+              seed=None):
         """k eigenpairs of a symmetric matrix (every matrix of a batch), by
         the C library's ARPACK Lanczos (sla_eigsh / sla_eigsh_batch).
 
@@ -479,7 +480,31 @@ class SparseTensor:
         inside a degenerate cluster (|l_i - l_j| <= degenerate_tol max |l|)
         is refused by C (SlaUnavailableError naming the pair).
 
-        M: the generalized problem A x = l M x (see sla._eigs.eigsh_generalized)."""
+        M: the generalized problem A x = l M x (see sla._eigs.eigsh_generalized).
+
+        which defaults to "LM" (as SciPy's eigsh) with method="arpack" and to
+        "SA" with method="lobpcg": LOBPCG (sla_lobpcg, or
+        sla_lobpcg_generalized with M) computes the k smallest eigenpairs
+        (3 k < n) without factorizing A, preconditioned by `preconditioner`
+        (none, jacobi, ssor, ic0, amg; default amg when the build has
+        hypre); tol (0: 1e-8) is relative to ||A||_1 + |l| ||M||_1, maxiter
+        (0: 500), v0 a start block [n, k], seed the random start's seed.
+        A may be a batch (one M for all of it). Differentiable as the
+        ARPACK paths, by the same C VJPs (see sla._lobpcg)."""
+        if method not in ("arpack", "lobpcg"):
+            raise ValueError("eigsh: method must be 'arpack' or 'lobpcg' (got %r)" % (method,))
+        if method == "lobpcg":
+            if sigma is not None:
+                raise ValueError("eigsh: method='lobpcg' takes no sigma (it computes the smallest "
+                                 "eigenvalues without a factorization)")
+            from . import _lobpcg
+            return _lobpcg.eigsh(self, k, which, M, return_eigenvectors, tol, maxiter, v0,
+                                 preconditioner, seed, degenerate_tol, grad_rtol, grad_maxiter,
+                                 return_info)
+        if preconditioner is not None or seed is not None:
+            raise ValueError("eigsh: preconditioner and seed are LOBPCG's (method='lobpcg')")
+        if which is None:
+            which = "LM"
         if M is not None:
             _complex.refuse("eigsh with M (generalized)", self, M)
             from ._eigs import eigsh_generalized

@@ -174,5 +174,15 @@ class TestLsq(unittest.TestCase):
             self.assertTrue(any(issubclass(x.category, sla.SlaConvergenceWarning) for x in w))
 
 
+class TestLsqShapeMessage(unittest.TestCase):
+    def test_b_shape_named(self):
+        A = sla.SparseTensor.from_scipy(random_sparse(12, 7, 0.4, 3))
+        with self.assertRaisesRegex(ValueError, r"b must have shape \(12,\) \(got \(7,\)\)"):
+            A.lsqr(torch.zeros(7, dtype=torch.float64))
+        Ab = sla.SparseTensor(torch.stack([A.values, A.values]), A.row, A.col, (2, 12, 7))
+        with self.assertRaisesRegex(ValueError, r"\(12,\) or \(2, 12\)"):
+            Ab.lsqr(torch.zeros(3, 12, dtype=torch.float64))
+
+
 if __name__ == "__main__":
     unittest.main()

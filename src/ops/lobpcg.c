@@ -37,6 +37,8 @@ void sla_lobpcg_options_default(sla_lobpcg_options *o)
     o->seed = 1;
 }
 
+size_t sla_lobpcg_options_size(void) { return sizeof(sla_lobpcg_options); }
+
 #ifdef SLA_HAVE_LAPACK
 void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k, const double *alpha,
             const double *a, const int *lda, const double *b, const int *ldb, const double *beta, double *c,
