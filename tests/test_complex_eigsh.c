@@ -55,12 +55,20 @@ static sla_matrix *gen_herm(long long n, unsigned long long seed, double shift)
     return gen_herm_t(n, seed, shift, SLA_C128);
 }
 
-/* All eigenpairs (ascending), dense. */
+/* All eigenpairs (ascending), dense. Z holds the whole Hermitian matrix;
+ * zheev reads its lower triangle ('L'), not the upper: with 'U', zhetrd's
+ * zlatrd calls zgemv('N') with x a row of A or of the work array at a
+ * stride, and OpenBLAS 0.3.21's zgemv_n (HASWELL/SKYLAKEX/SANDYBRIDGE, m %
+ * 4 == 2) loads one element past the last x (x[n*incx], unused). For the
+ * last row block that element lies up to n entries past the end of Z or
+ * of LAPACKE's work array; ASan's allocator puts the work array at the end
+ * of its mapped region and the read faults (SEGV under make test-asan).
+ * With 'L' the element it reads lies inside both arrays. */
 static void dense_eig(const sla_matrix *A, double *w, zc *Z)
 {
     long long n = sla_matrix_nrows(A);
     sla_matrix_to_dense_z(NULL, A, 0, Z, n);
-    LAPACKE_zheev(LAPACK_COL_MAJOR, 'V', 'U', (lapack_int)n, Z, (lapack_int)n, w);
+    LAPACKE_zheev(LAPACK_COL_MAJOR, 'V', 'L', (lapack_int)n, Z, (lapack_int)n, w);
 }
 
 /* ---- a dense LU backend (LAPACKE zgetrf) for the shift-invert path ---- */
