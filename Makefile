@@ -44,13 +44,9 @@ test-asan:
 	# the tracer under this machine's thread set-up (seen twice in
 	# test_reliability, after "0 failures"); a real failure (a leak, a
 	# sanitizer report, a failed check) is deterministic and fails twice.
-	# test_complex_eigsh is left out here: its dense reference (LAPACKE
-	# zheev) crashes inside OpenBLAS's zgemv kernel under ASan's allocator
-	# (SEGV in zgemv_n_SKYLAKEX/HASWELL from zlatrd); it runs in the Release
-	# suite. To investigate: a reference without zhetrd, or a reference BLAS.
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j 1 \
-	  --repeat until-pass:2 -E '^test_complex_eigsh$$'
+	  --repeat until-pass:2
 
 # The demo runs in $(BUILD)/, where it writes sla_demo_inverse.png; it draws
 # the PNG with gnuplot: install gnuplot-nox if it is missing

@@ -4,8 +4,13 @@
  * ARPACK path and shift-invert through a dense-LU mock backend; residuals,
  * orthonormality and the phase convention; the VJP against a dense
  * all-pairs formula and central differences along Hermitian changes of
- * each pair (Re and Im separately); refusals. */
+ * each pair (Re and Im separately); refusals; the dense path with every
+ * buffer ending at a guard page. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "test_util.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "ops/eigs_internal.h"
 #include "solvers/zsolver.h"
@@ -55,12 +60,20 @@ static sla_matrix *gen_herm(long long n, unsigned long long seed, double shift)
     return gen_herm_t(n, seed, shift, SLA_C128);
 }
 
-/* All eigenpairs (ascending), dense. */
+/* All eigenpairs (ascending), dense. Z holds the whole Hermitian matrix;
+ * zheev reads its lower triangle ('L'), not the upper: with 'U', zhetrd's
+ * zlatrd calls zgemv('N') with x a row of A or of the work array at a
+ * stride, and OpenBLAS 0.3.21's zgemv_n (HASWELL/SKYLAKEX/SANDYBRIDGE, m %
+ * 4 == 2) loads one element past the last x (x[n*incx], unused). For the
+ * last row block that element lies up to n entries past the end of Z or
+ * of LAPACKE's work array; ASan's allocator puts the work array at the end
+ * of its mapped region and the read faults (SEGV under make test-asan).
+ * With 'L' the element it reads lies inside both arrays. */
 static void dense_eig(const sla_matrix *A, double *w, zc *Z)
 {
     long long n = sla_matrix_nrows(A);
     sla_matrix_to_dense_z(NULL, A, 0, Z, n);
-    LAPACKE_zheev(LAPACK_COL_MAJOR, 'V', 'U', (lapack_int)n, Z, (lapack_int)n, w);
+    LAPACKE_zheev(LAPACK_COL_MAJOR, 'V', 'L', (lapack_int)n, Z, (lapack_int)n, w);
 }
 
 /* ---- a dense LU backend (LAPACKE zgetrf) for the shift-invert path ---- */
@@ -592,6 +605,62 @@ static void test_refusals(sla_ctx *ctx)
     sla_matrix_destroy(&A);
 }
 
+/* An allocator that ends every buffer at a PROT_NONE page, so that a read
+ * past the end of any buffer sla allocates faults (a crash fails the
+ * test). The mapping's base and length sit in the 16 bytes before the
+ * buffer (a whole page is kept in front for them). */
+static void *guard_malloc(size_t size, void *user)
+{
+    (void)user;
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE), sz = (size + 15) / 16 * 16, len = (sz + pg - 1) / pg * pg;
+    char *b = mmap(NULL, len + 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b == MAP_FAILED) return NULL;
+    if (mprotect(b + pg + len, pg, PROT_NONE) != 0) {
+        munmap(b, len + 2 * pg);
+        return NULL;
+    }
+    char *p = b + pg + len - sz;
+    ((size_t *)p)[-2] = (size_t)(uintptr_t)b;
+    ((size_t *)p)[-1] = len + 2 * pg;
+    return p;
+}
+
+static void guard_free(void *ptr, void *user)
+{
+    (void)user;
+    if (ptr) munmap((void *)(uintptr_t)((size_t *)ptr)[-2], ((size_t *)ptr)[-1]);
+}
+
+/* The dense path (zheevd) with buffers that end at a guard page: with
+ * uplo 'U', OpenBLAS 0.3.21's zgemv_n read one element past a strided row
+ * of the dense matrix, up to n entries past its end (see dense_heev). */
+static void test_guard_pages(void)
+{
+    sla_ctx *g = NULL;
+    sla_ctx_create(&g);
+    sla_allocator al = {guard_malloc, guard_free, NULL};
+    sla_ctx_set_allocator(g, &al);
+    sla_eigsh_options o;
+    sla_eigsh_options_default(&o);
+    o.which = SLA_EIG_SA;
+    for (long long n = 38; n <= 150; n += 56) { /* 38, 94, 150: past zhetrd's block size 32 */
+        sla_matrix *A = gen_herm(n, 12 + (unsigned long long)n, 0.0);
+        double w[4], *wr = malloc((size_t)n * sizeof *wr);
+        zc *V = malloc((size_t)(4 * n) * sizeof *V), *Z = malloc((size_t)(n * n) * sizeof *Z);
+        sla_eigsh_info info;
+        CHECK_OK(g, sla_zeigsh(g, A, 0, &o, 4, w, V, &info));
+        CHECK(strstr(info.method, "dense") != NULL);
+        dense_eig(A, wr, Z);
+        double err = 0;
+        for (int i = 0; i < 4; i++) err = fmax(err, fabs(w[i] - wr[i]));
+        CHECK(err < 1e-12 * fmax(fabs(wr[0]), fabs(wr[n - 1])));
+        printf("  %-34s n=%lld k=4 %-24s eig %.1e\n", "dense, guard pages after buffers", n, info.method, err);
+        free(wr), free(V), free(Z);
+        sla_matrix_destroy(&A);
+    }
+    sla_ctx_destroy(&g);
+}
+
 int main(void)
 {
     sla_ctx *ctx = NULL;
@@ -601,6 +670,7 @@ int main(void)
     test_cluster(ctx);
     test_misc(ctx);
     test_refusals(ctx);
+    test_guard_pages();
     sla_ctx_destroy(&ctx);
     return tu_finish("test_complex_eigsh");
 }

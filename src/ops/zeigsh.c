@@ -21,13 +21,19 @@ void zheevd_(const char *jobz, const char *uplo, const int *n, sla__z *a, const 
              size_t);
 
 /* All eigenvalues (ascending) and eigenvectors (in place) of the Hermitian
- * m x m matrix H (ld m; the upper triangle is read). */
+ * m x m matrix H (ld m; the lower triangle is read). Lower, not upper:
+ * with 'U', zhetrd's zlatrd calls zgemv('N') with x a row of H at stride
+ * m, and OpenBLAS 0.3.21's zgemv_n (HASWELL/SKYLAKEX/SANDYBRIDGE kernels,
+ * rows % 4 == 2) loads one element past the last x, unused: up to m
+ * entries past the end of H, which faults when H ends at an unmapped page
+ * (an allocator that returns exact-size buffers; ASan). With 'L' that
+ * element lies inside H. */
 static sla_status dense_heev(sla_ctx *ctx, int m, sla__z *H, double *w)
 {
     int info = 0, lwork = -1, lrwork = -1, liwork = -1, iw = 0;
     sla__z wq = 0;
     double rq = 0;
-    zheevd_("V", "U", &m, H, &m, w, &wq, &lwork, &rq, &lrwork, &iw, &liwork, &info, 1, 1);
+    zheevd_("V", "L", &m, H, &m, w, &wq, &lwork, &rq, &lrwork, &iw, &liwork, &info, 1, 1);
     if (info != 0) return sla__error(ctx, SLA_ERR_ARGUMENT, "zeigsh: LAPACK zheevd workspace query failed (info %d)", info);
     lwork = (int)creal(wq) + 1;
     lrwork = (int)rq + 1;
@@ -38,7 +44,7 @@ static sla_status dense_heev(sla_ctx *ctx, int m, sla__z *H, double *w)
     int *iwork = rwork ? sla__ctx_malloc(ctx, (size_t)liwork, sizeof *iwork, "zeigsh dense work space") : NULL;
     sla_status st = SLA_ERR_NOMEM;
     if (iwork) {
-        zheevd_("V", "U", &m, H, &m, w, work, &lwork, rwork, &lrwork, iwork, &liwork, &info, 1, 1);
+        zheevd_("V", "L", &m, H, &m, w, work, &lwork, rwork, &lrwork, iwork, &liwork, &info, 1, 1);
         st = info ? sla__error(ctx, SLA_ERR_ARGUMENT, "zeigsh: LAPACK zheevd failed (info %d)", info) : SLA_OK;
     }
     sla__free(&a, work);
@@ -292,7 +298,7 @@ static sla_status rayleigh_ritz(sla_ctx *ctx, const sla_matrix *A, sla_int n, in
     }
     for (int j = 0; j < m && !st; j++) {
         sla__zspmv(A, 0, 0, X + (size_t)j * (size_t)n, W + (size_t)j * (size_t)n, nt);
-        for (int i = 0; i <= j; i++) /* H_ij = x_i^H A x_j */
+        for (int i = j; i < m; i++) /* the lower triangle, H_ij = x_i^H A x_j (with A x_j in W) */
             H[(size_t)j * (size_t)m + (size_t)i] = sla__zdotc(n, X + (size_t)i * (size_t)n, W + (size_t)j * (size_t)n, nt);
     }
     if (!st) st = dense_heev(ctx, m, H, d);
