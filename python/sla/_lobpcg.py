@@ -42,11 +42,6 @@ class CLobpcgOptions(ctypes.Structure):
 def _fns():
     if _api:
         return _api
-    need = ["sla_lobpcg", "sla_lobpcg_generalized", "sla_lobpcg_options_default",
-            "sla_lobpcg_options_parse", "sla_lobpcg_options_size", "sla_eigsh_generalized_vjp"]
-    missing = [s for s in need if not hasattr(L.lib, s)]
-    if missing:
-        raise NotImplementedError("sla: this libsla lacks %s (%s)" % (", ".join(missing), L.library_path))
     f = {}
     f["default"] = L._proto("sla_lobpcg_options_default", None, _P)
     f["parse"] = L._proto("sla_lobpcg_options_parse", ctypes.c_int, _P, ctypes.c_char_p, _P)
@@ -114,7 +109,7 @@ class LobpcgFn(torch.autograd.Function):
         with amat.lock:
             amat.bind(av)
             if mmat is None:
-                api = L.eigsh_api("SparseTensor.eigsh backward")
+                api = L.API
                 for b in range(B):
                     L.check(api["eigsh_vjp"](L.ctx(), amat.ptr, b, ctypes.byref(ctx.eopts), k,
                                              evals[b].data_ptr(), evecs[b].data_ptr(), n, gl[b].data_ptr(),
@@ -182,7 +177,7 @@ def eigsh(A, k, which, M, return_eigenvectors, tol, maxiter, v0, preconditioner,
         x0 = x0.t().contiguous()  # column-major n x k
         lopts.x0 = x0.data_ptr()
         box["x0"] = x0  # alive while the options are
-    api = L.eigsh_api("SparseTensor.eigsh")
+    api = L.API
     eopts = L.CEigshOptions()  # the VJP's settings (sla_eigsh_vjp)
     api["eigsh_options_default"](ctypes.byref(eopts))
     eopts.k = k
