@@ -52,6 +52,16 @@ static sla_method krylov_choice(const sla_solver *S)
 #define SLA_AUTO_DIRECT_S_PER_FACTOR_NNZ 3e-9
 #define SLA_AUTO_DIRECT_MIN_S_PER_NNZ 5e-7
 #define SLA_AUTO_KRYLOV_BYTES_PER_S 3e10      /* bytes/s of one thread (was 1.5e10) */
+/* ... while the iteration's bytes fit in cache; from DRAM a CG iteration
+ * streamed 34 GB/s on 2 threads at 1e6 (2D, bench/DIRECT_RESULTS.md) and
+ * 32 GB/s on 3D Poisson 1e6 (CG + Jacobi, 249 iterations in 1.27 s,
+ * bench/RESULTS.md): 1.7e10 per thread. Between the two sizes the rate is
+ * interpolated in log(bytes). Before (one rate at every size) plain CG on
+ * 3D Poisson 1e6 was priced 1.9x too cheap and auto kept it where CG +
+ * saamg was faster (issue 22). */
+#define SLA_AUTO_KRYLOV_DRAM_BYTES_PER_S 1.7e10
+#define SLA_AUTO_KRYLOV_CACHE_BYTES 16e6      /* up to here: the in-cache rate */
+#define SLA_AUTO_KRYLOV_DRAM_BYTES 128e6      /* from here: the DRAM rate */
 #define SLA_AUTO_KLU_MAX_NNZ 1e5              /* below: KLU, less fixed cost than UMFPACK */
 /* CHOLMOD's simplicial kernel (chosen by CHOLMOD itself below 120 flops per
  * factor entry, see src/backends/cholmod.c) has no per-supernode overhead:
@@ -65,19 +75,25 @@ static sla_method krylov_choice(const sla_solver *S)
 #define SLA_AUTO_FACTOR_MIN_S_PER_NNZ 7e-8
 
 /* CG + saamg (sla's smoothed-aggregation AMG; bench/SAAMG_RESULTS.md,
- * 2D/3D Poisson and anisotropic diffusion at 1e6-4e6, 2 threads): the set-up
- * cost 5e-8 to 1.2e-7 s per stored entry, an iteration (V-cycle + CG's
- * product and vectors) 5-6e-9 s per stored entry on 2 threads (about 1e-8
- * on one), 15-17 iterations at rtol 1e-8, growing slowly with n (20 at 1e8,
- * rtol 1e-6). It beat hypre's BoomerAMG on all four problems in one process
- * (0.68 against 1.29 s at 1M) with no MPI start-up, so auto prices saamg,
- * not precond=amg. Considered for one value array of a symmetric matrix
- * with a positive diagonal, the case it was measured on; its iteration count
- * is not predicted from the graph, so the same iteration budget as plain CG
+ * 2D/3D Poisson and anisotropic diffusion at 1e6-4e6, 2 threads): an
+ * iteration (V-cycle + CG's product and vectors) 5-6e-9 s per stored entry
+ * on 2 threads (about 1e-8 on one), 14-15 iterations at rtol 1e-8 in 3D,
+ * 16-17 in 2D, growing slowly with n (20 at 1e8, rtol 1e-6). The set-up
+ * depends on the stencil: smoothed prolongator rows are longer in 3D and
+ * the Galerkin product's work grows with their square: 4.9e-8 s per stored
+ * entry on 2D Poisson (5 per row), 1.0e-7 on 3D Poisson (7 per row; 1.37e-7
+ * before the one-pass Galerkin product, issue 22), interpolated in between
+ * and flat outside (docs/dispatch.md has the measurements). It beat
+ * hypre's BoomerAMG on all four problems in one process (0.68 against 1.29
+ * s at 1M) with no MPI start-up, so auto prices saamg, not precond=amg.
+ * Considered for one value array of a symmetric matrix with a positive
+ * diagonal, the case it was measured on; its iteration count is not
+ * predicted from the graph, so the same iteration budget as plain CG
  * switches a misjudged solve to the direct method. */
-#define SLA_AUTO_AMG_SETUP_S_PER_NNZ 1.2e-7
+#define SLA_AUTO_AMG_SETUP_S_PER_NNZ_2D 5e-8  /* at <= 5 entries per row */
+#define SLA_AUTO_AMG_SETUP_S_PER_NNZ_3D 1e-7  /* at >= 7 entries per row */
 #define SLA_AUTO_AMG_ITER_S_PER_NNZ 1.2e-8 /* one thread */
-#define SLA_AUTO_AMG_ITERATIONS 18.0
+#define SLA_AUTO_AMG_ITERATIONS 16.0
 /* Below this many rows auto does not consider AMG: plain CG or a
  * factorization costs milliseconds there, and the per-entry model above has
  * no fixed set-up cost, so it would pick saamg for matrices of a few
@@ -152,15 +168,25 @@ static double krylov_seconds(const sla_solver *S, sla_method km, double its, int
     double bytes = km == SLA_METHOD_CG       ? 12.0 * nnz + 80.0 * n
                    : km == SLA_METHOD_MINRES ? 12.0 * nnz + 120.0 * n
                                              : 12.0 * nnz + 8.0 * (double)(S->opts.restart + 6) * n;
-    return its * bytes / (SLA_AUTO_KRYLOV_BYTES_PER_S * (double)(nt > 0 ? nt : 1));
+    double rate = SLA_AUTO_KRYLOV_BYTES_PER_S;
+    if (bytes >= SLA_AUTO_KRYLOV_DRAM_BYTES)
+        rate = SLA_AUTO_KRYLOV_DRAM_BYTES_PER_S;
+    else if (bytes > SLA_AUTO_KRYLOV_CACHE_BYTES)
+        rate *= pow(SLA_AUTO_KRYLOV_DRAM_BYTES_PER_S / SLA_AUTO_KRYLOV_BYTES_PER_S,
+                    log(bytes / SLA_AUTO_KRYLOV_CACHE_BYTES) /
+                        log(SLA_AUTO_KRYLOV_DRAM_BYTES / SLA_AUTO_KRYLOV_CACHE_BYTES));
+    return its * bytes / (rate * (double)(nt > 0 ? nt : 1));
 }
 
 /* Predicted seconds of an AMG set-up and `solves` CG + saamg solves of
  * `its` iterations each with nt threads. */
 static double amg_seconds(const sla_solver *S, double its, double solves, int nt)
 {
-    double nnz = (double)S->A->nnz;
-    return SLA_AUTO_AMG_SETUP_S_PER_NNZ * nnz +
+    double nnz = (double)S->A->nnz, per_row = nnz / (double)(S->A->nrows > 0 ? S->A->nrows : 1);
+    double f = per_row <= 5.0 ? 0.0 : per_row >= 7.0 ? 1.0 : 0.5 * (per_row - 5.0);
+    double setup = SLA_AUTO_AMG_SETUP_S_PER_NNZ_2D +
+                   f * (SLA_AUTO_AMG_SETUP_S_PER_NNZ_3D - SLA_AUTO_AMG_SETUP_S_PER_NNZ_2D);
+    return setup * nnz +
            solves * its * SLA_AUTO_AMG_ITER_S_PER_NNZ * nnz / (double)(nt > 1 ? nt : 1);
 }
 

@@ -405,7 +405,7 @@ static sla_status build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *
         }
         if (L->n <= SAAMG_COARSE || l == SAAMG_MAX_LEV - 1) {
             /* the coarsest level still needs 1/a_ii when it is only smoothed */
-            if ((st = sla__saamg_build_p(ctx, a, L, l, agg, false, &nagg)) || (st = check_diag(ctx, g, L, l)))
+            if ((st = sla__saamg_build_p(ctx, a, L, l, agg, false, nt, &nagg)) || (st = check_diag(ctx, g, L, l)))
                 goto out;
             sla__free(a, L->prp);
             sla__free(a, L->pci);
@@ -415,7 +415,7 @@ static sla_status build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *
             L->pval = NULL;
             break;
         }
-        if ((st = sla__saamg_build_p(ctx, a, L, l, agg, g->reuse == 1, &nagg)) ||
+        if ((st = sla__saamg_build_p(ctx, a, L, l, agg, g->reuse == 1, nt, &nagg)) ||
             (st = check_diag(ctx, g, L, l)))
             goto out;
         sla__free(a, agg); /* the Galerkin product needs only P */
@@ -498,7 +498,7 @@ static sla_status renumber(sla_ctx *ctx, sla__pc *pc, int nt, double *drift)
             }
             double th = SAAMG_THETA * ldexp(1.0, -l), th2 = th * th;
             sla__saamg_smooth_p(L, L->agg, th2, L->strong,
-                                sla__saamg_smoothing_weight(L, th2, L->strong), lv);
+                                sla__saamg_smoothing_weight(L, th2, L->strong, nt), lv);
             sla__free(a, lv);
             lv = NULL;
         }

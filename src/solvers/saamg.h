@@ -79,11 +79,11 @@ sla_status sla__saamg_nomem(sla_ctx *ctx, int l);
 
 /* saamg_aggregate.c */
 sla_status sla__saamg_set_diag(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int l);
-double sla__saamg_smoothing_weight(const sa_level *L, double th2, const uint8_t *mask);
+double sla__saamg_smoothing_weight(const sa_level *L, double th2, const uint8_t *mask, int nt);
 void sla__saamg_smooth_p(sa_level *L, const int32_t *agg, double th2, const uint8_t *mask,
                          double omega, double *lv);
 sla_status sla__saamg_build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int l,
-                              int32_t *agg, bool keep, sla_int *nagg_out);
+                              int32_t *agg, bool keep, int nt, sla_int *nagg_out);
 
 /* saamg_coarse.c */
 sla_status sla__saamg_galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_level *L, int l,

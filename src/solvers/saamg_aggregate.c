@@ -72,11 +72,14 @@ sla_status sla__saamg_set_diag(sla_ctx *ctx, const sla_allocator *a, sa_level *L
     return SLA_OK;
 }
 
-/* omega = 4 / (3 rho), rho the l1 (Gershgorin) bound of D_F^-1 A_F. */
-double sla__saamg_smoothing_weight(const sa_level *L, double th2, const uint8_t *mask)
+/* omega = 4 / (3 rho), rho the l1 (Gershgorin) bound of D_F^-1 A_F (a
+ * maximum: the same with any thread count). */
+double sla__saamg_smoothing_weight(const sa_level *L, double th2, const uint8_t *mask, int nt)
 {
     double rho = 0.0;
-    for (sla_int i = 0; i < L->n; i++) {
+    sla_int n = L->n;
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(max : rho) if (nt > 1 && n >= SLA_PAR_MIN)
+    for (sla_int i = 0; i < n; i++) {
         double s, df = filtered_diag(L, i, th2, mask, &s);
         double q = (fabs(df) + s) / fabs(df);
         if (q > rho) rho = q;
@@ -117,41 +120,47 @@ void sla__saamg_smooth_p(sa_level *L, const int32_t *agg, double th2, const uint
 /* Diagonal, aggregation and the smoothed prolongator of level l; sets
  * *nagg (0: the level does not coarsen). agg: n scratch entries. keep
  * (saamg_reuse=full): P's aggregates and the strength of A's entries are
- * kept in L->agg, L->strong, to re-smooth P at refresh. */
+ * kept in L->agg, L->strong, to re-smooth P at refresh. The strength of
+ * each entry is tested once (sg, one byte per entry: j != i and strong),
+ * and P's rows are counted and filled by nt threads; the aggregation is
+ * serial (greedy: each node depends on the ones before it). */
 sla_status sla__saamg_build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int l,
-                              int32_t *agg, bool keep, sla_int *nagg_out)
+                              int32_t *agg, bool keep, int nt, sla_int *nagg_out)
 {
-    sla_int n = L->n;
+    sla_int n = L->n, nnz = L->rp[n];
     double th = SAAMG_THETA * ldexp(1.0, -l), th2 = th * th;
+    int ntp = nt > 1 && n >= SLA_PAR_MIN ? nt : 1;
     *nagg_out = 0;
     sla_status st = sla__saamg_set_diag(ctx, a, L, l);
     if (st) return st;
+    uint8_t *sg = sla__malloc(a, (size_t)(nnz > 0 ? nnz : 1), sizeof *sg);
+    if (!sg) return sla__saamg_nomem(ctx, l);
+#pragma omp parallel for num_threads(ntp) schedule(static) if (ntp > 1)
+    for (sla_int i = 0; i < n; i++)
+        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
+            sla_int j = L->ci[k];
+            sg[k] = j != i && strong_t(th2, AVAL(L, k), DG(i), DG(j));
+        }
     /* aggregation: -1 free, -2 no strong neighbour, >= 0 aggregate */
     for (sla_int i = 0; i < n; i++) {
         agg[i] = -2;
-        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
-            sla_int j = L->ci[k];
-            if (j != i && strong_t(th2, AVAL(L, k), DG(i), DG(j))) {
+        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++)
+            if (sg[k]) {
                 agg[i] = -1;
                 break;
             }
-        }
     }
     sla_int na = 0;
     for (sla_int i = 0; i < n; i++) { /* phase 1 */
         if (agg[i] != -1) continue;
         bool ok = true;
-        for (sla_int k = L->rp[i]; k < L->rp[i + 1] && ok; k++) {
-            sla_int j = L->ci[k];
-            if (j != i && agg[j] >= 0 && strong_t(th2, AVAL(L, k), DG(i), DG(j))) ok = false;
-        }
+        for (sla_int k = L->rp[i]; k < L->rp[i + 1] && ok; k++)
+            if (sg[k] && agg[L->ci[k]] >= 0) ok = false;
         if (!ok) continue;
         if (na >= INT32_MAX) break;
         agg[i] = (int32_t)na;
-        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
-            sla_int j = L->ci[k];
-            if (j != i && agg[j] < 0 && strong_t(th2, AVAL(L, k), DG(i), DG(j))) agg[j] = (int32_t)na;
-        }
+        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++)
+            if (sg[k] && agg[L->ci[k]] < 0) agg[L->ci[k]] = (int32_t)na;
         na++;
     }
     for (sla_int i = 0; i < n; i++) { /* phase 2: join the strongest phase-1 neighbour */
@@ -160,9 +169,8 @@ sla_status sla__saamg_build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L,
         int32_t ba = -1;
         for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
             sla_int j = L->ci[k];
-            double v = AVAL(L, k);
-            if (j == i || agg[j] < 0 || !strong_t(th2, v, DG(i), DG(j))) continue;
-            double s = fabs(v) / sqrt(fabs(DG(i) * DG(j)));
+            if (!sg[k] || agg[j] < 0) continue;
+            double s = fabs(AVAL(L, k)) / sqrt(fabs(DG(i) * DG(j)));
             if (s > best) best = s, ba = agg[j];
         }
         if (ba >= 0) agg[i] = -3 - ba; /* marked: not a phase-1 member for later rows */
@@ -173,86 +181,99 @@ sla_status sla__saamg_build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L,
         if (agg[i] != -1) continue;
         if (na >= INT32_MAX) break;
         agg[i] = (int32_t)na;
-        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
-            sla_int j = L->ci[k];
-            if (j != i && agg[j] == -1 && strong_t(th2, AVAL(L, k), DG(i), DG(j))) agg[j] = (int32_t)na;
-        }
+        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++)
+            if (sg[k] && agg[L->ci[k]] == -1) agg[L->ci[k]] = (int32_t)na;
         na++;
     }
-    if (na == 0 || na > (sla_int)(0.85 * (double)n)) return SLA_OK; /* does not coarsen */
+    double *lv = NULL;
+    if (na == 0 || na > (sla_int)(0.85 * (double)n)) goto out; /* does not coarsen */
 
-    double omega = sla__saamg_smoothing_weight(L, th2, NULL);
+    double omega = sla__saamg_smoothing_weight(L, th2, sg, ntp);
 
-    /* P = (I - omega D_F^-1 A_F) P0: count, then fill */
+    /* P = (I - omega D_F^-1 A_F) P0: count, then fill; in each row the own
+     * aggregate first, then the strong neighbours' aggregates in the order
+     * of first appearance */
     L->prp = sla__malloc(a, (size_t)n + 1, sizeof *L->prp);
-    if (!L->prp) return sla__saamg_nomem(ctx, l);
-    /* the strength test needs the true diagonal: 1 / dinv */
+    if (!L->prp) {
+        st = sla__saamg_nomem(ctx, l);
+        goto out;
+    }
     L->prp[0] = 0;
+#pragma omp parallel for num_threads(ntp) schedule(static) if (ntp > 1)
     for (sla_int i = 0; i < n; i++) {
         sla_int c = agg[i] >= 0 ? 1 : 0;
         for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
             sla_int j = L->ci[k];
-            if (j == i || agg[j] < 0 || agg[j] == agg[i]) continue;
-            if (!strong_t(th2, AVAL(L, k), DG(i), DG(j))) continue;
+            if (!sg[k] || agg[j] < 0 || agg[j] == agg[i]) continue;
             bool seen = false; /* distinct aggregates among the earlier neighbours */
-            for (sla_int q = L->rp[i]; q < k && !seen; q++) {
-                sla_int jj = L->ci[q];
-                if (jj != i && agg[jj] == agg[j] &&
-                    strong_t(th2, AVAL(L, q), DG(i), DG(jj)))
-                    seen = true;
-            }
+            for (sla_int q = L->rp[i]; q < k && !seen; q++)
+                if (sg[q] && agg[L->ci[q]] == agg[j]) seen = true;
             if (!seen) c++;
         }
-        L->prp[i + 1] = L->prp[i] + c;
+        L->prp[i + 1] = c;
     }
+    for (sla_int i = 0; i < n; i++) L->prp[i + 1] += L->prp[i];
     sla_int pnnz = L->prp[n];
     L->pci = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *L->pci);
     L->pval = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *L->pval);
-    if (!L->pci || !L->pval) return sla__saamg_nomem(ctx, l);
+    if (!L->pci || !L->pval) {
+        st = sla__saamg_nomem(ctx, l);
+        goto out;
+    }
     sla_int maxlen = 1;
     for (sla_int i = 0; i < n; i++) maxlen = L->rp[i + 1] - L->rp[i] + 1 > maxlen ? L->rp[i + 1] - L->rp[i] + 1 : maxlen;
-    double *lv = sla__malloc(a, (size_t)maxlen, sizeof *lv);
-    if (!lv) return sla__saamg_nomem(ctx, l);
+    lv = sla__malloc(a, (size_t)ntp * (size_t)maxlen, sizeof *lv);
+    if (!lv) {
+        st = sla__saamg_nomem(ctx, l);
+        goto out;
+    }
     if (keep) {
         L->agg = sla__malloc(a, (size_t)(n > 0 ? n : 1), sizeof *L->agg);
-        L->strong = sla__malloc(a, (size_t)(L->rp[n] > 0 ? L->rp[n] : 1), sizeof *L->strong);
-        if (!L->agg || !L->strong) {
-            sla__free(a, lv);
-            return sla__saamg_nomem(ctx, l);
+        if (!L->agg) {
+            st = sla__saamg_nomem(ctx, l);
+            goto out;
         }
         memcpy(L->agg, agg, (size_t)n * sizeof *agg);
-        for (sla_int i = 0; i < n; i++)
+    }
+#pragma omp parallel num_threads(ntp) if (ntp > 1)
+    {
+        int t = 0;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+#endif
+        double *tlv = lv + (size_t)t * (size_t)maxlen;
+#pragma omp for schedule(static)
+        for (sla_int i = 0; i < n; i++) {
+            sla_int p0 = L->prp[i], m = 0;
+            int32_t *lc = L->pci + p0;
+            double s_unused, w = omega / filtered_diag(L, i, th2, sg, &s_unused);
+            if (agg[i] >= 0) { /* (I - w D_F^-1 A_F) P0 on the diagonal: 1 - w */
+                lc[0] = agg[i];
+                tlv[0] = 1.0 - omega;
+                m = 1;
+            }
             for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
                 sla_int j = L->ci[k];
-                L->strong[k] = j != i && strong_t(th2, AVAL(L, k), DG(i), DG(j));
+                if (!sg[k] || agg[j] < 0) continue;
+                sla_int q = 0;
+                while (q < m && lc[q] != agg[j]) q++;
+                if (q == m) {
+                    lc[m] = agg[j];
+                    tlv[m] = 0.0;
+                    m++;
+                }
+                tlv[q] -= w * AVAL(L, k);
             }
-    }
-    for (sla_int i = 0; i < n; i++) {
-        sla_int p0 = L->prp[i], m = 0;
-        int32_t *lc = L->pci + p0;
-        double s_unused, w = omega / filtered_diag(L, i, th2, NULL, &s_unused);
-        if (agg[i] >= 0) { /* (I - w D_F^-1 A_F) P0 on the diagonal: 1 - w */
-            lc[0] = agg[i];
-            lv[0] = 1.0 - omega;
-            m = 1;
+            for (sla_int q = 0; q < m; q++) L->pval[p0 + q] = (sa_real)tlv[q];
         }
-        for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
-            sla_int j = L->ci[k];
-            if (j == i || agg[j] < 0) continue;
-            double v = AVAL(L, k);
-            if (!strong_t(th2, v, DG(i), DG(j))) continue;
-            sla_int q = 0;
-            while (q < m && lc[q] != agg[j]) q++;
-            if (q == m) {
-                lc[m] = agg[j];
-                lv[m] = 0.0;
-                m++;
-            }
-            lv[q] -= w * v;
-        }
-        for (sla_int q = 0; q < m; q++) L->pval[p0 + q] = (sa_real)lv[q];
     }
-    sla__free(a, lv);
     *nagg_out = na;
-    return SLA_OK;
+    if (keep) { /* the strength verdicts, for re-smoothing at refresh */
+        L->strong = sg;
+        sg = NULL;
+    }
+out:
+    sla__free(a, lv);
+    sla__free(a, sg);
+    return st;
 }

@@ -60,23 +60,87 @@ static void symmetrize(const sa_level *C, sa_real *vv)
         }
 }
 
-/* C = P^T A P for level l (P, A in L), into level l + 1 (nc rows). */
+/* The Galerkin product's output, a block of consecutive coarse rows
+ * [lo, hi): rows [lo, done) computed, their sorted columns and values in
+ * ci, v (len of cap used); need: the length that row `done` needed when
+ * it did not fit. */
+typedef struct ga_chunk {
+    sla_int lo, hi, done, len, cap, need;
+    int32_t *ci;
+    sa_real *v;
+} ga_chunk;
+
+/* Coarse rows of chunk c from c->done on, with one thread's marks mk,
+ * accumulator ac and row scratch rc (nc each): row I of P^T A P is
+ * accumulated in double in the order P^T row I, A row i, P row j (the
+ * order galerkin_numeric repeats); its columns sorted and its values
+ * rounded to sa_real are appended to the chunk. Stops at a row that does
+ * not fit in c->cap (its marks cleared, so that the row can be redone). */
+static void galerkin_rows(const sa_level *L, const sla_int *trp, const int32_t *tci,
+                          const sa_real *tv, int32_t *mk, double *ac, int32_t *rc, sla_int *cnt,
+                          ga_chunk *c)
+{
+    for (sla_int I = c->done; I < c->hi; I++) {
+        sla_int m = 0;
+        for (sla_int p = trp[I]; p < trp[I + 1]; p++) {
+            sla_int i = tci[p];
+            double pi = (double)tv[p];
+            for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
+                sla_int j = L->ci[k];
+                double pa = pi * AVAL(L, k);
+                for (sla_int q = L->prp[j]; q < L->prp[j + 1]; q++) {
+                    int32_t J = L->pci[q];
+                    if (mk[J] != (int32_t)I) {
+                        mk[J] = (int32_t)I;
+                        ac[J] = 0.0;
+                        rc[m++] = J;
+                    }
+                    ac[J] += pa * (double)L->pval[q];
+                }
+            }
+        }
+        if (c->len + m > c->cap) { /* redo this row with a larger buffer */
+            c->need = c->len + m;
+            for (sla_int q = 0; q < m; q++) mk[rc[q]] = -1;
+            break;
+        }
+        sort_cols(rc, m);
+        for (sla_int q = 0; q < m; q++) {
+            c->ci[c->len + q] = rc[q];
+            c->v[c->len + q] = (sa_real)ac[rc[q]];
+        }
+        c->len += m;
+        cnt[I + 1] = m;
+        c->done = I + 1;
+    }
+}
+
+/* C = P^T A P for level l (P, A in L), into level l + 1 (nc rows): one
+ * pass (symbolic and numeric together) over blocks of coarse rows, each
+ * into a buffer of its own (allocated here, outside the threads; a block
+ * that outgrows its buffer stops, and is continued after the buffer
+ * doubled), then the blocks concatenated into C. The values are those of
+ * the former two-pass product (count, then fill), bitwise: the same
+ * traversal and summation order. */
 sla_status sla__saamg_galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_level *L, int l,
                                sla_int nc, bool symmetric, int nt, sa_level *C)
 {
     sla_status st = SLA_OK;
     sla_int n = L->n, pnnz = L->prp[n];
+    /* blocks: enough for dynamic load balance, at least 64 rows each */
+    sla_int nch = nc < 64 ? 1 : (nc + 63) / 64;
+    if (nch > 16 * (sla_int)nt) nch = 16 * (sla_int)nt;
     sla_int *trp = sla__calloc(a, (size_t)nc + 1, sizeof *trp);
     int32_t *tci = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *tci);
     sa_real *tv = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *tv);
-    int32_t *mark = sla__malloc(a, (size_t)nt * (size_t)nc, sizeof *mark);
-    double *acc = sla__malloc(a, (size_t)nt * (size_t)nc, sizeof *acc);
-    if (!trp || !tci || !tv || !mark || !acc) {
+    int32_t *mark = sla__malloc(a, (size_t)nt * (size_t)(nc > 0 ? nc : 1), 2 * sizeof *mark);
+    double *acc = sla__malloc(a, (size_t)nt * (size_t)(nc > 0 ? nc : 1), sizeof *acc);
+    ga_chunk *ch = sla__calloc(a, (size_t)nch, sizeof *ch);
+    if (!trp || !tci || !tv || !mark || !acc || !ch) {
         st = sla__saamg_nomem(ctx, l + 1);
         goto out;
     }
     transpose_p(L, nc, trp, tci, tv);
-
     C->n = nc;
     C->own_rp = sla__malloc(a, (size_t)nc + 1, sizeof *C->own_rp);
     if (!C->own_rp) {
@@ -84,80 +148,70 @@ sla_status sla__saamg_galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_le
         goto out;
     }
     for (sla_int k = 0; k < (sla_int)nt * nc; k++) mark[k] = -1;
-    /* symbolic: entries per coarse row */
-#pragma omp parallel num_threads(nt) if (nt > 1 && nc >= 256)
-    {
-        int t = 0;
-#ifdef _OPENMP
-        t = omp_get_thread_num();
-#endif
-        int32_t *mk = mark + (size_t)t * (size_t)nc;
-#pragma omp for schedule(dynamic, 64)
-        for (sla_int I = 0; I < nc; I++) {
-            sla_int cnt = 0;
-            for (sla_int p = trp[I]; p < trp[I + 1]; p++) {
-                sla_int i = tci[p];
-                for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
-                    sla_int j = L->ci[k];
-                    for (sla_int q = L->prp[j]; q < L->prp[j + 1]; q++) {
-                        int32_t J = L->pci[q];
-                        if (mk[J] != (int32_t)I) {
-                            mk[J] = (int32_t)I;
-                            cnt++;
-                        }
-                    }
-                }
+    /* first guess of the entries per coarse row: (entries of A per row) x
+     * (entries of P per row), enough for 2D and 3D Poisson's first levels */
+    double guess = n > 0 ? (double)L->rp[n] / (double)n * ((double)pnnz / (double)n) : 1.0;
+    if (guess < 8.0) guess = 8.0;
+    for (sla_int c = 0; c < nch; c++) {
+        ch[c].lo = ch[c].done = nc * c / nch;
+        ch[c].hi = nc * (c + 1) / nch;
+        ch[c].cap = (sla_int)(guess * (double)(ch[c].hi - ch[c].lo)) + 16;
+    }
+    for (;;) {
+        for (sla_int c = 0; c < nch; c++) { /* the unfinished blocks' buffers */
+            ga_chunk *b = &ch[c];
+            if (b->done == b->hi || (b->ci && b->need <= b->cap)) continue;
+            if (b->ci) b->cap = 2 * b->cap > b->need ? 2 * b->cap : b->need;
+            int32_t *ci = sla__malloc(a, (size_t)b->cap, sizeof *ci);
+            sa_real *v = sla__malloc(a, (size_t)b->cap, sizeof *v);
+            if (!ci || !v) {
+                sla__free(a, ci);
+                sla__free(a, v);
+                st = sla__saamg_nomem(ctx, l + 1);
+                goto out;
             }
-            C->own_rp[I + 1] = cnt;
+            if (b->len) {
+                memcpy(ci, b->ci, (size_t)b->len * sizeof *ci);
+                memcpy(v, b->v, (size_t)b->len * sizeof *v);
+            }
+            sla__free(a, b->ci);
+            sla__free(a, b->v);
+            b->ci = ci;
+            b->v = v;
         }
+#pragma omp parallel num_threads(nt) if (nt > 1 && nch > 1)
+        {
+            int t = 0;
+#ifdef _OPENMP
+            t = omp_get_thread_num();
+#endif
+            int32_t *mk = mark + (size_t)t * (size_t)nc; /* last coarse row that met J */
+            double *ac = acc + (size_t)t * (size_t)nc;  /* its sum in that row */
+            int32_t *rc = mark + (size_t)nt * (size_t)nc + (size_t)t * (size_t)nc;
+#pragma omp for schedule(dynamic, 1)
+            for (sla_int c = 0; c < nch; c++)
+                if (ch[c].done < ch[c].hi) galerkin_rows(L, trp, tci, tv, mk, ac, rc, C->own_rp, &ch[c]);
+        }
+        bool more = false;
+        for (sla_int c = 0; c < nch; c++) more = more || ch[c].done < ch[c].hi;
+        if (!more) break;
     }
     C->own_rp[0] = 0;
     for (sla_int I = 0; I < nc; I++) C->own_rp[I + 1] += C->own_rp[I];
     sla_int cnnz = C->own_rp[nc];
     C->nnz = cnnz;
     C->own_ci = sla__malloc(a, (size_t)(cnnz > 0 ? cnnz : 1), sizeof *C->own_ci);
-    if (!C->own_ci) {
-        st = sla__saamg_nomem(ctx, l + 1);
-        goto out;
-    }
     sa_real *vv = sla__malloc(a, (size_t)(cnnz > 0 ? cnnz : 1), sizeof *vv);
-    if (!vv) {
+    C->own_val = vv;
+    if (!C->own_ci || !vv) {
         st = sla__saamg_nomem(ctx, l + 1);
         goto out;
     }
-    C->own_val = vv;
-    for (sla_int k = 0; k < (sla_int)nt * nc; k++) mark[k] = -1;
-#pragma omp parallel num_threads(nt) if (nt > 1 && nc >= 256)
-    {
-        int t = 0;
-#ifdef _OPENMP
-        t = omp_get_thread_num();
-#endif
-        int32_t *mk = mark + (size_t)t * (size_t)nc; /* last coarse row that met J */
-        double *ac = acc + (size_t)t * (size_t)nc;  /* its sum in that row */
-#pragma omp for schedule(dynamic, 64)
-        for (sla_int I = 0; I < nc; I++) {
-            sla_int base = C->own_rp[I], m = 0;
-            for (sla_int p = trp[I]; p < trp[I + 1]; p++) {
-                sla_int i = tci[p];
-                double pi = (double)tv[p];
-                for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
-                    sla_int j = L->ci[k];
-                    double pa = pi * AVAL(L, k);
-                    for (sla_int q = L->prp[j]; q < L->prp[j + 1]; q++) {
-                        int32_t J = L->pci[q];
-                        if (mk[J] != (int32_t)I) {
-                            mk[J] = (int32_t)I;
-                            ac[J] = 0.0;
-                            C->own_ci[base + m++] = J;
-                        }
-                        ac[J] += pa * (double)L->pval[q];
-                    }
-                }
-            }
-            sort_cols(C->own_ci + base, m);
-            for (sla_int q = 0; q < m; q++) vv[base + q] = (sa_real)ac[C->own_ci[base + q]];
-        }
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && nch > 1)
+    for (sla_int c = 0; c < nch; c++) {
+        sla_int base = C->own_rp[ch[c].lo];
+        memcpy(C->own_ci + base, ch[c].ci, (size_t)ch[c].len * sizeof *C->own_ci);
+        memcpy(vv + base, ch[c].v, (size_t)ch[c].len * sizeof *vv);
     }
     C->rp = C->own_rp;
     C->ci = C->own_ci;
@@ -165,6 +219,12 @@ sla_status sla__saamg_galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_le
     C->val = vv;
     C->f32 = sizeof(sa_real) == sizeof(float);
 out:
+    if (ch)
+        for (sla_int c = 0; c < nch; c++) {
+            sla__free(a, ch[c].ci);
+            sla__free(a, ch[c].v);
+        }
+    sla__free(a, ch);
     sla__free(a, trp);
     sla__free(a, tci);
     sla__free(a, tv);
