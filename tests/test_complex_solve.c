@@ -167,7 +167,8 @@ static void test_methods_vs_dense(sla_ctx *ctx)
                             kind_name[kind], sla_method_name(cb.m), sla_precond_name(cb.p), op, err,
                             (long long)info.iterations, info.residual, sla_reason_name(info.reason), info.note);
                 CHECK(err < 1e-8);
-                CHECK(info.converged && info.residual <= 1e-11 && info.iterations > 0);
+                CHECK(info.converged && info.residual <= 1e-11);
+                CHECK(info.iterations > 0 || strcmp(info.backend, "krylov") != 0); /* direct: 0 refinement steps when backward stable */
                 CHECK(strcmp(info.backend, "krylov") == 0 || cb.m == SLA_METHOD_AUTO);
                 if (cb.m != SLA_METHOD_AUTO) {
                     CHECK(strcmp(info.method, sla_method_name(cb.m)) == 0);
