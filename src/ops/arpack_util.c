@@ -147,11 +147,23 @@ done:
     return st;
 }
 
-sla_status sla__lanczos_run(sla_ctx *ctx, const sla__lanczos *L, double *evals, double *Z, sla__lanczos_out *out)
+int sla__arpack_enter(sla_ctx *ctx)
 {
     pthread_mutex_lock(&sla__arpack_lock);
-    sla_status st = lanczos(ctx, L, evals, Z, out);
+    return sla__threads(ctx) > 1 ? sla__blas_threads_one() : 0;
+}
+
+void sla__arpack_leave(int blas_threads)
+{
+    sla__blas_threads_restore(blas_threads);
     pthread_mutex_unlock(&sla__arpack_lock);
+}
+
+sla_status sla__lanczos_run(sla_ctx *ctx, const sla__lanczos *L, double *evals, double *Z, sla__lanczos_out *out)
+{
+    int bt = sla__arpack_enter(ctx);
+    sla_status st = lanczos(ctx, L, evals, Z, out);
+    sla__arpack_leave(bt);
     return st;
 }
 

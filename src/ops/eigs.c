@@ -440,9 +440,9 @@ sla_status sla_eigs(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_eig
     arnoldi_out out = {0};
     if (!t) st = SLA_ERR_NOMEM;
     if (!st) {
-        pthread_mutex_lock(&sla__arpack_lock);
+        int bt = sla__arpack_enter(ctx);
         st = arnoldi(ctx, &V, S, &o, wr, wi, Z, &out);
-        pthread_mutex_unlock(&sla__arpack_lock);
+        sla__arpack_leave(bt);
     }
     double maxres = 0.0;
     if (!st) {

@@ -38,6 +38,15 @@ static inline bool sla__arpack_too_large(sla_int n, sla_int ncv, sla_int k)
  * run holds this lock (arpack_util.c defines it). */
 extern pthread_mutex_t sla__arpack_lock;
 
+/* Takes sla__arpack_lock and, when the context runs more than one thread,
+ * keeps OpenBLAS to one thread until sla__arpack_leave: ARPACK's dense
+ * steps and the operator's OpenMP products alternate, and OpenBLAS's
+ * threads spinning between calls oversubscribe the cores (svds k = 10 on
+ * 1e5 x 5e4, 2 threads: 2.8 s with both, 1.27 s with one BLAS thread;
+ * bench/RESULTS.md). Returns what sla__arpack_leave restores. */
+int sla__arpack_enter(sla_ctx *ctx);
+void sla__arpack_leave(int blas_threads);
+
 /* The text of ARPACK's *aupd info code (`arnoldi`: dnaupd's wording). */
 const char *sla__arpack_message(int info, bool arnoldi);
 

@@ -559,9 +559,9 @@ sla_status sla__zeigsh_run(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const 
         zarnoldi R = {.n = (int)n, .nev = (int)k, .ncv = sla__arpack_ncv(run.ncv, k, n),
                       .maxiter = sla__arpack_maxiter(o.maxiter, n), .mode = si ? 3 : 1, .which = which,
                       .tol = o.tol, .sigma = sigma, .v0 = o.v0};
-        pthread_mutex_lock(&sla__arpack_lock);
+        int bt = sla__arpack_enter(ctx);
         st = arnoldi(ctx, &E, &R, d, Z, &nconv, &iters, &nops, &maxit);
-        pthread_mutex_unlock(&sla__arpack_lock);
+        sla__arpack_leave(bt);
     }
     if (!st) {
         /* the Ritz values of a Hermitian operator are real */
