@@ -3,7 +3,7 @@
 # quick when everything is present. Runs apt-get as root (or through sudo).
 set -euo pipefail
 
-PKGS="build-essential cmake pkg-config libopenblas-dev liblapacke-dev libsuitesparse-dev libsuperlu-dev libmetis-dev libhypre-dev libopenmpi-dev openmpi-bin libarpack2-dev"
+PKGS="build-essential cmake pkg-config libopenblas-dev liblapacke-dev libsuitesparse-dev libsuperlu-dev libmumps-seq-dev libmetis-dev libhypre-dev libopenmpi-dev openmpi-bin libarpack2-dev"
 # Fuzzing (make fuzz, the smoke pass of make test): clang with libFuzzer,
 # and LLVM's OpenMP for the clang build of the library.
 PKGS="$PKGS clang-14 libclang-rt-14-dev libomp-14-dev"

@@ -454,7 +454,8 @@ int main(void)
 {
     sla_ctx *ctx = NULL;
     sla_ctx_create(&ctx);
-    const sla_method methods[] = {SLA_METHOD_UMFPACK, SLA_METHOD_KLU, SLA_METHOD_SUPERLU, SLA_METHOD_CHOLESKY};
+    const sla_method methods[] = {SLA_METHOD_UMFPACK, SLA_METHOD_KLU, SLA_METHOD_SUPERLU, SLA_METHOD_CHOLESKY,
+                                  SLA_METHOD_MUMPS};
     int nb = 0;
     CHECK(sla__zdirect_backend(SLA_METHOD_LU) == sla__zdirect_backend(SLA_METHOD_UMFPACK));
     CHECK(sla__zdirect_backend(SLA_METHOD_LDLT) == NULL && sla__zdirect_backend(SLA_METHOD_CG) == NULL);

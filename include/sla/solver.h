@@ -34,8 +34,9 @@ typedef enum sla_method {
     SLA_METHOD_UMFPACK,  /* UMFPACK multifrontal LU */
     SLA_METHOD_KLU,      /* KLU left-looking LU for very sparse (circuit-like) matrices */
     SLA_METHOD_SUPERLU,  /* SuperLU supernodal LU (SciPy's spsolve engine) */
-    SLA_METHOD_COCG      /* conjugate orthogonal CG for complex symmetric A = A^T (on a
+    SLA_METHOD_COCG,     /* conjugate orthogonal CG for complex symmetric A = A^T (on a
                             real symmetric matrix it is CG) */
+    SLA_METHOD_MUMPS     /* MUMPS multifrontal LDL^T (symmetric A = A^T) or LU (sequential) */
 } sla_method;
 
 /* Fill-reducing ordering for the direct methods. */

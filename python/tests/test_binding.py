@@ -600,7 +600,8 @@ class RegistryTests(unittest.TestCase):
         self.assertEqual(_core._PRECOND_ALIASES, {None: "none", False: "none", "ilu": "ilu0",
                                                   "ic": "ic0", "diag": "jacobi", "boomeramg": "amg"})
         self.assertEqual(sparse._FACTOR_METHODS, {"auto": 0, None: 0, "cholesky": 5, "ldlt": 6,
-                                                  "lu": 7, "umfpack": 8, "klu": 9, "superlu": 10})
+                                                  "lu": 7, "umfpack": 8, "klu": 9, "superlu": 10,
+                                                  "mumps": 12})
         v = ctypes.c_int(-1)
         self.assertEqual(_lib.sla_method_from_name(None, b"ldl", ctypes.byref(v)), 0)
         self.assertEqual(v.value, 6)

@@ -53,5 +53,6 @@ extern const sla__zdirect_ops sla__zbackend_umfpack; /* umfpack_z.c */
 extern const sla__zdirect_ops sla__zbackend_klu;     /* klu_z.c */
 extern const sla__zdirect_ops sla__zbackend_cholmod; /* cholmod_z.c */
 extern const sla__zdirect_ops sla__zbackend_superlu; /* superlu_z.c */
+extern const sla__zdirect_ops sla__zbackend_mumps;   /* mumps_z.c */
 
 #endif

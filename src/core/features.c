@@ -17,6 +17,7 @@ static const struct {
     {"lapack", SLA_HAS_LAPACK},
     {"mpi", SLA_HAS_MPI},
     {"metis", SLA_HAS_METIS},
+    {"mumps", SLA_HAS_MUMPS},
 };
 
 int sla_has_feature(const char *name)

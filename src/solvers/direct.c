@@ -9,6 +9,9 @@ const sla__direct_ops *sla__backend_klu(void) { return NULL; }
 #ifndef SLA_HAVE_SUPERLU
 const sla__direct_ops *sla__backend_superlu(void) { return NULL; }
 #endif
+#ifndef SLA_HAVE_MUMPS
+const sla__direct_ops *sla__backend_mumps(void) { return NULL; }
+#endif
 
 #ifndef SLA_HAVE_SUITESPARSE
 sla_status sla__umfpack_selinv(sla_ctx *ctx, void *sym, void *num, const sla_matrix *A, double *z, int mode)

@@ -93,6 +93,7 @@ const sla__direct_ops *sla__backend_cholmod(void);
 const sla__direct_ops *sla__backend_umfpack(void);
 const sla__direct_ops *sla__backend_klu(void);
 const sla__direct_ops *sla__backend_superlu(void);
+const sla__direct_ops *sla__backend_mumps(void);
 
 /* Entries of L + U of an LU factorization of the square A without
  * pivoting, from the Cholesky column counts of the pattern of A + A^T under

@@ -24,6 +24,11 @@
 #else
 #define HAVE_SUPERLU false
 #endif
+#ifdef SLA_HAVE_MUMPS
+#define HAVE_MUMPS true
+#else
+#define HAVE_MUMPS false
+#endif
 #ifdef SLA_HAVE_HYPRE
 #define HAVE_HYPRE true
 #else
@@ -74,6 +79,9 @@ static const sla__method_entry table[] = {
     {{"cocg", NO_ALIASES, SLA_METHOD_COCG, SLA_KIND_KRYLOV, SYM | TR | CPX, true, "krylov",
       "COCG: conjugate orthogonal CG for complex symmetric (A = A^T) matrices"},
      NULL, sla__cg, false, sla__zcocg},
+    {{"mumps", NO_ALIASES, SLA_METHOD_MUMPS, SLA_KIND_DIRECT, TR | CPX, HAVE_MUMPS, "mumps",
+      "MUMPS multifrontal LDL^T (A = A^T, real or complex) or LU, sequential"},
+     sla__backend_mumps, NULL, false, NULL},
 
     {{"none", NO_ALIASES, SLA_PRECOND_NONE, SLA_KIND_PRECOND, TR | DIST | CPX, true, "",
       "no preconditioner"}, NULL, NULL, false, NULL},

@@ -1,7 +1,8 @@
 /* The table from direct methods to their complex backends (zsolver.h):
  * cholesky -> CHOLMOD (Hermitian positive definite), lu and umfpack ->
  * UMFPACK, klu -> KLU, superlu -> SuperLU; NULL for a method with no
- * complex backend (ldlt) or whose library is not in this build. */
+ * complex backend (ldlt) or whose library is not in this build; mumps ->
+ * MUMPS (LDL^T when A = A^T, else LU). */
 #include "zsolver.h"
 #include "../backends/zbackend.h"
 
@@ -16,6 +17,9 @@ const sla__zdirect_ops *sla__zdirect_backend(sla_method m)
 #endif
 #ifdef SLA_HAVE_SUPERLU
     case SLA_METHOD_SUPERLU: return &sla__zbackend_superlu;
+#endif
+#ifdef SLA_HAVE_MUMPS
+    case SLA_METHOD_MUMPS: return &sla__zbackend_mumps;
 #endif
     default: return NULL;
     }

@@ -1,0 +1,55 @@
+/* Private: what the MUMPS backends (mumps.c real, mumps_z.c complex)
+ * share: the symbolic object (the coordinate pattern, its lower triangle,
+ * transposed partners), the silent controls, the error mapping and the
+ * process-wide lock around every MUMPS call. Never installed. */
+#ifndef SLA_MUMPS_H
+#define SLA_MUMPS_H
+
+#include "../solvers/direct.h"
+
+#include <pthread.h>
+
+#include <mumps_c_types.h>
+
+#define MUMPS_USE_COMM_WORLD (-987654) /* the sequential library's communicator */
+#define ICNTL_(k) ((k) - 1)
+#define ICNTL(k) icntl[(k) - 1]
+#define INFOG(k) infog[(k) - 1]
+#define RINFOG(k) rinfog[(k) - 1]
+
+/* Held around every call into MUMPS (both arithmetics). */
+extern pthread_mutex_t sla__mumps_lock;
+
+typedef struct sla__mumps_sym {
+    sla_allocator alloc;
+    sla_int n, nnz;
+    sla_int *rowptr, *colind; /* copies of A's pattern (sla__check_factor_args) */
+    MUMPS_INT *irn, *jcn;     /* 1-based coordinates of every entry */
+    MUMPS_INT *lirn, *ljcn;   /* those of the lower triangle (col <= row), in CSR order */
+    int64_t *ltk;             /* lower-triangle entry q is entry ltk[q] of A */
+    int64_t nlow;
+    int64_t *tpos; /* entry k = (i, j) has its partner (j, i) at tpos[k]; NULL: pattern not symmetric */
+    int ordering;  /* ICNTL(7) */
+} sla__mumps_sym;
+
+/* The symbolic object of the square A (any dtype: only the pattern is
+ * read): structural check, coordinates, the lower triangle and partners
+ * when the pattern is symmetric; o->ordering as ICNTL(7). */
+sla_status sla__mumps_analyze(sla_ctx *ctx, const sla_matrix *A, const sla__direct_opts *o, void **sym);
+void sla__mumps_free_sym(void *sym);
+
+/* sla's controls on a fresh instance's ICNTL array: silent, ordering, no
+ * refinement, null pivot detection, the determinant. */
+void sla__mumps_controls(MUMPS_INT *icntl, int ordering);
+
+/* INFOG(1) < 0 after `phase` as an sla status, the codes in the message. */
+sla_status sla__mumps_error(sla_ctx *ctx, const char *phase, const MUMPS_INT *infog);
+
+/* Whether a failed factorization's INFOG(1) says the workspace estimate
+ * was too small (retried with ICNTL(14) doubled). */
+static inline bool sla__mumps_workspace_short(int e)
+{
+    return e == -8 || e == -9 || e == -14 || e == -15 || e == -17 || e == -20;
+}
+
+#endif
