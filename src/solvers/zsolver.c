@@ -25,6 +25,8 @@
 #define SLA_ZSYM_TOL 1e-12
 /* Iterative refinement steps of a direct solve (while the residual drops). */
 #define SLA_ZREFINE_MAX_STEPS 3
+/* auto: order from which a complex symmetric A goes to mumps first */
+#define SLA_ZMUMPS_MIN_N 200000
 
 struct sla__zsolver {
     bool herm, csym;             /* every value array Hermitian / complex symmetric (to SLA_ZSYM_TOL) */
@@ -220,7 +222,13 @@ static sla_status auto_setup(sla_ctx *ctx, sla_solver *S)
     size_t at = 0;
     z->fallback = SLA_METHOD_AUTO;
     if (direct_fits(S)) {
-        static const sla_method lu_chain[] = {SLA_METHOD_LU, SLA_METHOD_KLU, SLA_METHOD_SUPERLU};
+        /* mumps first for a large complex symmetric A: its LDL^T beat
+         * UMFPACK's LU from about 3e5 unknowns on 2-D Helmholtz
+         * (2026-12-03, create + solve: 2.08 against 2.26 s at 3.6e5, 6.4
+         * against 8.3 s at 1e6; 0.54 against 0.54 s at 1e5) */
+        bool mumps_first = z->csym_exact && S->A->nrows >= SLA_ZMUMPS_MIN_N;
+        const sla_method lu_chain[] = {mumps_first ? SLA_METHOD_MUMPS : SLA_METHOD_LU, SLA_METHOD_LU,
+                                       SLA_METHOD_KLU, SLA_METHOD_SUPERLU};
         if (z->herm && z->pos_diag && sla__zdirect_backend(SLA_METHOD_CHOLESKY)) {
             sla_status st = direct_setup(ctx, S, SLA_METHOD_CHOLESKY);
             if (st == SLA_OK) {
@@ -230,14 +238,15 @@ static sla_status auto_setup(sla_ctx *ctx, sla_solver *S)
             if (st == SLA_ERR_NOMEM) return st;
             at += (size_t)snprintf(why + at, sizeof why - at, "cholesky failed (%.60s); ", sla_ctx_message(ctx));
         }
-        for (size_t i = 0; i < sizeof lu_chain / sizeof lu_chain[0]; i++) {
+        for (size_t i = mumps_first ? 0 : 1; i < sizeof lu_chain / sizeof lu_chain[0]; i++) {
             if (!sla__zdirect_backend(lu_chain[i])) continue;
             sla_status st = direct_setup(ctx, S, lu_chain[i]);
             if (st == SLA_OK) {
                 sla__solver_set_note(S, "auto: %s%s", why, sla_method_name(lu_chain[i]));
                 return SLA_OK;
             }
-            if (st == SLA_ERR_NOMEM || st == SLA_ERR_SINGULAR) return st;
+            /* mumps refuses near-singular pivots the LU may still take */
+            if (st == SLA_ERR_NOMEM || (st == SLA_ERR_SINGULAR && lu_chain[i] != SLA_METHOD_MUMPS)) return st;
             if (at < sizeof why)
                 at += (size_t)snprintf(why + at, sizeof why - at, "%s failed; ", sla_method_name(lu_chain[i]));
         }
