@@ -45,7 +45,6 @@ test-asan:
 	# test_reliability, after "0 failures"); a real failure (a leak, a
 	# sanitizer report, a failed check) is deterministic and fails twice.
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j 1 \
 	  --repeat until-pass:2
 
