@@ -543,7 +543,14 @@ static bool fallback_due(const sla_solver *S, sla_reason r)
 }
 
 /* 2^e z, both parts (exact for a power of two in range). */
-static inline sla__z zldexp(sla__z z, int e) { return CMPLX(ldexp(creal(z), e), ldexp(cimag(z), e)); }
+/* z 2^e, each part exactly (no CMPLX: clang's complex.h on glibc lacks it) */
+static inline sla__z zldexp(sla__z z, int e)
+{
+    double p[2] = {ldexp(creal(z), e), ldexp(cimag(z), e)};
+    sla__z r;
+    memcpy(&r, p, sizeof r);
+    return r;
+}
 
 /* The exponent of max(|Re z|, |Im z|), INT_MIN for z = 0. */
 static inline int zexponent(sla__z z)
