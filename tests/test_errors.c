@@ -227,6 +227,27 @@ static void test_bad_solver_input(void)
     CHECK(S == NULL);
     sla_solver_destroy(&S);
 
+    /* finite duplicates whose sum overflows (found by fuzz_coo): refused,
+     * naming the entry, in float64, float32 and complex128 */
+    {
+        sla_matrix *O = NULL;
+        CHECK_ERR(ctx, sla_matrix_from_coo(ctx, 3, 3, 3, (sla_int[]){2, 1, 2}, (sla_int[]){1, 0, 1}, SLA_F64, 1,
+                                           (double[]){1.5e308, 1.0, 1.5e308}, NULL, &O),
+                  SLA_ERR_VALUE, "(2, 1)");
+        CHECK(O == NULL);
+        CHECK_ERR(ctx, sla_matrix_from_coo(ctx, 3, 3, 2, (sla_int[]){0, 0}, (sla_int[]){2, 2}, SLA_F32, 2,
+                                           (float[]){1, 2, -3e38f, -3e38f}, NULL, &O),
+                  SLA_ERR_VALUE, "batch 1");
+        CHECK(O == NULL);
+        CHECK_ERR(ctx, sla_matrix_from_coo(ctx, 2, 2, 2, (sla_int[]){1, 1}, (sla_int[]){1, 1}, SLA_C128, 1,
+                                           (double[]){1, 1e308, 2, 1e308}, NULL, &O),
+                  SLA_ERR_VALUE, "overflow");
+        CHECK(O == NULL);
+        CHECK_OK(ctx, sla_matrix_from_coo(ctx, 3, 3, 2, (sla_int[]){0, 0}, (sla_int[]){2, 2}, SLA_F64, 1,
+                                          (double[]){1e308, -1e308}, NULL, &O)); /* cancels: fine */
+        sla_matrix_destroy(&O);
+    }
+
     /* a zero diagonal: Jacobi and SSOR refuse it by row */
     sla_matrix *Z = NULL;
     sla_matrix_from_coo(ctx, 2, 2, 3, (sla_int[]){0, 0, 1}, (sla_int[]){0, 1, 0}, SLA_F64, 1,

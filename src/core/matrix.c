@@ -292,6 +292,27 @@ sorted:;
             add_value(dtype, values, b * nnz + ord1[k], vals, b * nnz_in + k);
         }
     }
+    if (vals) { /* finite entries whose duplicates overflow when summed */
+        const int parts = sla_dtype_is_complex(dtype) ? 2 : 1;
+        const bool dbl = dtype == SLA_F64 || dtype == SLA_C128;
+        for (sla_int r = 0; r < nnz * nbatch * parts; r++) {
+            double v = dbl ? ((const double *)values)[r] : ((const float *)values)[r];
+            if (isfinite(v)) continue;
+            sla_int q = r / parts, p = q % (nnz ? nnz : 1), i = 0;
+            while (rowptr[i + 1] <= p) i++;
+            sla__free(&a, cnt);
+            sla__free(&a, ord1);
+            sla__free(&a, ord2);
+            sla__free(&a, rowptr);
+            sla__free(&a, values);
+            int32_t j = colind[p];
+            sla__free(&a, colind);
+            return sla__error(ctx, SLA_ERR_VALUE,
+                              "the duplicates of entry (%lld, %lld) (batch %lld) sum to %g: overflow in %s",
+                              (long long)i, (long long)j, (long long)(q / (nnz ? nnz : 1)), v,
+                              sla_dtype_name(dtype));
+        }
+    }
     if (coo_to_csr) memcpy(coo_to_csr, ord1, (size_t)nnz_in * sizeof *ord1);
     A = sla__matrix_wrap(&a, nrows, ncols, nnz, nbatch, dtype, rowptr, colind, values);
     if (!A) goto nomem;
