@@ -94,6 +94,14 @@ static inline size_t sla__dtype_size(sla_dtype t)
     return 0;
 }
 
+/* sla_matrix_from_coo; check_sums false leaves duplicate sums that
+ * overflow in the matrix (the Matrix Market reader checks them itself, to
+ * report them in its own words, as its two-pass reader does). */
+sla_status sla__matrix_from_coo(sla_ctx *ctx, sla_int nrows, sla_int ncols, sla_int nnz_in,
+                                const sla_int *rows, const sla_int *cols, sla_dtype dtype,
+                                sla_int nbatch, const void *vals, sla_int *coo_to_csr,
+                                bool check_sums, sla_matrix **out);
+
 static inline bool sla__is_complex(const sla_matrix *A) { return sla_dtype_is_complex(A->dtype); }
 
 /* ---- complex values ---------------------------------------------------- */

@@ -210,6 +210,15 @@ sla_status sla_matrix_from_coo(sla_ctx *ctx, sla_int nrows, sla_int ncols, sla_i
                                sla_int nbatch, const void *vals, sla_int *coo_to_csr,
                                sla_matrix **out)
 {
+    return sla__matrix_from_coo(ctx, nrows, ncols, nnz_in, rows, cols, dtype, nbatch, vals, coo_to_csr,
+                                true, out);
+}
+
+sla_status sla__matrix_from_coo(sla_ctx *ctx, sla_int nrows, sla_int ncols, sla_int nnz_in,
+                                const sla_int *rows, const sla_int *cols, sla_dtype dtype,
+                                sla_int nbatch, const void *vals, sla_int *coo_to_csr,
+                                bool check_sums, sla_matrix **out)
+{
     if (!out) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_from_coo: out is NULL");
     *out = NULL;
     sla_status st = check_sizes(ctx, nrows, ncols, nnz_in, nbatch);
@@ -292,7 +301,7 @@ sorted:;
             add_value(dtype, values, b * nnz + ord1[k], vals, b * nnz_in + k);
         }
     }
-    if (vals) { /* finite entries whose duplicates overflow when summed */
+    if (vals && check_sums) { /* finite entries whose duplicates overflow when summed */
         const int parts = sla_dtype_is_complex(dtype) ? 2 : 1;
         const bool dbl = dtype == SLA_F64 || dtype == SLA_C128;
         for (sla_int r = 0; r < nnz * nbatch * parts; r++) {

@@ -547,14 +547,14 @@ static sla_status coo_build(sla_ctx *ctx, const coo_buf *c, const long long *sz,
                             sla_dtype dtype, sla_matrix **out)
 {
     if (dtype == SLA_F64 || dtype == SLA_C128)
-        return sla_matrix_from_coo(ctx, sz[0], sz[1], c->n, c->rows, c->cols, dtype, 1,
-                                   c->vals, NULL, out);
+        return sla__matrix_from_coo(ctx, sz[0], sz[1], c->n, c->rows, c->cols, dtype, 1,
+                                    c->vals, NULL, false, out); /* check_sums reports overflows */
     size_t count = (size_t)c->n * (size_t)c->w;
     float *f = sla__ctx_malloc(ctx, count, sizeof *f, "single-precision values");
     if (!f) return SLA_ERR_NOMEM;
     for (size_t k = 0; k < count; k++) f[k] = (float)c->vals[k];
-    sla_status st = sla_matrix_from_coo(ctx, sz[0], sz[1], c->n, c->rows, c->cols, dtype, 1,
-                                        f, NULL, out);
+    sla_status st = sla__matrix_from_coo(ctx, sz[0], sz[1], c->n, c->rows, c->cols, dtype, 1,
+                                         f, NULL, false, out);
     sla_allocator a = sla__ctx_alloc(ctx);
     sla__free(&a, f);
     return st;
