@@ -227,8 +227,8 @@ static sla_status auto_setup(sla_ctx *ctx, sla_solver *S)
          * (2026-12-03, create + solve: 2.08 against 2.26 s at 3.6e5, 6.4
          * against 8.3 s at 1e6; 0.54 against 0.54 s at 1e5) */
         bool mumps_first = z->csym_exact && S->A->nrows >= SLA_ZMUMPS_MIN_N;
-        const sla_method lu_chain[] = {mumps_first ? SLA_METHOD_MUMPS : SLA_METHOD_LU, SLA_METHOD_LU,
-                                       SLA_METHOD_KLU, SLA_METHOD_SUPERLU};
+        static const sla_method lu_chain[] = {SLA_METHOD_MUMPS, SLA_METHOD_LU, SLA_METHOD_KLU,
+                                              SLA_METHOD_SUPERLU};
         if (z->herm && z->pos_diag && sla__zdirect_backend(SLA_METHOD_CHOLESKY)) {
             sla_status st = direct_setup(ctx, S, SLA_METHOD_CHOLESKY);
             if (st == SLA_OK) {
