@@ -307,6 +307,64 @@ static void test_properties(void)
     sla_matrix_destroy(&A);
 }
 
+/* The real path of sla_matrix_properties (real arithmetic, rows in
+ * parallel) gives exactly what the complex path gives for the same values
+ * stored as complex128: every field, on matrices large enough for the
+ * threaded loops, symmetric or not, with and without diagonals, float64 and
+ * float32, 1 and 2 threads. */
+static void test_properties_real_vs_complex(void)
+{
+    enum { N = 20000 };
+    unsigned long long seed = 11;
+    for (int kind = 0; kind < 4; kind++) {
+        sla_int ne = 0, cap = 6 * N;
+        sla_int *r = malloc(sizeof(sla_int) * cap), *c = malloc(sizeof(sla_int) * cap);
+        double *v = malloc(sizeof(double) * cap), *z = malloc(2 * sizeof(double) * cap);
+        float *f = malloc(sizeof(float) * cap);
+        for (sla_int i = 0; i < N && r && c && v; i++) {
+            if (!(kind == 2 && i % 97 == 0)) { r[ne] = i; c[ne] = i; v[ne] = 4.0 + (kind == 3 ? -8.0 * (i % 5 == 0) : 0.0); ne++; }
+            for (int d = 1; d <= 2; d++) {
+                sla_int j = (i + d * 37) % N;
+                double a = tu_rand(&seed);
+                r[ne] = i; c[ne] = j; v[ne] = a; ne++;
+                if (kind != 1 || d == 1) { r[ne] = j; c[ne] = i; v[ne] = kind == 0 || kind == 3 ? a : a + 1e-9 * tu_rand(&seed); ne++; }
+            }
+        }
+        for (sla_int k = 0; k < ne; k++) { z[2 * k] = v[k]; z[2 * k + 1] = 0.0; f[k] = (float)v[k]; }
+        for (int prec = 0; prec < 2; prec++) {
+            sla_matrix *A = NULL, *Z = NULL;
+            CHECK_OK(ctx, sla_matrix_from_coo(ctx, N, N, ne, r, c, prec ? SLA_F32 : SLA_F64, 1,
+                                              prec ? (const void *)f : (const void *)v, NULL, &A));
+            if (prec) for (sla_int k = 0; k < ne; k++) z[2 * k] = (double)f[k];
+            CHECK_OK(ctx, sla_matrix_from_coo(ctx, N, N, ne, r, c, SLA_C128, 1, z, NULL, &Z));
+            for (int th = 1; th <= 2 && A && Z; th++) {
+                sla_ctx_set_threads(ctx, th);
+                sla_matrix_props pr, pz;
+                for (int t = 0; t < 2; t++) {
+                    double tol = t ? 1e-6 : 0.0;
+                    CHECK_OK(ctx, sla_matrix_properties(ctx, A, 0, tol, &pr));
+                    CHECK_OK(ctx, sla_matrix_properties(ctx, Z, 0, tol, &pz));
+                    CHECK(!pr.is_complex && pz.is_complex);
+                    CHECK(pr.square == pz.square && pr.symmetric == pz.symmetric &&
+                          pr.structurally_symmetric == pz.structurally_symmetric &&
+                          pr.hermitian == pz.hermitian &&
+                          pr.positive_diagonal == pz.positive_diagonal &&
+                          pr.diagonally_dominant == pz.diagonally_dominant);
+                    CHECK(pr.max_abs == pz.max_abs && pr.symmetry_error == pz.symmetry_error &&
+                          pr.hermitian_error == pz.hermitian_error);
+                }
+                CHECK(pr.symmetric == (kind != 1)); /* at tol 1e-6 */
+                CHECK(pr.structurally_symmetric == (kind != 1));
+                CHECK(pr.positive_diagonal == (kind < 2));
+            }
+            sla_ctx_set_threads(ctx, 1);
+            sla_matrix_destroy(&A);
+            sla_matrix_destroy(&Z);
+        }
+        free(r); free(c); free(v); free(z); free(f);
+    }
+}
+
 /* Few entries for the dimensions: sorted, not counted (no O(n) counters,
  * issue 21); the result must equal the counting sort's, duplicates summed in
  * entry order, and the COO -> CSR map too. (The refusal of a row pointer
@@ -353,6 +411,7 @@ int main(void)
     test_borrow_empty();
     test_products();
     test_properties();
+    test_properties_real_vs_complex();
     sla_ctx_destroy(&ctx);
     return tu_finish("test_matrix");
 }

@@ -622,6 +622,53 @@ sla_status sla_matrix_to_dense_z(sla_ctx *ctx, const sla_matrix *A, sla_int ib, 
     return sla__ok(ctx, SLA_OK);
 }
 
+/* sla_matrix_properties of a real matrix: the same quantities in real
+ * arithmetic (|x| instead of a complex modulus, no conjugates: Hermitian
+ * means symmetric), rows in parallel. Max and logical-and reductions do not
+ * depend on the order, so the result is the serial one exactly. A real
+ * matrix's queries sit in every solver creation (auto, saamg's set-up), so
+ * they should cost a pass over the values, not a complex one. */
+static sla_status props_real(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double tol,
+                             sla_matrix_props *props)
+{
+    const sla_int n = A->nrows, nnz = A->nnz;
+    const int nt = sla__threads(ctx);
+    double maxabs = 0.0, symerr = 0.0;
+    int ssym = 1, pdiag = 1, ddom = 1;
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(max : maxabs) if (nt > 1 && nnz >= SLA_PAR_MIN)
+    for (sla_int p = 0; p < nnz; p++) maxabs = fmax(maxabs, fabs(sla__val(A, ib, p)));
+    props->max_abs = maxabs;
+    if (!props->square) return sla__ok(ctx, SLA_OK);
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(max : symerr) reduction(&& : ssym, pdiag, ddom) if (nt > 1 && n >= SLA_PAR_MIN)
+    for (sla_int i = 0; i < n; i++) {
+        double off = 0.0, diag = 0.0;
+        bool has_diag = false;
+        for (sla_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+            sla_int j = A->colind[p];
+            double v = sla__val(A, ib, p);
+            if (j == i) {
+                diag = v;
+                has_diag = true;
+                continue;
+            }
+            off += fabs(v);
+            sla_int q = sla__find(A, j, i);
+            if (q < 0) ssym = 0;
+            symerr = fmax(symerr, fabs(v - (q >= 0 ? sla__val(A, ib, q) : 0.0)));
+        }
+        if (!has_diag || !(diag > 0.0)) pdiag = 0;
+        if (fabs(diag) < off) ddom = 0;
+    }
+    props->structurally_symmetric = ssym;
+    props->symmetry_error = maxabs > 0.0 ? symerr / maxabs : 0.0;
+    props->symmetric = props->symmetry_error <= tol;
+    props->hermitian_error = props->symmetry_error;
+    props->hermitian = props->symmetric;
+    props->positive_diagonal = pdiag && n > 0;
+    props->diagonally_dominant = ddom;
+    return sla__ok(ctx, SLA_OK);
+}
+
 sla_status sla_matrix_properties(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double tol,
                                  sla_matrix_props *props)
 {
@@ -632,6 +679,7 @@ sla_status sla_matrix_properties(sla_ctx *ctx, const sla_matrix *A, sla_int ib, 
     const bool cplx = sla__is_complex(A);
     props->is_complex = cplx;
     props->square = A->nrows == A->ncols;
+    if (!cplx) return props_real(ctx, A, ib, tol, props);
     double maxabs = 0.0;
     for (sla_int p = 0; p < A->nnz; p++) maxabs = fmax(maxabs, cabs(sla__zval(A, ib, p)));
     props->max_abs = maxabs;
