@@ -246,8 +246,22 @@ out = E["RB_OUT"]
 if not os.path.exists(os.path.join(out, "cg.json")):
     sys.exit("run_all.sh: bench/out/cg.json is missing: run the cg part at least once")
 cg = json.load(open(os.path.join(out, "cg.json")))
-scipy = [json.loads(l) for l in open(os.path.join(out, "scipy.jsonl")) if l.strip()]
-adj = [json.loads(l) for l in open(os.path.join(out, "adjoint_mem.jsonl")) if l.strip()]
+def _jsonl(name):
+    path = os.path.join(out, name)
+    return [json.loads(l) for l in open(path) if l.strip()] if os.path.exists(path) else []
+scipy = _jsonl("scipy.jsonl")
+adj = _jsonl("adjoint_mem.jsonl")
+# The publishing rule: a measurement whose repetitions ran while other
+# processes used more than this share of the machine is not published (its
+# row says so and asks for a rerun), and no ratio or goal is computed from it.
+MAX_LOAD = float(E.get("SLA_BENCH_MAX_LOAD", "15"))
+unpublished = []
+def disturbed(r, what):
+    ld = r.get("other_load_pct", 0.0)
+    if ld is not None and ld > MAX_LOAD:
+        unpublished.append(f"{what} ({ld:.0f} % other load)")
+        return True
+    return False
 sp = {r["N"]: r for r in scipy}
 runs = cg["cg"]
 threads = sorted({r["threads"] for r in runs})
@@ -281,8 +295,8 @@ if scipy:
     w(f"- SciPy {scipy[0]['scipy']}, NumPy {scipy[0]['numpy']} (Debian /usr/bin/python3)")
 all_parts = "cg,adjoint,torch,history,direct,amg,distamg"
 if set(E["RB_PARTS"].split(",")) != set(all_parts.split(",")):
-    w(f"- This run: parts {E['RB_PARTS']} only; the other tables are from earlier runs kept in bench/out/ "
-      "(from the last full run: see git log bench/RESULTS.md).")
+    w(f"- This run: parts {E['RB_PARTS']} only; the other sections are carried over from the report "
+      "this run replaced (their own dates and commands are in them; see git log bench/RESULTS.md).")
 w(f"- Whole run: {E['RB_TOTAL']} s. Machine busy {E['RB_LOAD']} % just before the start "
   f"(waited {E['RB_WAITED']} s for it to go quiet). The machine is shared: the \"other load\" "
   "columns give the share of all CPUs that other processes used during each measurement "
@@ -354,6 +368,11 @@ def sla_table(t):
         r = by.get((N, t))
         if not r:
             continue
+        if disturbed(r, f"sla CG {t} thread(s), n = {r['n']}"):
+            w(f"| {nn(r)} | {r['nnz']} | {r['iterations']} | not published: measured under "
+              f"{r['other_load_pct']:.0f} % other load (> {MAX_LOAD:.0f} %); rerun on a quiet machine "
+              "| | | | | | | |")
+            continue
         line = (f"| {nn(r)} | {r['nnz']} | {r['iterations']} | {r['median_s']:.4g} s | "
                 f"{1e3 * r['s_per_iter']:.4g} | {r['gbs']:.1f} | {r['pct_triad']:.0f} % | "
                 f"{r['pct_footprint_triad']:.0f} % of {r['footprint_triad_gbs']:.0f} GB/s | "
@@ -373,7 +392,10 @@ w("| n | iterations | time | ms / iteration | residual | reps | other load |")
 w("|---|---|---|---|---|---|---|")
 for N in sizes:
     r = sp.get(N)
-    if r:
+    if r and disturbed(r, f"SciPy CG, n = {r['n']}"):
+        w(f"| {nn(r)} | {r['iterations']} | not published: measured under "
+          f"{r['other_load_pct']:.0f} % other load; rerun | | | | |")
+    elif r:
         w(f"| {nn(r)} | {r['iterations']} | {r['median_s']:.4g} s | "
           f"{1e3 * r['median_s'] / r['iterations']:.4g} | {r['residual']:.2e} | {reps(r)} | "
           f"{r.get('other_load_pct', -1):.0f} % |")
@@ -387,7 +409,8 @@ for N in sizes:
         cells = []
         for t in threads:
             r = by.get((N, t))
-            cells.append(f"{sp[N]['median_s'] / r['median_s']:.2f}x" if r else "-")
+            ok_r = r and r.get("other_load_pct", 0) <= MAX_LOAD and sp[N].get("other_load_pct", 0) <= MAX_LOAD
+            cells.append(f"{sp[N]['median_s'] / r['median_s']:.2f}x" if ok_r else "-")
         w(f"| {nn(sp[N])} | " + " | ".join(cells) + " |")
 w("")
 
@@ -397,6 +420,10 @@ Nbig = max(sizes)
 tbest = max(threads)
 goals = []
 r = by.get((Nbig, tbest))
+if r and r.get("other_load_pct", 0) > MAX_LOAD:
+    goals.append(f"- CG goals at n = {nn(r)}: not evaluated, the run was disturbed "
+                 f"({r['other_load_pct']:.0f} % other load); rerun on a quiet machine")
+    r = None
 if r and tbest == 2:
     ok = r["pct_triad"] >= 85
     goals.append(f"- CG iteration at >= 85 % of the STREAM triad on 2 threads (n = "
@@ -404,7 +431,7 @@ if r and tbest == 2:
                  f"{r['gbs']:.1f} of {r['triad_gbs']:.1f} GB/s) -- **{'met' if ok else 'NOT met'}**; "
                  f"against the triad over the CG's own footprint: "
                  f"{r['pct_footprint_triad']:.0f} % of {r['footprint_triad_gbs']:.1f} GB/s")
-if r and Nbig in sp:
+if r and Nbig in sp and sp[Nbig].get("other_load_pct", 0) <= MAX_LOAD:
     ratio = sp[Nbig]["median_s"] / r["median_s"]
     ok = ratio >= 2.5
     goals.append(f"- >= 2.5x faster than SciPy's CG at n = {nn(r)} ({tbest} threads): "
@@ -781,6 +808,32 @@ if sla_small:
         w(f"![adjoint memory against iteration count]({img})")
         w("")
 
+# Sections this run did not generate (the tables of parts not run, and the
+# hand-kept issue tables: Helmholtz, least squares, SpGEMM, ...) are carried
+# over from the report being replaced, in their old order, so that running
+# one part never deletes another part's results.
+def sections(lines):
+    secs, cur = [], None
+    for ln in lines:
+        if ln.startswith("## "):
+            cur = [ln]
+            secs.append(cur)
+        elif cur is not None:
+            cur.append(ln)
+    return secs
+made = {ln for ln in L if ln.startswith("## ")}
+kept = []
+if os.path.exists(sys.argv[1]):
+    old_lines = open(sys.argv[1]).read().split("\n")
+    for sec in sections(old_lines):
+        if sec[0] in made or sec[0] == "## More results":
+            continue
+        while sec and sec[-1] == "":
+            sec.pop()
+        kept.extend(sec + [""])
+if kept:
+    L.extend(kept)
+
 others = [("DIRECT_RESULTS.md", "direct solvers, crossover sweep, auto dispatch, batches"),
           ("AMG_RESULTS.md", "AMG tuning and the largest problem"),
           ("EIG_RESULTS.md", "eigsh and logdet with gradients"),
@@ -798,6 +851,11 @@ if plot_notes:
     w("Plot notes: " + "; ".join(plot_notes))
     w("")
 
+if unpublished:
+    sys.stderr.write("run_all.sh: not published (more than %.0f %% other load): %s\n"
+                     % (MAX_LOAD, "; ".join(unpublished)))
 open(sys.argv[1], "w").write("\n".join(L) + "\n")
+if unpublished:
+    sys.exit(3)
 PYEOF
 echo "run_all.sh: wrote $results (${t_total} s)" >&2
