@@ -1,8 +1,11 @@
 /* Smoothed-aggregation AMG coarse operators: the Galerkin product P^T A P and the
  * dense factor of the coarsest level. Part of precond=saamg (precond_saamg.c
  * gives the whole design):
- *  - Galerkin A_c = P^T A P by a row-wise sparse triple product over the
- *    transpose of P (accumulated in double, stored in float32: the same
+ *  - Galerkin A_c = P^T (A P) over the transpose of P, in a few large
+ *    blocks of coarse rows, each forming the rows of A P it needs once
+ *    (a row-wise triple product forms row i of A P again for every coarse
+ *    row that reaches i: 91e6 multiply-adds against 65e6 on the finest
+ *    level of 3-D Poisson 1e6), accumulated in double, stored in float32: the same
  *    iteration counts as float64 coarse levels on 2D/3D Poisson and
  *    anisotropic diffusion, at half the memory). When A is exactly
  *    symmetric, A_c is symmetrized exactly (both mirrored entries get
@@ -63,103 +66,351 @@ static void symmetrize(const sa_level *C, sa_real *vv)
 /* The Galerkin product's output, a block of consecutive coarse rows
  * [lo, hi): rows [lo, done) computed, their sorted columns and values in
  * ci, v (len of cap used); need: the length that row `done` needed when
- * it did not fit. */
+ * it did not fit; need_ap: the AP entries the block needed when they did
+ * not fit in its thread's buffer. */
 typedef struct ga_chunk {
-    sla_int lo, hi, done, len, cap, need;
+    sla_int lo, hi, done, len, cap, need, need_ap;
     int32_t *ci;
     sa_real *v;
 } ga_chunk;
 
-/* Coarse rows of chunk c from c->done on, with one thread's marks mk,
- * accumulator ac and row scratch rc (nc each): row I of P^T A P is
- * accumulated in double in the order P^T row I, A row i, P row j (the
- * order galerkin_numeric repeats); its columns sorted and its values
- * rounded to sa_real are appended to the chunk. Stops at a row that does
- * not fit in c->cap (its marks cleared, so that the row can be redone). */
-static void galerkin_rows(const sa_level *L, const sla_int *trp, const int32_t *tci,
-                          const sa_real *tv, int32_t *mk, double *ac, int32_t *rc, sla_int *cnt,
-                          ga_chunk *c)
+/* One thread's scratch: marks and accumulator over the coarse columns
+ * (mk, ac, the row's column list rc; amk marks a row of A P), the slot of
+ * each fine row in the block's rows of A P (fmark, n; -1 when absent), and
+ * those rows: fine row srow[s] in apc/apv[sst[s] .. sst[s + 1]). */
+typedef struct ga_thread {
+    int32_t *mk, *amk, *rc, *fmark, *srow;
+    double *ac, *apv;
+    int32_t *apc;
+    sla_int *sst;
+    sla_int cap_s, cap_e;
+} ga_thread;
+
+/* Rows of A P (double) for the fine rows that the P^T rows [c->done, c->hi)
+ * reach, each once, in the order first met; returns the number of rows, or
+ * -1 when they do not fit in w's buffer (c->need_ap set, w cleared). Row i
+ * of A P is summed over A's row in column order, then P's row: the same
+ * for every block, so the product does not depend on the blocking. */
+static sla_int ap_rows(const sa_level *L, const sla_int *trp, const int32_t *tci, ga_thread *w,
+                       ga_chunk *c)
 {
+    /* locals, so that the stores below cannot alias the arrays' addresses */
+    const sla_int *restrict rp = L->rp, *restrict prp = L->prp;
+    const int32_t *restrict ci = L->ci, *restrict pci = L->pci;
+    const sa_real *restrict pval = L->pval;
+    const double *restrict ad = L->f32 ? NULL : (const double *)L->val;
+    const float *restrict af = L->f32 ? (const float *)L->val : NULL;
+    int32_t *restrict amk = w->amk, *restrict rc = w->rc, *restrict apc = w->apc;
+    int32_t *restrict fmark = w->fmark, *restrict srow = w->srow;
+    double *restrict apv = w->apv;
+    sla_int *restrict sst = w->sst;
+    const sla_int cap_e = w->cap_e;
+    double *restrict acc = w->ac; /* zero between rows */
+    sla_int ns = 0, ne = 0;
+    sst[0] = 0;
+    for (sla_int p = trp[c->done]; p < trp[c->hi]; p++) {
+        sla_int i = tci[p];
+        if (fmark[i] >= 0) continue;
+        sla_int m = 0;
+        /* branch-free gathering of the row's columns: a new column is
+         * appended to rc and counted, an old one overwritten past the end
+         * (about a third of the terms open a new column on 3-D Poisson:
+         * a branch there is mispredicted often) */
+        for (sla_int k = rp[i]; k < rp[i + 1]; k++) {
+            sla_int j = ci[k];
+            double a = ad ? ad[k] : (double)af[k];
+            for (sla_int q = prp[j]; q < prp[j + 1]; q++) {
+                int32_t J = pci[q];
+                sla_int nw = amk[J] < 0;
+                rc[m] = J;
+                amk[J] = 0;
+                m += nw;
+                acc[J] += a * (double)pval[q];
+            }
+        }
+        if (ne + m > cap_e) { /* does not fit: clear and report */
+            for (sla_int t = 0; t < m; t++) {
+                amk[rc[t]] = -1;
+                acc[rc[t]] = 0.0;
+            }
+            for (sla_int t = 0; t < ns; t++) fmark[srow[t]] = -1;
+            c->need_ap = 2 * (ne + m + 1) + (trp[c->hi] - p) * 8;
+            return -1;
+        }
+        for (sla_int t = 0; t < m; t++) {
+            int32_t J = rc[t];
+            apc[ne + t] = J;
+            apv[ne + t] = acc[J];
+            acc[J] = 0.0;
+            amk[J] = -1;
+        }
+        fmark[i] = (int32_t)ns;
+        srow[ns] = (int32_t)i;
+        ne += m;
+        sst[++ns] = ne;
+    }
+    return ns;
+}
+
+/* Coarse rows of chunk c from c->done on, as P^T (A P): the rows of A P
+ * the block needs first (ap_rows), then row I of the coarse operator
+ * accumulated in double over P^T's row I. Set-up (C NULL): columns
+ * gathered with marks, sorted, values rounded to sa_real appended to the
+ * chunk; stops at a row that does not fit in c->cap (its marks cleared, so
+ * that the row can be redone). Refresh (C given): the values on C's
+ * existing pattern, into vv. Either way the sums are taken in the same
+ * order, so equal values give bitwise equal operators. */
+static void galerkin_rows(const sa_level *L, const sla_int *trp, const int32_t *tci,
+                          const sa_real *tv, ga_thread *w, sla_int *cnt, ga_chunk *c,
+                          const sa_level *C, sa_real *vv)
+{
+    sla_int ns = ap_rows(L, trp, tci, w, c);
+    if (ns < 0) return;
+    double *restrict ac = w->ac;
+    const double *restrict apv = w->apv;
+    const int32_t *restrict apc = w->apc, *restrict fmark = w->fmark;
+    const sla_int *restrict sst = w->sst;
+    int32_t *restrict mk = w->mk, *restrict rc = w->rc;
     for (sla_int I = c->done; I < c->hi; I++) {
         sla_int m = 0;
         for (sla_int p = trp[I]; p < trp[I + 1]; p++) {
-            sla_int i = tci[p];
             double pi = (double)tv[p];
-            for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
-                sla_int j = L->ci[k];
-                double pa = pi * AVAL(L, k);
-                for (sla_int q = L->prp[j]; q < L->prp[j + 1]; q++) {
-                    int32_t J = L->pci[q];
-                    if (mk[J] != (int32_t)I) {
-                        mk[J] = (int32_t)I;
-                        ac[J] = 0.0;
-                        rc[m++] = J;
-                    }
-                    ac[J] += pa * (double)L->pval[q];
-                }
+            sla_int s = fmark[tci[p]];
+            if (C) {
+                for (sla_int q = sst[s]; q < sst[s + 1]; q++) ac[apc[q]] += pi * apv[q];
+                continue;
             }
+            for (sla_int q = sst[s]; q < sst[s + 1]; q++) { /* branch-free, as in ap_rows */
+                int32_t J = apc[q];
+                sla_int nw = mk[J] != (int32_t)I;
+                rc[m] = J;
+                mk[J] = (int32_t)I;
+                m += nw;
+                ac[J] += pi * apv[q];
+            }
+        }
+        if (C) {
+            for (sla_int k = C->rp[I]; k < C->rp[I + 1]; k++) {
+                vv[k] = (sa_real)ac[C->ci[k]];
+                ac[C->ci[k]] = 0.0;
+            }
+            c->done = I + 1;
+            continue;
         }
         if (c->len + m > c->cap) { /* redo this row with a larger buffer */
             c->need = c->len + m;
-            for (sla_int q = 0; q < m; q++) mk[rc[q]] = -1;
+            for (sla_int q = 0; q < m; q++) {
+                mk[rc[q]] = -1;
+                ac[rc[q]] = 0.0;
+            }
             break;
         }
         sort_cols(rc, m);
         for (sla_int q = 0; q < m; q++) {
             c->ci[c->len + q] = rc[q];
             c->v[c->len + q] = (sa_real)ac[rc[q]];
+            ac[rc[q]] = 0.0;
         }
         c->len += m;
         cnt[I + 1] = m;
         c->done = I + 1;
     }
+    for (sla_int s = 0; s < ns; s++) w->fmark[w->srow[s]] = -1;
 }
 
-/* C = P^T A P for level l (P, A in L), into level l + 1 (nc rows): one
- * pass (symbolic and numeric together) over blocks of coarse rows, each
- * into a buffer of its own (allocated here, outside the threads; a block
- * that outgrows its buffer stops, and is continued after the buffer
- * doubled), then the blocks concatenated into C. The values are those of
- * the former two-pass product (count, then fill), bitwise: the same
- * traversal and summation order. */
+/* The per-thread scratch (nt of them) for a product over P^T (nc rows) of
+ * level L in chunks ch: marks and the fine-row slots cleared, the rows of
+ * A P sized for the largest chunk (at least cap_e entries). */
+static void ga_threads_free(const sla_allocator *a, ga_thread *w, int nt)
+{
+    for (int t = 0; w && t < nt; t++) {
+        sla__free(a, w[t].mk);
+        sla__free(a, w[t].amk);
+        sla__free(a, w[t].rc);
+        sla__free(a, w[t].fmark);
+        sla__free(a, w[t].srow);
+        sla__free(a, w[t].ac);
+        sla__free(a, w[t].apv);
+        sla__free(a, w[t].apc);
+        sla__free(a, w[t].sst);
+    }
+    sla__free(a, w);
+}
+
+static bool ga_threads_init(const sla_allocator *a, ga_thread *w, int nt, sla_int n, sla_int nc,
+                            sla_int cap_s, sla_int cap_e)
+{
+    size_t nn = (size_t)(n > 0 ? n : 1), ncc = (size_t)(nc > 0 ? nc : 1);
+    for (int t = 0; t < nt; t++) {
+        ga_thread *x = &w[t];
+        x->mk = sla__malloc(a, ncc, sizeof *x->mk);
+        x->amk = sla__malloc(a, ncc, sizeof *x->amk);
+        x->rc = sla__malloc(a, ncc + 1, sizeof *x->rc); /* + 1: the branch-free gathering writes one past the columns found */
+        x->ac = sla__calloc(a, ncc, sizeof *x->ac);
+        x->fmark = sla__malloc(a, nn, sizeof *x->fmark);
+        x->srow = sla__malloc(a, (size_t)cap_s, sizeof *x->srow);
+        x->sst = sla__malloc(a, (size_t)cap_s + 1, sizeof *x->sst);
+        x->apc = sla__malloc(a, (size_t)cap_e, sizeof *x->apc);
+        x->apv = sla__malloc(a, (size_t)cap_e, sizeof *x->apv);
+        if (!x->mk || !x->amk || !x->rc || !x->ac || !x->fmark || !x->srow || !x->sst || !x->apc ||
+            !x->apv)
+            return false;
+        x->cap_s = cap_s;
+        x->cap_e = cap_e;
+        for (sla_int J = 0; J < nc; J++) x->mk[J] = x->amk[J] = -1;
+        for (sla_int i = 0; i < n; i++) x->fmark[i] = -1;
+    }
+    return true;
+}
+
+/* Grow every thread's rows of A P to at least need entries. */
+static bool ga_threads_grow(const sla_allocator *a, ga_thread *w, int nt, sla_int need)
+{
+    for (int t = 0; t < nt; t++) {
+        if (w[t].cap_e >= need) continue;
+        sla_int cap = 2 * w[t].cap_e > need ? 2 * w[t].cap_e : need;
+        int32_t *c = sla__malloc(a, (size_t)cap, sizeof *c);
+        double *v = sla__malloc(a, (size_t)cap, sizeof *v);
+        if (!c || !v) {
+            sla__free(a, c);
+            sla__free(a, v);
+            return false;
+        }
+        sla__free(a, w[t].apc);
+        sla__free(a, w[t].apv);
+        w[t].apc = c;
+        w[t].apv = v;
+        w[t].cap_e = cap;
+    }
+    return true;
+}
+
+/* The chunks of coarse rows (enough for dynamic load balance, at least
+ * 64 rows each), the thread scratch for them, and P^T: what both products
+ * share. Returns false when out of memory. */
+typedef struct ga_plan {
+    sla_int nch;
+    ga_chunk *ch;
+    ga_thread *w;
+    sla_int *trp;
+    int32_t *tci;
+    sa_real *tv;
+} ga_plan;
+
+static void ga_plan_free(const sla_allocator *a, ga_plan *g, int nt)
+{
+    if (g->ch)
+        for (sla_int c = 0; c < g->nch; c++) {
+            sla__free(a, g->ch[c].ci);
+            sla__free(a, g->ch[c].v);
+        }
+    sla__free(a, g->ch);
+    ga_threads_free(a, g->w, nt);
+    sla__free(a, g->trp);
+    sla__free(a, g->tci);
+    sla__free(a, g->tv);
+}
+
+static bool ga_plan_init(const sla_allocator *a, const sa_level *L, sla_int nc, int nt, ga_plan *g)
+{
+    sla_int n = L->n, pnnz = L->prp[n];
+    memset(g, 0, sizeof *g);
+    /* blocks: two per thread for the load balance, more only to bound a
+     * block's rows of A P (at most 2^18 fine rows' worth): the rows of A P
+     * on a block's border are formed by both blocks, so few large blocks
+     * form fewer (3-D Poisson 1e6: 1.79 rows of A P per fine row with 16
+     * blocks) */
+    g->nch = 2 * (sla_int)nt;
+    if (n / 262144 + 1 > g->nch) g->nch = n / 262144 + 1;
+    if (g->nch > nc / 64) g->nch = nc / 64;
+    if (g->nch < 1) g->nch = 1;
+    g->trp = sla__calloc(a, (size_t)nc + 1, sizeof *g->trp);
+    g->tci = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *g->tci);
+    g->tv = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *g->tv);
+    g->ch = sla__calloc(a, (size_t)g->nch, sizeof *g->ch);
+    g->w = sla__calloc(a, (size_t)nt, sizeof *g->w);
+    if (!g->trp || !g->tci || !g->tv || !g->ch || !g->w) return false;
+    transpose_p(L, nc, g->trp, g->tci, g->tv);
+    /* slots: at most the entries of the chunk's P^T rows; entries of A P:
+     * a first guess of twice A's entries per row for each slot, grown when
+     * a chunk needs more */
+    sla_int cap_s = 1;
+    for (sla_int c = 0; c < g->nch; c++) {
+        g->ch[c].lo = g->ch[c].done = nc * c / g->nch;
+        g->ch[c].hi = nc * (c + 1) / g->nch;
+        sla_int e = g->trp[g->ch[c].hi] - g->trp[g->ch[c].lo];
+        if (e > cap_s) cap_s = e;
+    }
+    double per_row = n > 0 ? 2.0 * (double)L->rp[n] / (double)n : 8.0;
+    double ce = per_row * (double)(n / g->nch + 16) * 1.5;
+    if (ce > 1e9) ce = 1e9;
+    return ga_threads_init(a, g->w, nt, n, nc, cap_s, (sla_int)ce + 64);
+}
+
+/* Run the chunks that are not done, in parallel (one thread's scratch
+ * each), until a pass leaves none that ran out of room in its A P rows
+ * (those grow between passes; set-up chunks that outgrow their output
+ * stop too, and the caller grows them). */
+static void ga_pass(const sa_level *L, ga_plan *g, int nt, sla_int *cnt, const sa_level *C,
+                    sa_real *vv)
+{
+#pragma omp parallel num_threads(nt) if (nt > 1 && g->nch > 1)
+    {
+        int t = 0;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+#endif
+#pragma omp for schedule(dynamic, 1)
+        for (sla_int c = 0; c < g->nch; c++)
+            if (g->ch[c].done < g->ch[c].hi)
+                galerkin_rows(L, g->trp, g->tci, g->tv, &g->w[t], cnt, &g->ch[c], C, vv);
+    }
+}
+
+/* The largest A P need of the chunks that stopped for it (0: none), reset. */
+static sla_int ga_need_ap(ga_plan *g)
+{
+    sla_int need = 0;
+    for (sla_int c = 0; c < g->nch; c++) {
+        if (g->ch[c].need_ap > need) need = g->ch[c].need_ap;
+        g->ch[c].need_ap = 0;
+    }
+    return need;
+}
+
+/* C = P^T A P for level l (P, A in L), into level l + 1 (nc rows), as
+ * P^T (A P) (the rows of A P are formed once per block of coarse rows, not
+ * once per coarse row that reaches them, as a row-wise triple product
+ * does: about half the multiply-adds on 3-D Poisson). One pass (symbolic
+ * and numeric together) over blocks of coarse rows, each into a buffer of
+ * its own (allocated here, outside the threads; a block that outgrows its
+ * buffer or its thread's A P rows stops, and is continued after they
+ * grew), then the blocks concatenated into C. */
 sla_status sla__saamg_galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_level *L, int l,
                                sla_int nc, bool symmetric, int nt, sa_level *C)
 {
     sla_status st = SLA_OK;
     sla_int n = L->n, pnnz = L->prp[n];
-    /* blocks: enough for dynamic load balance, at least 64 rows each */
-    sla_int nch = nc < 64 ? 1 : (nc + 63) / 64;
-    if (nch > 16 * (sla_int)nt) nch = 16 * (sla_int)nt;
-    sla_int *trp = sla__calloc(a, (size_t)nc + 1, sizeof *trp);
-    int32_t *tci = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *tci);
-    sa_real *tv = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *tv);
-    int32_t *mark = sla__malloc(a, (size_t)nt * (size_t)(nc > 0 ? nc : 1), 2 * sizeof *mark);
-    double *acc = sla__malloc(a, (size_t)nt * (size_t)(nc > 0 ? nc : 1), sizeof *acc);
-    ga_chunk *ch = sla__calloc(a, (size_t)nch, sizeof *ch);
-    if (!trp || !tci || !tv || !mark || !acc || !ch) {
+    ga_plan g;
+    if (!ga_plan_init(a, L, nc, nt, &g)) {
         st = sla__saamg_nomem(ctx, l + 1);
         goto out;
     }
-    transpose_p(L, nc, trp, tci, tv);
     C->n = nc;
-    C->own_rp = sla__malloc(a, (size_t)nc + 1, sizeof *C->own_rp);
+    C->own_rp = sla__calloc(a, (size_t)nc + 1, sizeof *C->own_rp);
     if (!C->own_rp) {
         st = sla__saamg_nomem(ctx, l + 1);
         goto out;
     }
-    for (sla_int k = 0; k < (sla_int)nt * nc; k++) mark[k] = -1;
     /* first guess of the entries per coarse row: (entries of A per row) x
      * (entries of P per row), enough for 2D and 3D Poisson's first levels */
     double guess = n > 0 ? (double)L->rp[n] / (double)n * ((double)pnnz / (double)n) : 1.0;
     if (guess < 8.0) guess = 8.0;
-    for (sla_int c = 0; c < nch; c++) {
-        ch[c].lo = ch[c].done = nc * c / nch;
-        ch[c].hi = nc * (c + 1) / nch;
-        ch[c].cap = (sla_int)(guess * (double)(ch[c].hi - ch[c].lo)) + 16;
-    }
+    for (sla_int c = 0; c < g.nch; c++)
+        g.ch[c].cap = (sla_int)(guess * (double)(g.ch[c].hi - g.ch[c].lo)) + 16;
     for (;;) {
-        for (sla_int c = 0; c < nch; c++) { /* the unfinished blocks' buffers */
-            ga_chunk *b = &ch[c];
+        for (sla_int c = 0; c < g.nch; c++) { /* the unfinished blocks' buffers */
+            ga_chunk *b = &g.ch[c];
             if (b->done == b->hi || (b->ci && b->need <= b->cap)) continue;
             if (b->ci) b->cap = 2 * b->cap > b->need ? 2 * b->cap : b->need;
             int32_t *ci = sla__malloc(a, (size_t)b->cap, sizeof *ci);
@@ -179,21 +430,14 @@ sla_status sla__saamg_galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_le
             b->ci = ci;
             b->v = v;
         }
-#pragma omp parallel num_threads(nt) if (nt > 1 && nch > 1)
-        {
-            int t = 0;
-#ifdef _OPENMP
-            t = omp_get_thread_num();
-#endif
-            int32_t *mk = mark + (size_t)t * (size_t)nc; /* last coarse row that met J */
-            double *ac = acc + (size_t)t * (size_t)nc;  /* its sum in that row */
-            int32_t *rc = mark + (size_t)nt * (size_t)nc + (size_t)t * (size_t)nc;
-#pragma omp for schedule(dynamic, 1)
-            for (sla_int c = 0; c < nch; c++)
-                if (ch[c].done < ch[c].hi) galerkin_rows(L, trp, tci, tv, mk, ac, rc, C->own_rp, &ch[c]);
+        ga_pass(L, &g, nt, C->own_rp, NULL, NULL);
+        sla_int need = ga_need_ap(&g);
+        if (need && !ga_threads_grow(a, g.w, nt, need)) {
+            st = sla__saamg_nomem(ctx, l + 1);
+            goto out;
         }
         bool more = false;
-        for (sla_int c = 0; c < nch; c++) more = more || ch[c].done < ch[c].hi;
+        for (sla_int c = 0; c < g.nch; c++) more = more || g.ch[c].done < g.ch[c].hi;
         if (!more) break;
     }
     C->own_rp[0] = 0;
@@ -207,11 +451,11 @@ sla_status sla__saamg_galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_le
         st = sla__saamg_nomem(ctx, l + 1);
         goto out;
     }
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && nch > 1)
-    for (sla_int c = 0; c < nch; c++) {
-        sla_int base = C->own_rp[ch[c].lo];
-        memcpy(C->own_ci + base, ch[c].ci, (size_t)ch[c].len * sizeof *C->own_ci);
-        memcpy(vv + base, ch[c].v, (size_t)ch[c].len * sizeof *vv);
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && g.nch > 1)
+    for (sla_int c = 0; c < g.nch; c++) {
+        sla_int base = C->own_rp[g.ch[c].lo];
+        memcpy(C->own_ci + base, g.ch[c].ci, (size_t)g.ch[c].len * sizeof *C->own_ci);
+        memcpy(vv + base, g.ch[c].v, (size_t)g.ch[c].len * sizeof *vv);
     }
     C->rp = C->own_rp;
     C->ci = C->own_ci;
@@ -219,73 +463,38 @@ sla_status sla__saamg_galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_le
     C->val = vv;
     C->f32 = sizeof(sa_real) == sizeof(float);
 out:
-    if (ch)
-        for (sla_int c = 0; c < nch; c++) {
-            sla__free(a, ch[c].ci);
-            sla__free(a, ch[c].v);
-        }
-    sla__free(a, ch);
-    sla__free(a, trp);
-    sla__free(a, tci);
-    sla__free(a, tv);
-    sla__free(a, mark);
-    sla__free(a, acc);
+    ga_plan_free(a, &g, nt);
     return st;
 }
 
 /* Refresh: the values of C = P^T A P on C's existing pattern (the
- * symbolic product of the set-up), one numeric pass: per coarse row, the
- * same traversal and summation order as the set-up (so equal values give
- * bitwise equal operators) into a dense accumulator that C's own column
- * list reads and clears; no marks, no counting pass, no sort. P^T is
- * rebuilt here as a transient (20 B per fine unknown on 2D Poisson that
- * the solve need not hold). */
+ * symbolic product of the set-up), with the set-up's blocks, rows of A P
+ * and summation order (so equal values give bitwise equal operators) into
+ * a dense accumulator that C's own column list reads and clears; no marks,
+ * no sort. P^T is rebuilt here as a transient (20 B per fine unknown on
+ * 2D Poisson that the solve need not hold). */
 sla_status sla__saamg_galerkin_numeric(sla_ctx *ctx, const sla_allocator *a, const sa_level *L,
                                        int l, bool symmetric, int nt, sa_level *C)
 {
     sla_status st = SLA_OK;
-    sla_int nc = C->n, pnnz = L->prp[L->n];
-    sla_int *trp = sla__calloc(a, (size_t)nc + 1, sizeof *trp);
-    int32_t *tci = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *tci);
-    sa_real *tv = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *tv);
-    double *acc = sla__calloc(a, (size_t)nt * (size_t)(nc > 0 ? nc : 1), sizeof *acc);
-    if (!trp || !tci || !tv || !acc) {
+    ga_plan g;
+    if (!ga_plan_init(a, L, C->n, nt, &g)) {
         st = sla__saamg_nomem(ctx, l + 1);
         goto out;
     }
-    transpose_p(L, nc, trp, tci, tv);
     sa_real *vv = C->own_val;
-#pragma omp parallel num_threads(nt) if (nt > 1 && nc >= 256)
-    {
-        int t = 0;
-#ifdef _OPENMP
-        t = omp_get_thread_num();
-#endif
-        double *ac = acc + (size_t)t * (size_t)nc;
-#pragma omp for schedule(dynamic, 64)
-        for (sla_int I = 0; I < nc; I++) {
-            for (sla_int p = trp[I]; p < trp[I + 1]; p++) {
-                sla_int i = tci[p];
-                double pi = (double)tv[p];
-                for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
-                    sla_int j = L->ci[k];
-                    double pa = pi * AVAL(L, k);
-                    for (sla_int q = L->prp[j]; q < L->prp[j + 1]; q++)
-                        ac[L->pci[q]] += pa * (double)L->pval[q];
-                }
-            }
-            for (sla_int k = C->rp[I]; k < C->rp[I + 1]; k++) {
-                vv[k] = (sa_real)ac[C->ci[k]];
-                ac[C->ci[k]] = 0.0;
-            }
+    for (;;) {
+        ga_pass(L, &g, nt, NULL, C, vv);
+        sla_int need = ga_need_ap(&g);
+        if (!need) break;
+        if (!ga_threads_grow(a, g.w, nt, need)) {
+            st = sla__saamg_nomem(ctx, l + 1);
+            goto out;
         }
     }
     if (symmetric) symmetrize(C, vv);
 out:
-    sla__free(a, trp);
-    sla__free(a, tci);
-    sla__free(a, tv);
-    sla__free(a, acc);
+    ga_plan_free(a, &g, nt);
     return st;
 }
 
