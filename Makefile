@@ -64,7 +64,8 @@ run: deps build
 
 bench: deps
 	SLA_DEPS_BENCH=1 bash scripts/install-deps.sh
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DSLA_NATIVE=ON
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DSLA_NATIVE=ON \
+	  $$(pkg-config --exists PETSc 2>/dev/null && echo -DSLA_BENCH_PETSC=ON)
 	cmake --build $(BUILD) -j $(JOBS)
 	bash bench/run_all.sh $(BUILD)
 

@@ -36,6 +36,10 @@
 #                     SLA_BENCH_PARTS=lsq,svds bash bench/run_all.sh
 #   SLA_BENCH_LSQ_ARGS   arguments of sla_bench_lsq (default: 1e6 rows, 100 iterations, 3 reps)
 #   SLA_BENCH_SVDS_ARGS  arguments of sla_bench_svds (default: 1e5 rows, k = 10, 3 reps)
+#   anchors (issue 22): sla against PETSc (CG + GAMG, CG + hypre, 1 and 2 ranks), runs
+#                     interleaved; in the default parts when BUILD_DIR has bin/sla_bench_petsc
+#                     (cmake -DSLA_BENCH_PETSC=ON with petsc-dev; `make bench` does it when
+#                     pkg-config finds PETSc). Settings: bench/anchors/run_anchors.sh.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -76,7 +80,9 @@ torch_ks=${SLA_BENCH_TORCH_KS:-$d_tks}
 hist_n=${SLA_BENCH_HIST_N:-$d_hist}
 direct_args=${SLA_BENCH_DIRECT_ARGS:-$d_direct}
 amg_args=${SLA_BENCH_AMG_ARGS:-$d_amg}
-parts=${SLA_BENCH_PARTS:-cg,adjoint,torch,history,direct,amg,distamg}
+d_parts=cg,adjoint,torch,history,direct,amg,distamg
+[ -x "$build/bin/sla_bench_petsc" ] && d_parts=$d_parts,anchors
+parts=${SLA_BENCH_PARTS:-$d_parts}
 # Quick runs report to bench/out/ so that they never replace the real report.
 if [ "$quick" = 1 ]; then results=${SLA_BENCH_RESULTS:-$out/RESULTS-quick.md}
 else results=${SLA_BENCH_RESULTS:-$here/RESULTS.md}; fi
@@ -214,6 +220,12 @@ echo "== svds: k largest singular triplets against SciPy ==" >&2
 "$build/bin/sla_bench_svds" $svds_args --retries "$retries" --python "$py" --script "$here/scipy_svds.py" \
   --tmp "$out" --json "$out/svds.json" | tee "$out/svds.txt"
 fi
+# sla against PETSc on the same matrices, the runs interleaved (issue 22)
+if has_part anchors; then
+echo "== anchors: sla against PETSc ==" >&2
+SLA_BENCH_WAIT=$wait_s bash "$here/anchors/run_anchors.sh" "$build" "$out" "$(dirname "$results")/plots" \
+  > "$out/anchors.txt" || echo "run_all.sh: the anchor comparison failed (bench/out/anchors.txt)" >&2
+fi
 t_total=$(( $(date +%s) - t_start ))
 
 # ---- RESULTS.md ----------------------------------------------------------
@@ -294,7 +306,7 @@ w(f"- Build: {E['RB_BTYPE']}, SLA_NATIVE={E['RB_NATIVE']} (-O3 -march=native), {
 if scipy:
     w(f"- SciPy {scipy[0]['scipy']}, NumPy {scipy[0]['numpy']} (Debian /usr/bin/python3)")
 all_parts = "cg,adjoint,torch,history,direct,amg,distamg"
-if set(E["RB_PARTS"].split(",")) != set(all_parts.split(",")):
+if set(E["RB_PARTS"].split(",")) - {"anchors"} != set(all_parts.split(",")):
     w(f"- This run: parts {E['RB_PARTS']} only; the other sections are carried over from the report "
       "this run replaced (their own dates and commands are in them; see git log bench/RESULTS.md).")
 w(f"- Whole run: {E['RB_TOTAL']} s. Machine busy {E['RB_LOAD']} % just before the start "
@@ -808,6 +820,10 @@ if sla_small:
         w(f"![adjoint memory against iteration count]({img})")
         w("")
 
+# sla against PETSc (bench/anchors/run_anchors.sh wrote the section)
+if os.path.exists(os.path.join(out, "anchors.md")):
+    L.extend(open(os.path.join(out, "anchors.md")).read().rstrip("\n").split("\n"))
+    w("")
 # Sections this run did not generate (the tables of parts not run, and the
 # hand-kept issue tables: Helmholtz, least squares, SpGEMM, ...) are carried
 # over from the report being replaced, in their old order, so that running

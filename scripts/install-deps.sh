@@ -10,6 +10,9 @@ PKGS="$PKGS clang-14 libclang-rt-14-dev libomp-14-dev"
 # Benchmarks compare against SciPy with Debian's interpreter.
 if [ "${SLA_DEPS_BENCH:-0}" = 1 ]; then
   PKGS="$PKGS python3-numpy python3-scipy gnuplot-nox"
+  # The anchor comparison (run_all.sh part anchors): PETSc (CG + GAMG, CG +
+  # hypre), built with cmake -DSLA_BENCH_PETSC=ON; never needed by the tests.
+  PKGS="$PKGS petsc-dev"
 fi
 
 # The PyTorch binding (python/) and its tests use Debian's /usr/bin/python3

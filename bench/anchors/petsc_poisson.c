@@ -1,0 +1,218 @@
+/* petsc_poisson — the anchor comparison's PETSc side: CG + GAMG or CG +
+ * hypre BoomerAMG through PETSc's public API, on the matrices sla generates
+ * (anchor_gen.h: sla_gen_poisson 2-D/3-D, sla_gen_diffusion2d), one JSON
+ * line per run.
+ *
+ *   mpiexec -n P petsc_poisson --problem p2d|p3d|diff --N N [--pc gamg|hypre]
+ *                              [--rtol 1e-8] [--steps K] [--change 0.01]
+ *                              [--json FILE] [PETSc options, e.g. -pc_gamg_threshold 0.02]
+ *
+ * Each rank assembles its block of rows (MatCreateAIJ + MatSetValues; not
+ * timed) and the driver prints nnz and the position-weighted checksum of
+ * anchor_gen.h, which sla_anchor prints for sla's own generator (run_all.sh
+ * compares them). b = A 1 (diff: of the first kappa), x0 = 0, CG with the
+ * unpreconditioned norm (KSP_NORM_UNPRECONDITIONED: ||r|| / ||b|| <= rtol,
+ * as sla), first solve: set-up (KSPCreate .. KSPSetUp) + KSPSolve. The
+ * residual is the true one, ||b - A x|| / ||b|| computed after. Times are
+ * the maximum over ranks. With --steps K (problem diff, the training step):
+ * K times, kappa *= 1 + change u (bench_saamg_reuse's sequence), the new
+ * values set into A, then refresh (PCSetUp on the new values; GAMG with
+ * PCGAMGSetReuseInterpolation, hypre a new set-up) + KSPSolve, medians over
+ * the K steps. "other_load_pct": the share of the machine's CPUs that
+ * processes other than the ranks used meanwhile (/proc/stat). */
+#define _POSIX_C_SOURCE 200809L
+#include <petscksp.h>
+
+#include "../bench_util.h"
+#include "anchor_gen.h"
+
+#define CHK(call)                                                                                  \
+    do {                                                                                           \
+        PetscErrorCode ierr_ = (call);                                                             \
+        if (ierr_) {                                                                               \
+            fprintf(stderr, "petsc_poisson: %s failed (%d)\n", #call, (int)ierr_);                 \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
+        }                                                                                          \
+    } while (0)
+
+static int rank_, size_;
+
+/* A moment of the machine's busy time and all ranks' own CPU time. */
+static load_mark mark(void)
+{
+    load_mark m = load_now();
+    m.self = all_sum(m.self);
+    (void)MPI_Bcast(&m.busy, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return m;
+}
+
+/* Values of the local rows [rs, re) into A (pattern fixed). */
+static void set_rows(Mat A, const anchor_grid *g, const double *kappa, PetscInt rs, PetscInt re,
+                     double *cks, long long *nnz)
+{
+    long long cols[7];
+    double vals[7];
+    PetscInt pc[7];
+    double s = 0.0;
+    long long cnt = 0;
+    for (PetscInt p = rs; p < re; p++) {
+        int k = anchor_row(g, kappa, p, cols, vals);
+        for (int t = 0; t < k; t++) pc[t] = (PetscInt)cols[t], s += vals[t] * anchor_weight(p, cols[t]);
+        cnt += k;
+        CHK(MatSetValues(A, 1, &p, k, pc, vals, INSERT_VALUES));
+    }
+    CHK(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+    CHK(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+    *cks = all_sum(s);
+    *nnz = (long long)all_sum((double)cnt);
+}
+
+static double true_residual(Mat A, Vec b, Vec x, Vec r)
+{
+    PetscReal nr, nb;
+    CHK(MatMult(A, x, r));
+    CHK(VecAYPX(r, -1.0, b)); /* r = b - A x */
+    CHK(VecNorm(r, NORM_2, &nr));
+    CHK(VecNorm(b, NORM_2, &nb));
+    return (double)(nr / nb);
+}
+
+int main(int argc, char **argv)
+{
+    const char *problem = "p2d", *pcname = "gamg", *json = NULL;
+    long long N = 100;
+    double rtol = 1e-8, change = 0.01;
+    int steps = 0;
+    CHK(PetscInitialize(&argc, &argv, NULL, NULL));
+    MPI_Comm_rank(PETSC_COMM_WORLD, &rank_);
+    MPI_Comm_size(PETSC_COMM_WORLD, &size_);
+    for (int a = 1; a + 1 < argc; a++) {
+        if (!strcmp(argv[a], "--problem")) problem = argv[++a];
+        else if (!strcmp(argv[a], "--N")) N = atoll(argv[++a]);
+        else if (!strcmp(argv[a], "--pc")) pcname = argv[++a];
+        else if (!strcmp(argv[a], "--rtol")) rtol = atof(argv[++a]);
+        else if (!strcmp(argv[a], "--steps")) steps = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--change")) change = atof(argv[++a]);
+        else if (!strcmp(argv[a], "--json")) json = argv[++a];
+    }
+    int dim = !strcmp(problem, "p3d") ? 3 : 2, diff = !strcmp(problem, "diff");
+    if ((strcmp(problem, "p2d") && dim == 2 && !diff) || N < 2 || (steps && !diff) || steps > 64 ||
+        (strcmp(pcname, "gamg") && strcmp(pcname, "hypre"))) {
+        if (!rank_)
+            fprintf(stderr, "usage: petsc_poisson --problem p2d|p3d|diff --N N [--pc gamg|hypre] "
+                            "[--rtol R] [--steps K (diff only, <= 64)] [--change C] [--json FILE]\n");
+        PetscFinalize();
+        return 2;
+    }
+    anchor_grid g = anchor_grid_make(dim, N);
+    double *kappa = NULL;
+    if (diff) {
+        kappa = malloc((size_t)((N + 1) * (N + 1)) * sizeof *kappa);
+        anchor_kappa0(N, kappa);
+    }
+
+    /* ---- the matrix, b = A 1 (not timed) ---- */
+    Mat A;
+    CHK(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, (PetscInt)g.n, (PetscInt)g.n, 2 * dim + 1,
+                     NULL, 2 * dim, NULL, &A));
+    CHK(MatSetOption(A, MAT_SPD, PETSC_TRUE));
+    PetscInt rs, re;
+    CHK(MatGetOwnershipRange(A, &rs, &re));
+    double cks;
+    long long nnz;
+    set_rows(A, &g, kappa, rs, re, &cks, &nnz);
+    Vec b, x, r, one;
+    CHK(MatCreateVecs(A, &x, &b));
+    CHK(VecDuplicate(b, &r));
+    CHK(VecDuplicate(b, &one));
+    CHK(VecSet(one, 1.0));
+    CHK(MatMult(A, one, b));
+
+    /* ---- first solve: set-up + solve ---- */
+    KSP ksp;
+    PC pc;
+    load_mark l0 = mark();
+    MPI_Barrier(PETSC_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    CHK(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    CHK(KSPSetOperators(ksp, A, A));
+    CHK(KSPSetType(ksp, KSPCG));
+    CHK(KSPSetNormType(ksp, KSP_NORM_UNPRECONDITIONED));
+    CHK(KSPSetTolerances(ksp, rtol, 0.0, PETSC_DEFAULT, 100000));
+    CHK(KSPGetPC(ksp, &pc));
+    if (!strcmp(pcname, "gamg")) {
+        CHK(PCSetType(pc, PCGAMG));
+        if (steps) CHK(PCGAMGSetReuseInterpolation(pc, PETSC_TRUE));
+    } else {
+        CHK(PCSetType(pc, PCHYPRE));
+        CHK(PCHYPRESetType(pc, "boomeramg"));
+    }
+    CHK(KSPSetFromOptions(ksp));
+    CHK(KSPSetUp(ksp));
+    double t1 = MPI_Wtime();
+    CHK(KSPSolve(ksp, b, x));
+    double t2 = MPI_Wtime();
+    double setup = all_max(t1 - t0), solve = all_max(t2 - t1), total = all_max(t2 - t0);
+    PetscInt its;
+    KSPConvergedReason reason;
+    CHK(KSPGetIterationNumber(ksp, &its));
+    CHK(KSPGetConvergedReason(ksp, &reason));
+    double res = true_residual(A, b, x, r);
+    double other = other_load_pct(l0, mark());
+
+    /* ---- training steps: new values, refresh + solve ---- */
+    double tr[64], ts[64], tt[64], it[64], rr[64];
+    double first_total = total, first_setup = setup;
+    if (steps) {
+        unsigned long long s2 = 777;
+        l0 = mark();
+        for (int st = 0; st < steps; st++) {
+            anchor_kappa_step(N, change, &s2, kappa);
+            double c2;
+            long long n2;
+            set_rows(A, &g, kappa, rs, re, &c2, &n2); /* new values, not timed */
+            MPI_Barrier(PETSC_COMM_WORLD);
+            double a0 = MPI_Wtime();
+            CHK(KSPSetOperators(ksp, A, A));
+            CHK(PCSetUp(pc));
+            double a1 = MPI_Wtime();
+            CHK(KSPSolve(ksp, b, x));
+            double a2 = MPI_Wtime();
+            tr[st] = all_max(a1 - a0), ts[st] = all_max(a2 - a1), tt[st] = all_max(a2 - a0);
+            CHK(KSPGetIterationNumber(ksp, &its));
+            it[st] = (double)its;
+            rr[st] = true_residual(A, b, x, r);
+        }
+        other = other_load_pct(l0, mark());
+        CHK(KSPGetConvergedReason(ksp, &reason));
+        setup = median(tr, steps), solve = median(ts, steps), total = median(tt, steps);
+        its = (PetscInt)median(it, steps);
+        res = rr[0];
+        for (int st = 1; st < steps; st++) res = fmax(res, rr[st]);
+    }
+
+    if (!rank_) {
+        char line[1024];
+        snprintf(line, sizeof line,
+                 "{\"system\":\"petsc\",\"solver\":\"cg+%s\",\"problem\":\"%s\",\"N\":%lld,\"n\":%lld,"
+                 "\"nnz\":%lld,\"checksum\":%.17g,\"ranks\":%d,\"threads\":1,\"step\":\"%s\",\"steps\":%d,"
+                 "\"change\":%g,\"rtol\":%g,\"setup_s\":%.5f,\"solve_s\":%.5f,\"total_s\":%.5f,"
+                 "\"first_setup_s\":%.5f,\"first_total_s\":%.5f,\"iterations\":%lld,\"residual\":%.3e,\"converged\":%s,"
+                 "\"other_load_pct\":%.1f,\"petsc\":\"%d.%d.%d\"}",
+                 pcname, problem, N, g.n, nnz, cks, size_, steps ? "train" : "first", steps, change, rtol,
+                 setup, solve, total, first_setup, first_total, (long long)its, res, reason > 0 ? "true" : "false", other,
+                 PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR);
+        printf("%s\n", line);
+        FILE *f = json ? fopen(json, "a") : NULL;
+        if (f) fprintf(f, "%s\n", line), fclose(f);
+    }
+    CHK(KSPDestroy(&ksp));
+    CHK(VecDestroy(&x));
+    CHK(VecDestroy(&b));
+    CHK(VecDestroy(&r));
+    CHK(VecDestroy(&one));
+    CHK(MatDestroy(&A));
+    free(kappa);
+    CHK(PetscFinalize());
+    return 0;
+}
