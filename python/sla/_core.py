@@ -188,6 +188,7 @@ class Pattern:
         # int64 copies (never views of the caller's memory)
         self.row_in = row.clone() if row.data_ptr() == row_ptr0 else row
         self.col_in = col.clone() if col.data_ptr() == col_ptr0 else col
+        self._row_in_ptr, self._col_in_ptr = self.row_in.data_ptr(), self.col_in.data_ptr()
         coo_map = torch.empty(self.nnz_in, dtype=torch.int64)
         M = ctypes.c_void_p()
         L.check(L.sla_matrix_from_coo(L.ctx(), self.nrows, self.ncols, self.nnz_in,
@@ -225,6 +226,12 @@ class Pattern:
             row = row.to(torch.int64)
         if col.dtype != torch.int64:
             col = col.to(torch.int64)
+        if _memcmp is not None and row.is_contiguous() and col.is_contiguous():
+            # the common case, without same_bytes' generality (every
+            # SparseTensor operation passes here)
+            nb = 8 * self.nnz_in
+            return nb == 0 or (_memcmp(row.data_ptr(), self._row_in_ptr, nb) == 0
+                               and _memcmp(col.data_ptr(), self._col_in_ptr, nb) == 0)
         return same_bytes(row, self.row_in) and same_bytes(col, self.col_in)
 
     def csr_values(self, values2d):
@@ -302,9 +309,14 @@ class CMatrix:
         # a copy of the values bound last settles it; "version" mode trusts
         # the key alone (see set_value_check).
         compare = _VALUE_CHECK[0] == "compare"
-        if self.ptr.value and key == self.key and (
-                not compare or (self.snapshot is not None and same_bytes(values, self.snapshot))):
-            return False
+        if key == self.key and self.ptr.value:
+            snap = self.snapshot
+            if not compare:
+                return False
+            if snap is not None and (
+                    _memcmp(key[0], snap.data_ptr(), self.nbytes) == 0 if _memcmp is not None
+                    else torch.equal(values.view(snap.shape), snap)):
+                return False
         p = self.pattern
         if not self.ptr.value:
             L.check(L.sla_matrix_from_csr(L.ctx(), p.nrows, p.ncols, p.rowptr.data_ptr(),
@@ -316,6 +328,7 @@ class CMatrix:
             L.check(L.sla_matrix_borrow_values(L.ctx(), self.ptr, values.data_ptr()), "matrix")
         self.values, self.key = values, key
         self.snapshot = values.detach().clone() if compare else None
+        self.nbytes = values.numel() * values.element_size()
         self.epoch += 1
         return True
 
@@ -350,6 +363,8 @@ def _monitor_callback(box):
 
 class Solver:
     """An sla_solver for one pattern, options string, dtype and batch size."""
+
+    _monitor = None  # the C monitor callback of a solver made with monitor=True
 
     def __init__(self, pattern, opts, dtype, nbatch, monitor=False):
         self.opts = opts

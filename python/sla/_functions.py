@@ -29,10 +29,10 @@ def _ptr(t, offset_elems=0):
     return t.data_ptr() + offset_elems * t.element_size()
 
 
-def _warn_if_not_converged(st, info, what):
+def _warn_if_not_converged(st, info, what, stacklevel=4):
     if st == 1 and info is not None and not info.converged:
         warnings.warn("sla: %s did not converge: %r" % (what, info), L.SlaConvergenceWarning,
-                      stacklevel=4)
+                      stacklevel=stacklevel)
 
 
 def c_solve_history(solver, b3, x3):
@@ -65,7 +65,7 @@ def c_solve_history(solver, b3, x3):
 def c_solve(solver, b3, x3):
     """x3 = A^-1 b3 for every value array and column (lock held, prepared)."""
     B, k, n = b3.shape
-    if getattr(solver, "_monitor", None) is not None:  # solve(..., history=True)
+    if solver._monitor is not None:  # solve(..., history=True)
         return c_solve_history(solver, b3, x3)
     infos = (L.CSolveInfo * max(B * k, 1))()
     c = L.ctx()
@@ -128,6 +128,27 @@ def _outer_on_pattern(pattern, u3, v3):
     return (u3[:, :, pattern.rowind] * v3[:, :, pattern.colind]).sum(1)
 
 
+def solve_vector(solver, values, b, box, stacklevel=6):
+    """x = A^-1 b for one matrix ([nnz] float64 values) and one contiguous
+    float64 vector b: one sla_solver_solve on the pointers. Sets box["info"]
+    (and warns unless box["quiet"]); returns (x, the binding epoch the
+    solver was prepared at). No autograd: SolveFn's forward, and
+    SparseTensor.solve's fast path when no gradient is asked (stacklevel:
+    the warning's, pointing at the caller of SparseTensor.solve)."""
+    x = torch.empty_like(b)
+    n = b.shape[0]
+    infos = L.CSolveInfo()
+    with solver.lock:
+        solver.prepare(values)
+        st = L.check(L.sla_solver_solve(L.ctx(), solver.ptr, 0, 1, b.data_ptr(), n, x.data_ptr(),
+                                        n, ctypes.addressof(infos)), "solve")
+        epoch = solver.matrix.epoch
+    info = box["info"] = SolveInfo.lazy((infos,), 1)
+    if st == 1 and not box.get("quiet"):
+        _warn_if_not_converged(st, info, box.get("what", "solve"), stacklevel)
+    return x, epoch
+
+
 def _as3(t):
     """[B, k, n] view of a right-hand side or solution ([n]: one vector)."""
     return t if t.dim() == 3 else t.view(1, 1, t.shape[-1])
@@ -153,22 +174,11 @@ class SolveFn(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, values, b3, solver, box, transpose=False):
-        if values.dim() == 1 and not transpose and "x0" not in box \
-                and solver.matrix.dtype == torch.float64 and not hasattr(solver, "_monitor"):
+        if values.dim() == 1 and not transpose and solver._monitor is None \
+                and "x0" not in box:
             # one matrix, one vector (SparseTensor.solve's fast path): the C
             # call on the tensors' pointers, no views, no batch loop
-            x = torch.empty_like(b3)
-            n = b3.shape[0]
-            infos = L.CSolveInfo()
-            with solver.lock:
-                solver.prepare(values)
-                st = L.check(L.sla_solver_solve(L.ctx(), solver.ptr, 0, 1, b3.data_ptr(), n,
-                                                x.data_ptr(), n, ctypes.addressof(infos)), "solve")
-                ctx.epoch = solver.matrix.epoch
-            info = SolveInfo.lazy((infos,), 1)
-            box["info"] = info
-            if st == 1 and not box.get("quiet"):
-                _warn_if_not_converged(st, info, box.get("what", "solve"))
+            x, ctx.epoch = solve_vector(solver, values, b3, box)
             ctx.solver, ctx.box, ctx.transpose = solver, box, False
             ctx.save_for_backward(values, x)
             return x

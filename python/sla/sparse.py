@@ -334,7 +334,11 @@ class SparseTensor:
             return None
         opts = _core.cached_options_string(method, preconditioner, rtol, atol, maxiter)
         box = {"quiet": return_info}
-        x = SolveFn.apply(v, b, pat.solver(opts, torch.float64, 1), box)
+        solver = pat.solver(opts, torch.float64, 1)
+        if (v.requires_grad or b.requires_grad) and torch.is_grad_enabled():
+            x = SolveFn.apply(v, b, solver, box)
+        else:  # no gradient asked: the C call without an autograd node
+            x = _functions.solve_vector(solver, v, b, box, 5)[0]
         return (x, box["info"]) if return_info else x
 
     def matvec(self, x):
