@@ -10,7 +10,8 @@ finds the same pattern.
 What is cached and what is checked: the cache is *found* by the identity of
 the row/col tensors (data pointer, version counter, shape, strides, dtype)
 and the matrix shape, but a hit is *trusted* only after the row and col
-tensors compare equal (``torch.equal``) to copies of the indices taken when
+tensors hold the same bytes (``same_bytes``: libc memcmp for contiguous
+int64 indices, torch.equal otherwise) as copies of the indices taken when
 the pattern was built. The identity alone can alias: indices rewritten
 without a version bump (through the numpy array of ``torch.from_numpy``,
 through ``.data``, by a loader refilling its buffers) keep the key, and a
@@ -34,15 +35,18 @@ A pattern keeps the C matrices and solvers made for it:
   ``prepare(values)`` makes the solver hold the factorization (or the
   preconditioner) of exactly those values: when they are the values it was
   last prepared for (same tensor storage, same version counter and, in the
-  default "compare" mode of ``set_value_check``, equal to a copy taken at
-  binding: O(nnz) per call; "version" mode skips the copy and trusts the
+  default "compare" mode of ``set_value_check``, bitwise equal to a copy
+  taken at binding (memcmp): O(nnz) per call; "version" mode skips the copy and trusts the
   version counter, so writes that bypass it need ``clear_cache()``) nothing is
   done; otherwise the new values are bound and the solver refreshed (new
   numeric factorization, same symbolic analysis), or re-created when the
   structural facts the solver was set up with (exact symmetry, positive
-  diagonal) changed. The backward pass of a solve calls ``prepare`` with the
-  forward's values, so it reuses the forward's factorization unless another
-  solve on the same pattern and options ran in between with other values.
+  diagonal) changed. The backward pass of a solve calls ``prepare_again``
+  with the forward's values and the binding ``epoch`` the forward saw: when
+  no other values were bound since (the usual case), the forward's
+  factorization is reused without the O(nnz) compare; otherwise (another
+  solve on the same pattern and options ran in between with other values,
+  as gradcheck's perturbations do) ``prepare`` checks and refactors.
 
 Solvers are kept per pattern in a small LRU (``SOLVERS_PER_PATTERN``) keyed
 by (options, dtype, batch size); ``clear_cache()`` drops every C object.
@@ -105,12 +109,15 @@ def set_value_check(mode):
     """How a cached matrix or solver decides that its values changed.
 
     "compare" (the default): the values tensor's identity (data pointer,
-    version counter, shape, strides, dtype) must match the one last bound
-    *and* the values must equal a copy taken then. Every write is seen,
+    version counter, size, dtype) must match the one last bound *and* the
+    values must be bitwise equal to a copy taken then. Every write is seen,
     also those that bypass autograd's version counter (``.data``, which
     torch.autograd.gradcheck uses, a numpy view, C code). Cost: one O(nnz)
-    copy each time new values are bound and one O(nnz) comparison per call
-    (about 3 us at 5,000 entries, 0.7 ms at a million).
+    copy each time new values are bound and one O(nnz) comparison (libc
+    memcmp) per forward call (about 1 us at 5,000 entries). A backward pass
+    compares nothing when no other values were bound since its forward
+    (Solver.prepare_again), so a write through ``.data`` between a forward
+    and its backward is not seen (as torch's saved tensors do not see it).
 
     "version": the identity alone; no copy, no comparison. In-place torch
     operations (``v.mul_(2)``, ``v[0] = 1``, ``v.copy_(w)``) bump the version
