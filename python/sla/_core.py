@@ -222,7 +222,7 @@ class Pattern:
     def matches(self, row, col, nrows, ncols):
         """True when this pattern was built from indices equal to row, col
         (any integer dtype) and the shape (nrows, ncols). O(nnz)."""
-        if (int(nrows), int(ncols)) != (self.nrows, self.ncols):
+        if nrows != self.nrows or ncols != self.ncols:
             return False
         if not isinstance(row, torch.Tensor) or not isinstance(col, torch.Tensor):
             return False
