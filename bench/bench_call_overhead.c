@@ -11,8 +11,10 @@
  *   backward: gA = -(A^-T 1) x^T on the pattern          (sla_solver_solve_vjp,
  *             gx = ones as x.sum().backward() gives it, gb not asked)
  * and the medians over `calls` calls are printed as one JSON line:
- * {"n", "nnz", "opts", "calls", "solve_us", "solve_vjp_us", "step_us"}
- * (step = solve + vjp measured together, the Python loop's counterpart).
+ * {"n", "nnz", "opts", "calls", "solve_us", "solve_vjp_us", "step_us", "step_cpu_us"}
+ * (step = solve + vjp measured together, the Python loop's counterpart;
+ * step_cpu_us: the thread's CPU time over the timed calls / calls, which
+ * other processes on a loaded machine disturb less than the wall time).
  */
 #include <sla.h>
 
@@ -21,6 +23,14 @@
 #include <string.h>
 
 #include "bench_util.h"
+
+/* CPU seconds of the calling thread (the solves run on it: --threads 1). */
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static int fail(sla_ctx *ctx, const char *what, sla_status st)
 {
@@ -71,7 +81,9 @@ int main(int argc, char **argv)
     if (!b || !x || !gx || !gA || !t_solve || !t_vjp || !t_step) return 1;
     for (sla_int i = 0; i < n; i++) b[i] = gx[i] = 1.0;
     sla_solve_info info;
+    double cpu0 = 0.0;
     for (long c = 0; c < warmup + calls; c++) {
+        if (c == warmup) cpu0 = thread_cpu();
         double t0 = now();
         st = sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &info);
         double t1 = now();
@@ -85,10 +97,13 @@ int main(int argc, char **argv)
             t_step[c - warmup] = 1e6 * (t2 - t0);
         }
     }
+    double step_cpu_us = 1e6 * (thread_cpu() - cpu0) / (double)calls;
     printf("{\"n\": %lld, \"nnz\": %lld, \"opts\": \"%s\", \"calls\": %ld, \"solve_us\": %.3f, "
-           "\"solve_vjp_us\": %.3f, \"step_us\": %.3f, \"iterations\": %lld}\n",
+           "\"solve_vjp_us\": %.3f, \"step_us\": %.3f, \"step_cpu_us\": %.3f, "
+           "\"iterations\": %lld}\n",
            (long long)n, (long long)nnz, opts, calls, median(t_solve, (int)calls),
-           median(t_vjp, (int)calls), median(t_step, (int)calls), (long long)info.iterations);
+           median(t_vjp, (int)calls), median(t_step, (int)calls), step_cpu_us,
+           (long long)info.iterations);
     free(b); free(x); free(gx); free(gA); free(t_solve); free(t_vjp); free(t_step);
     sla_solver_destroy(&S);
     sla_matrix_destroy(&A);

@@ -17,7 +17,10 @@ Rounds are interleaved (C round, Python round, ...); each round's median
 over `calls` calls, then the median over rounds. The overhead is Python's
 median minus C's; the goal (issue 19) is <= 50 us for solve + backward.
 A table goes to stdout and one JSON object to FILE (default
-bench/out/py_overhead.json). --profile: cProfile of the Python loop
+bench/out/py_overhead.json). The "(CPU time)" rows compare this thread's
+CPU time per call (mean over each round's timed calls, median over rounds;
+C: CLOCK_THREAD_CPUTIME_ID): on a loaded machine they move less than the
+wall-clock medians. --profile: cProfile of the Python loop
 (cholesky), the top entries by own time.
 """
 
@@ -49,14 +52,17 @@ def c_round(exe, N, opts, calls, threads):
 
 
 def py_round(step, calls, warmup=10):
+    """(median wall us per call, this thread's CPU us per call)."""
     for _ in range(warmup):
         step()
     t = []
+    c0 = time.thread_time()
     for _ in range(calls):
         t0 = time.perf_counter()
         step()
         t.append(time.perf_counter() - t0)
-    return 1e6 * statistics.median(t)
+    cpu = time.thread_time() - c0
+    return 1e6 * statistics.median(t), 1e6 * cpu / calls
 
 
 def main():
@@ -94,12 +100,16 @@ def main():
             pyf.append(py_round(fwd, a.calls))
         c_step = statistics.median(r["step_us"] for r in c)
         c_fwd = statistics.median(r["solve_us"] for r in c)
-        p_step, p_fwd = statistics.median(py), statistics.median(pyf)
+        c_cpu = statistics.median(r["step_cpu_us"] for r in c)
+        p_step, p_fwd = statistics.median(t for t, _ in py), statistics.median(t for t, _ in pyf)
+        p_cpu = statistics.median(u for _, u in py)
         rows.append({"method": name, "n": P.shape[0], "nnz": P.nnz, "threads": a.threads,
                      "value_check": a.value_check,
                      "calls": a.calls, "rounds": a.rounds,
                      "c_step_us": c_step, "py_step_us": p_step, "overhead_step_us": p_step - c_step,
                      "ratio_step": p_step / c_step,
+                     "c_step_cpu_us": c_cpu, "py_step_cpu_us": p_cpu,
+                     "overhead_step_cpu_us": p_cpu - c_cpu, "ratio_step_cpu": p_cpu / c_cpu,
                      "c_solve_us": c_fwd, "py_solve_us": p_fwd, "overhead_solve_us": p_fwd - c_fwd,
                      "ratio_solve": p_fwd / c_fwd})
     print("n = %d (2-D Poisson %dx%d), threads %d, value check %s, median of %d rounds x %d "
@@ -110,6 +120,9 @@ def main():
         print("%-9s %-14s %10.1f %10.1f %12.1f %7.2f" % (
             r["method"], "solve+backward", r["c_step_us"], r["py_step_us"],
             r["overhead_step_us"], r["ratio_step"]))
+        print("%-9s %-14s %10.1f %10.1f %12.1f %7.2f" % (
+            r["method"], "  (CPU time)", r["c_step_cpu_us"], r["py_step_cpu_us"],
+            r["overhead_step_cpu_us"], r["ratio_step_cpu"]))
         print("%-9s %-14s %10.1f %10.1f %12.1f %7.2f" % (
             r["method"], "solve", r["c_solve_us"], r["py_solve_us"], r["overhead_solve_us"],
             r["ratio_solve"]))

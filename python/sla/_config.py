@@ -32,6 +32,12 @@ def _stack():
     return s
 
 
+def active():
+    """Whether a SolverConfig is active on this thread (cheap: solve's fast
+    path asks on every call)."""
+    return bool(getattr(_tls, "stack", None))
+
+
 @dataclasses.dataclass
 class SolverConfig:
     """Defaults for ``solve`` (see the module docstring); every field None

@@ -29,10 +29,10 @@ def _ptr(t, offset_elems=0):
     return t.data_ptr() + offset_elems * t.element_size()
 
 
-def _warn_if_not_converged(st, info, what):
+def _warn_if_not_converged(st, info, what, stacklevel=4):
     if st == 1 and info is not None and not info.converged:
         warnings.warn("sla: %s did not converge: %r" % (what, info), L.SlaConvergenceWarning,
-                      stacklevel=4)
+                      stacklevel=stacklevel)
 
 
 def c_solve_history(solver, b3, x3):
@@ -65,7 +65,7 @@ def c_solve_history(solver, b3, x3):
 def c_solve(solver, b3, x3):
     """x3 = A^-1 b3 for every value array and column (lock held, prepared)."""
     B, k, n = b3.shape
-    if getattr(solver, "_monitor", None) is not None:  # solve(..., history=True)
+    if solver._monitor is not None:  # solve(..., history=True)
         return c_solve_history(solver, b3, x3)
     infos = (L.CSolveInfo * max(B * k, 1))()
     c = L.ctx()
@@ -128,21 +128,66 @@ def _outer_on_pattern(pattern, u3, v3):
     return (u3[:, :, pattern.rowind] * v3[:, :, pattern.colind]).sum(1)
 
 
+def solve_vector(solver, values, b, box, stacklevel=6):
+    """x = A^-1 b for one matrix ([nnz] float64 values) and one contiguous
+    float64 vector b: one sla_solver_solve on the pointers. Sets box["info"]
+    (and warns unless box["quiet"]); returns (x, the binding epoch the
+    solver was prepared at). No autograd: SolveFn's forward, and
+    SparseTensor.solve's fast path when no gradient is asked (stacklevel:
+    the warning's, pointing at the caller of SparseTensor.solve)."""
+    x = torch.empty_like(b)
+    n = b.shape[0]
+    infos = L.CSolveInfo()
+    with solver.lock:
+        solver.prepare(values)
+        st = L.check(L.sla_solver_solve(L.ctx(), solver.ptr, 0, 1, b.data_ptr(), n, x.data_ptr(),
+                                        n, ctypes.addressof(infos)), "solve")
+        epoch = solver.matrix.epoch
+    info = box["info"] = SolveInfo.lazy((infos,), 1)
+    if st == 1 and not box.get("quiet"):
+        _warn_if_not_converged(st, info, box.get("what", "solve"), stacklevel)
+    return x, epoch
+
+
+def _as3(t):
+    """[B, k, n] view of a right-hand side or solution ([n]: one vector)."""
+    return t if t.dim() == 3 else t.view(1, 1, t.shape[-1])
+
+
+def _as2(values):
+    """[B, nnz] view of the values ([nnz]: one matrix)."""
+    return values if values.dim() == 2 else values.view(1, values.shape[-1])
+
+
 class SolveFn(torch.autograd.Function):
     """x = A(values)^-1 b (transpose: A^-T b) with the VJP of
     sla_solver_solve_vjp. Under create_graph=True the backward is written
     in differentiable operations: the adjoint solve is SolveFn of the
     transpose and gA = -lambda[row] x[col] a product of gathered vectors,
     so second derivatives (gradgradcheck, Hessian-vector products) work;
-    the first-order backward stays the one C call."""
+    the first-order backward stays the one C call.
+
+    values: [B, nnz] contiguous, or [nnz] (one matrix); b3: [B, k, n]
+    contiguous float64, or [n] with 1-D values (one vector: the fast path
+    of SparseTensor.solve, whose autograd graph then holds no reshapes).
+    x has b3's shape, the gradients those of values and b3."""
 
     @staticmethod
     def forward(ctx, values, b3, solver, box, transpose=False):
+        if values.dim() == 1 and not transpose and solver._monitor is None \
+                and "x0" not in box:
+            # one matrix, one vector (SparseTensor.solve's fast path): the C
+            # call on the tensors' pointers, no views, no batch loop
+            x, ctx.epoch = solve_vector(solver, values, b3, box)
+            ctx.solver, ctx.box, ctx.transpose = solver, box, False
+            ctx.save_for_backward(values, x)
+            return x
         x0 = box.pop("x0", None)  # initial guess (options carry use_x0=1)
-        x3 = x0.clone() if x0 is not None else torch.empty_like(b3)
+        x3 = x0.view(b3.shape).clone() if x0 is not None else torch.empty_like(b3)
         with solver.lock:
-            solver.prepare(values)
-            st, info = (c_solve_transpose if transpose else c_solve)(solver, b3, x3)
+            solver.prepare(_as2(values))
+            st, info = (c_solve_transpose if transpose else c_solve)(solver, _as3(b3), _as3(x3))
+            ctx.epoch = solver.matrix.epoch
         box["info"] = info
         if not box.get("quiet"):
             _warn_if_not_converged(st, info, box.get("what", "solve"))
@@ -155,9 +200,9 @@ class SolveFn(torch.autograd.Function):
         values, x3 = ctx.saved_tensors
         solver, transpose = ctx.solver, ctx.transpose
         need_v, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
-        pattern = solver.matrix.pattern
         fwd = ctx.box.get("info")
         if torch.is_grad_enabled():  # create_graph: a differentiable backward
+            pattern = solver.matrix.pattern
             adj = {"what": "adjoint solve"}
             lam = SolveFn.apply(values, gx3.to(torch.float64).contiguous(), solver, adj,
                                 not transpose)
@@ -165,28 +210,54 @@ class SolveFn(torch.autograd.Function):
                 fwd.adjoint = adj.get("info")
             gA = None
             if need_v:  # A x = b: -lam[row] x[col]; A^T x = b: -x[row] lam[col]
-                gA = -(_outer_on_pattern(pattern, x3, lam) if transpose
-                       else _outer_on_pattern(pattern, lam, x3)).to(values.dtype)
+                x3v, lamv = _as3(x3), _as3(lam)
+                gA = -(_outer_on_pattern(pattern, x3v, lamv) if transpose
+                       else _outer_on_pattern(pattern, lamv, x3v)).to(values.dtype)
+                gA = gA.view(values.shape)
             return gA, lam if need_b else None, None, None, None
-        gx3 = gx3.to(torch.float64).contiguous()
+        if gx3.dtype != torch.float64 or not gx3.is_contiguous():
+            gx3 = gx3.to(torch.float64).contiguous()
+        if values.dim() == 1 and not transpose and values.dtype == torch.float64:
+            # the forward's fast path: one sla_solver_solve_vjp on the pointers
+            n = x3.shape[0]
+            gb3 = torch.empty_like(x3) if need_b else None
+            gA = torch.empty_like(values) if need_v else None
+            infos = L.CSolveInfo()
+            with solver.lock:
+                solver.prepare_again(values, ctx.epoch)
+                st = L.check(L.sla_solver_solve_vjp(
+                    L.ctx(), solver.ptr, 0, 1, x3.data_ptr(), n, gx3.data_ptr(), n,
+                    gb3.data_ptr() if need_b else None, n, gA.data_ptr() if need_v else None,
+                    ctypes.addressof(infos)), "solve backward")
+            info = SolveInfo.lazy((infos,), 1)
+            if fwd is not None:
+                fwd.adjoint = info
+            if st == 1:
+                _warn_if_not_converged(st, info, "adjoint solve")
+            return gA, gb3, None, None, None
         if transpose:  # lambda = A^-1 gx, gA = -x[row] lam[col]
             lam = torch.empty_like(x3)
             with solver.lock:
-                solver.prepare(values)
-                st, info = c_solve(solver, gx3, lam)
-            gA = -_outer_on_pattern(pattern, x3, lam).to(values.dtype) if need_v else None
+                solver.prepare_again(_as2(values), ctx.epoch)
+                st, info = c_solve(solver, _as3(gx3), _as3(lam))
+            gA = -_outer_on_pattern(solver.matrix.pattern, _as3(x3), _as3(lam)).to(
+                values.dtype).view(values.shape) if need_v else None
             gb3 = lam if need_b else None
         else:
             gb3 = torch.empty_like(x3) if need_b else None
             gA = torch.empty(values.shape, dtype=torch.float64) if need_v else None
             with solver.lock:
-                solver.prepare(values)  # no-op unless another solve re-bound the solver
-                st, info = c_solve_vjp(solver, x3, gx3, gb3, gA)
+                # no-op unless another solve re-bound the solver since the forward
+                solver.prepare_again(_as2(values), ctx.epoch)
+                st, info = c_solve_vjp(solver, _as3(x3), _as3(gx3),
+                                       _as3(gb3) if gb3 is not None else None,
+                                       _as2(gA) if gA is not None else None)
             if gA is not None and values.dtype != torch.float64:
                 gA = gA.to(values.dtype)
         if fwd is not None:
             fwd.adjoint = info
-        _warn_if_not_converged(st, info, "adjoint solve")
+        if st == 1:
+            _warn_if_not_converged(st, info, "adjoint solve")
         return gA, gb3, None, None, None
 
 

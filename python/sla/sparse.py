@@ -259,6 +259,10 @@ class SparseTensor:
         pattern: a backward pass reuses the forward's, and a later solve
         with new values on the same pattern refactors without re-analysis.
         """
+        if x0 is None and not history and not options:
+            x = self._solve_fast(b, method, preconditioner, rtol, atol, maxiter, return_info)
+            if x is not None:
+                return x
         if history:
             if self.is_complex or _complex.is_complex_input(b):
                 raise ValueError("solve: history=True is for real solves")
@@ -307,6 +311,35 @@ class SparseTensor:
         if return_info:
             return x, box["info"]
         return x
+
+    def _solve_fast(self, b, method, preconditioner, rtol, atol, maxiter, return_info):
+        """solve's lean path for its most common call (issue 19: the
+        binding's per-call overhead): one float64 matrix without a batch
+        whose COO entries are in CSR order, one contiguous float64 vector
+        b of length n, no x0, history or extra option keywords, no active
+        SolverConfig. SolveFn then takes the values and b as they are, so
+        the autograd graph holds the solve alone (no reshape or cast nodes)
+        and the options string comes from a cache. The result is that of
+        the general path. None when the call is not such a call."""
+        v = self.values
+        if (type(b) is not torch.Tensor or b.dtype != torch.float64 or b.dim() != 1
+                or v.dtype != torch.float64 or v.dim() != 1 or b.device.type != "cpu"
+                or not b.is_contiguous() or not v.is_contiguous() or _config.active()):
+            return None
+        n = self.shape[1]
+        if self.shape[0] != n or b.shape[0] != n or n == 0:
+            return None
+        pat = self.pattern
+        if not pat.identity or pat.nnz == 0:
+            return None
+        opts = _core.cached_options_string(method, preconditioner, rtol, atol, maxiter)
+        box = {"quiet": return_info}
+        solver = pat.solver(opts, torch.float64, 1)
+        if (v.requires_grad or b.requires_grad) and torch.is_grad_enabled():
+            x = SolveFn.apply(v, b, solver, box)
+        else:  # no gradient asked: the C call without an autograd node
+            x = _functions.solve_vector(solver, v, b, box, 5)[0]
+        return (x, box["info"]) if return_info else x
 
     def matvec(self, x):
         """A @ x: x of shape [*batch, N] or [*batch, N, k] (or shared).
