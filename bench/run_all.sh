@@ -102,17 +102,7 @@ if ! "$py" -c 'import scipy' 2>/dev/null; then
 fi
 mkdir -p "$out"
 
-# Busy share of the machine (percent of all CPUs) over one second.
-busy_pct() {
-  local a b
-  read -ra a < /proc/stat; sleep 1; read -ra b < /proc/stat
-  local busy=0 total=0 i d
-  for i in 1 2 3 4 5 6 7 8; do
-    d=$(( b[i] - a[i] )); total=$(( total + d ))
-    [ "$i" != 4 ] && [ "$i" != 5 ] && busy=$(( busy + d ))
-  done
-  echo $(( total > 0 ? 100 * busy / total : 0 ))
-}
+. "$here/load.sh"   # busy_pct
 
 # The machines are shared: wait (a little) for other work to finish.
 waited=0

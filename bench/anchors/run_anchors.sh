@@ -49,16 +49,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=se
   OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_mpi_yield_when_idle=1 \
   OMPI_MCA_rmaps_base_oversubscribe=1
 
-busy_pct() {
-  local a b
-  read -ra a < /proc/stat; sleep 1; read -ra b < /proc/stat
-  local busy=0 total=0 i d
-  for i in 1 2 3 4 5 6 7 8; do
-    d=$(( b[i] - a[i] )); total=$(( total + d ))
-    [ "$i" != 4 ] && [ "$i" != 5 ] && busy=$(( busy + d ))
-  done
-  echo $(( total > 0 ? 100 * busy / total : 0 ))
-}
+. "$here/../load.sh"   # busy_pct
 
 wait_quiet() {
   local waited=0 load
