@@ -52,10 +52,8 @@ static sla_status mumd_analyze(sla_ctx *ctx, const sla_matrix *A, const sla__dir
     sla_status st = sla__mumps_analyze(ctx, A, o, sym);
     if (!st && stats) {
         memset(stats, 0, sizeof *stats); /* MUMPS's analysis runs per value array, in factor */
-        static const char *const names[] = {"amd", "auto", "metis", "natural"};
-        int ord = ((const sla__mumps_sym *)*sym)->ordering;
-        snprintf(stats->ordering, sizeof stats->ordering, "%s",
-                 names[ord == 0 ? 0 : ord == 7 ? 1 : ord == 5 ? 2 : 3]);
+        const sla__mumps_sym *S = *sym; /* the one asked for (MUMPS falls back where it lacks it) */
+        snprintf(stats->ordering, sizeof stats->ordering, "%s", sla__mumps_ordering_name(S, S->ordering));
     }
     return st;
 }
@@ -108,7 +106,9 @@ static sla_status mumd_factor(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_
     } else {
         id->nnz = S->nnz, id->irn = S->irn, id->jcn = S->jcn, id->a = ax;
     }
+    id->perm_in = S->perm_in;
     dmumps_call(id, 1);
+    id->perm_in = NULL;
     if (id->INFOG(1) < 0) {
         st = sla__mumps_error(ctx, "analysis", id->infog);
         goto done;

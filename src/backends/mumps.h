@@ -30,6 +30,8 @@ typedef struct sla__mumps_sym {
     int64_t nlow;
     int64_t *tpos; /* entry k = (i, j) has its partner (j, i) at tpos[k]; NULL: pattern not symmetric */
     int ordering;  /* ICNTL(7) */
+    MUMPS_INT *perm_in; /* ICNTL(7) = 1: variable i is pivot perm_in[i] (1-based); else NULL */
+    bool perm_metis;    /* perm_in is METIS_NodeND's (ordering metis), not the identity */
 } sla__mumps_sym;
 
 /* The symbolic object of the square A (any dtype: only the pattern is
@@ -41,6 +43,11 @@ void sla__mumps_free_sym(void *sym);
 /* sla's controls on a fresh instance's ICNTL array: silent, ordering, no
  * refinement, null pivot detection, the determinant. */
 void sla__mumps_controls(MUMPS_INT *icntl, int ordering);
+
+/* The name of the ordering MUMPS's analysis used (its INFOG(7)): "amd",
+ * "amf", "scotch", "pord", "metis", "qamd", or for a given permutation
+ * "metis" (sla's METIS_NodeND) / "natural". */
+const char *sla__mumps_ordering_name(const sla__mumps_sym *S, int infog7);
 
 /* INFOG(1) < 0 after `phase` as an sla status, the codes in the message. */
 sla_status sla__mumps_error(sla_ctx *ctx, const char *phase, const MUMPS_INT *infog);
