@@ -4,10 +4,14 @@
  * MUMPS's PERM_IN when METIS is in the build), complex (LDL^T on a complex
  * symmetric 2-D Helmholtz matrix, LU on a general complex one) and real;
  * every ordering gives the same solution, checked against a residual
- * computed here from the CSR arrays. */
+ * computed here from the CSR arrays. And the memory limit auto hands the
+ * mumps backend: an analysis whose estimate (INFOG(17)) exceeds it is
+ * refused with SLA_ERR_TOO_LARGE, one within it factors. */
 #include "test_util.h"
 
 #include <complex.h>
+
+#include "solvers/zsolver.h"
 
 typedef double _Complex zc;
 
@@ -100,6 +104,24 @@ static void check_real(sla_ctx *ctx, const sla_matrix *A, bool metis)
     free(x);
 }
 
+static void check_memory_limit(sla_ctx *ctx, const sla_matrix *A)
+{
+    const sla__zdirect_ops *d = sla__zdirect_backend(SLA_METHOD_MUMPS);
+    CHECK(d != NULL);
+    if (!d) return;
+    const double limits[2] = {1e3, 1e12}; /* 1 kB: too small for any analysis; 1 TB: enough */
+    for (int t = 0; t < 2; t++) {
+        sla__direct_opts o = {.ordering = SLA_ORDER_AUTO, .nthreads = 1, .memory_limit = limits[t]};
+        void *sym = NULL, *num = NULL;
+        CHECK_OK(ctx, d->analyze(ctx, A, &o, &sym));
+        if (t == 0) CHECK_ERR(ctx, d->factor(ctx, sym, A, 0, &num), SLA_ERR_TOO_LARGE, "INFOG(17)");
+        else CHECK_OK(ctx, d->factor(ctx, sym, A, 0, &num));
+        CHECK((num != NULL) == (t == 1));
+        if (num) d->free_num(num);
+        d->free_sym(sym);
+    }
+}
+
 int main(void)
 {
     sla_ctx *ctx = NULL;
@@ -118,6 +140,7 @@ int main(void)
     /* complex symmetric: LDL^T */
     CHECK_OK(ctx, sla_gen_helmholtz2d(ctx, 24, 40.0, 0.1, &A));
     if (A) check_complex(ctx, A, metis);
+    if (A) check_memory_limit(ctx, A);
     sla_matrix_destroy(&A);
     /* general complex, pattern not symmetric: LU */
     enum { N = 150 };

@@ -113,6 +113,7 @@ static sla_status mumd_factor(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_
         st = sla__mumps_error(ctx, "analysis", id->infog);
         goto done;
     }
+    if ((st = sla__mumps_check_memory(ctx, S, id->infog))) goto done;
     for (int tries = 0;; tries++) {
         dmumps_call(id, 2);
         if (!sla__mumps_workspace_short(id->INFOG(1)) || tries == 3) break;

@@ -32,6 +32,7 @@ typedef struct sla__mumps_sym {
     int ordering;  /* ICNTL(7) */
     MUMPS_INT *perm_in; /* ICNTL(7) = 1: variable i is pivot perm_in[i] (1-based); else NULL */
     bool perm_metis;    /* perm_in is METIS_NodeND's (ordering metis), not the identity */
+    double memory_limit; /* sla__direct_opts's: checked after each analysis (0: none) */
 } sla__mumps_sym;
 
 /* The symbolic object of the square A (any dtype: only the pattern is
@@ -43,6 +44,10 @@ void sla__mumps_free_sym(void *sym);
 /* sla's controls on a fresh instance's ICNTL array: silent, ordering, no
  * refinement, null pivot detection, the determinant. */
 void sla__mumps_controls(MUMPS_INT *icntl, int ordering);
+
+/* SLA_ERR_TOO_LARGE when the analysis's estimate of the memory of the
+ * factorization (INFOG(17) MB, in core) exceeds S->memory_limit. */
+sla_status sla__mumps_check_memory(sla_ctx *ctx, const sla__mumps_sym *S, const MUMPS_INT *infog);
 
 /* The name of the ordering MUMPS's analysis used (its INFOG(7)): "amd",
  * "amf", "scotch", "pord", "metis", "qamd", or for a given permutation

@@ -234,6 +234,15 @@ static sla_status perm_in(sla_ctx *ctx, const sla_matrix *A, sla__mumps_sym *S)
     return SLA_OK;
 }
 
+sla_status sla__mumps_check_memory(sla_ctx *ctx, const sla__mumps_sym *S, const MUMPS_INT *infog)
+{
+    double need = 1e6 * (double)infog[17 - 1]; /* MUMPS's megabytes are 10^6 bytes */
+    if (!(S->memory_limit > 0.0) || need <= S->memory_limit) return SLA_OK;
+    return sla__error(ctx, SLA_ERR_TOO_LARGE,
+                      "mumps: the factorization needs about %.0f MB by the analysis's estimate (INFOG(17)), "
+                      "over the memory limit of %.0f MB", need / 1e6, S->memory_limit / 1e6);
+}
+
 const char *sla__mumps_ordering_name(const sla__mumps_sym *S, int infog7)
 {
     switch (infog7) {
@@ -265,6 +274,7 @@ sla_status sla__mumps_analyze(sla_ctx *ctx, const sla_matrix *A, const sla__dire
     S->alloc = sla__ctx_alloc(ctx);
     S->n = A->nrows;
     S->nnz = A->nnz;
+    S->memory_limit = o ? o->memory_limit : 0.0;
     switch (o ? o->ordering : SLA_ORDER_AUTO) {
     case SLA_ORDER_AUTO: S->ordering = 2; break; /* AMF: measured above */
     case SLA_ORDER_AMD: S->ordering = 0; break;
@@ -419,6 +429,7 @@ static sla_status mumz_factor(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_
         goto done;
     }
     N->ordering = sla__mumps_ordering_name(S, id->INFOG(7));
+    if ((st = sla__mumps_check_memory(ctx, S, id->infog))) goto done;
     for (int tries = 0;; tries++) {
         zmumps_call(id, 2);
         int e = id->INFOG(1);
