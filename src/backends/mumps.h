@@ -57,6 +57,9 @@ const char *sla__mumps_ordering_name(const sla__mumps_sym *S, int infog7);
 /* INFOG(1) < 0 after `phase` as an sla status, the codes in the message. */
 sla_status sla__mumps_error(sla_ctx *ctx, const char *phase, const MUMPS_INT *infog);
 
+/* An INFOG count that MUMPS gives in millions when negative (INFOG(29)). */
+static inline double sla__mumps_count(MUMPS_INT v) { return v < 0 ? -1e6 * (double)v : (double)v; }
+
 /* Whether a failed factorization's INFOG(1) says the workspace estimate
  * was too small (retried with ICNTL(14) doubled). */
 static inline bool sla__mumps_workspace_short(int e)

@@ -86,7 +86,8 @@ typedef struct mumz_num {
     sla_int n;
     sla__z detm;       /* det A = detm 2^dete */
     int dete;
-    const char *ordering; /* the one the analysis used (INFOG(7)) */
+    sla__direct_stats stats; /* the ordering the analysis used (INFOG(7)), factor entries
+                                (INFOG(29)), flops (RINFOG(3)), bytes (INFOG(22)) */
 } mumz_num;
 
 void sla__mumps_free_sym(void *p)
@@ -428,7 +429,7 @@ static sla_status mumz_factor(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_
         st = mumz_error(ctx, "analysis", id);
         goto done;
     }
-    N->ordering = sla__mumps_ordering_name(S, id->INFOG(7));
+    snprintf(N->stats.ordering, sizeof N->stats.ordering, "%s", sla__mumps_ordering_name(S, id->INFOG(7)));
     if ((st = sla__mumps_check_memory(ctx, S, id->infog))) goto done;
     for (int tries = 0;; tries++) {
         zmumps_call(id, 2);
@@ -447,6 +448,9 @@ static sla_status mumz_factor(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_
                         "noise, INFOG(28))", id->INFOG(28));
         goto done;
     }
+    N->stats.factor_nnz = sla__mumps_count(id->INFOG(29));
+    N->stats.flops = id->RINFOG(3);
+    N->stats.bytes = 1e6 * sla__mumps_count(id->INFOG(22));
     N->detm = id->RINFOG(12) + id->RINFOG(13) * _Complex_I;
     N->dete = id->INFOG(34);
     /* the values were copied into the factor; the solves read neither */
@@ -521,10 +525,10 @@ static sla_status mumz_logdet(sla_ctx *ctx, void *sym, void *num, sla__z *phase,
 
 static double mumz_rcond(const void *num) { return -1.0; }
 
-static const char *mumz_ordering(const void *num)
+static void mumz_stats(const void *num, sla__direct_stats *st)
 {
     const mumz_num *N = num;
-    return N && N->ordering ? N->ordering : "";
+    if (N) *st = N->stats;
 }
 
 const sla__zdirect_ops sla__zbackend_mumps = {
@@ -536,7 +540,7 @@ const sla__zdirect_ops sla__zbackend_mumps = {
     .logdet = mumz_logdet,
     .selinv = NULL,
     .rcond = mumz_rcond,
-    .ordering = mumz_ordering,
+    .stats = mumz_stats,
     .free_num = mumz_free_num,
     .free_sym = sla__mumps_free_sym,
 };

@@ -466,8 +466,12 @@ static void info_init(const sla_solver *S, sla_method m, sla_int ib, sla_solve_i
         size_t len = strlen(info->note);
         snprintf(info->note + len, sizeof info->note - len, "%s%s", len ? "; " : "", pc->note);
     }
-    if (S->z->dops && S->z->dops->ordering && S->z->num[ib])
-        snprintf(info->ordering, sizeof info->ordering, "%s", S->z->dops->ordering(S->z->num[ib]));
+    if (S->z->dops && S->z->dops->stats && S->z->num[ib]) {
+        sla__direct_stats ds = {0};
+        S->z->dops->stats(S->z->num[ib], &ds);
+        snprintf(info->ordering, sizeof info->ordering, "%s", ds.ordering);
+        info->factor_nnz = ds.factor_nnz;
+    }
     info->setup_seconds = S->setup_seconds;
     info->rcond = -1.0;
     info->backward_error = -1.0;
