@@ -36,6 +36,9 @@
  * allocator; a workspace estimate that proves too small (INFO(1) = -9,
  * -8, -14, -15, -17, -20) is retried with ICNTL(14) doubled, three times.
  *
+ * BLAS threads: the factorization with at most the context's, each solve
+ * with one (sla__mumps_blas_limit in mumps.h: measured).
+ *
  * Threads: every call into MUMPS holds one process-wide mutex, so
  * instances used from different threads are safe but serialized (MUMPS's
  * own notes call separate instances thread-safe; the sequential MPI stubs
@@ -68,13 +71,36 @@ _Static_assert(sizeof(ZMUMPS_COMPLEX) == sizeof(sla__z), "MUMPS complex must be 
 
 pthread_mutex_t sla__mumps_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void zmumps_call(ZMUMPS_STRUC_C *id, int job)
+extern void openblas_set_num_threads(int n) __attribute__((weak));
+extern int openblas_get_num_threads(void) __attribute__((weak));
+
+int sla__mumps_blas_limit(int nt)
+{
+    if (!openblas_set_num_threads || !openblas_get_num_threads || nt < 1) return 0;
+    int old = openblas_get_num_threads();
+    if (old <= nt) return 0;
+    openblas_set_num_threads(nt);
+    return old;
+}
+
+void sla__mumps_blas_restore(int old)
+{
+    if (old > 0 && openblas_set_num_threads) openblas_set_num_threads(old);
+}
+
+/* One MUMPS phase under the lock, with at most blas_threads BLAS threads
+ * (0: as they are). */
+static void zmumps_call_nt(ZMUMPS_STRUC_C *id, int job, int blas_threads)
 {
     pthread_mutex_lock(&sla__mumps_lock);
+    int old = blas_threads > 0 ? sla__mumps_blas_limit(blas_threads) : 0;
     id->job = job;
     zmumps_c(id);
+    sla__mumps_blas_restore(old);
     pthread_mutex_unlock(&sla__mumps_lock);
 }
+
+static void zmumps_call(ZMUMPS_STRUC_C *id, int job) { zmumps_call_nt(id, job, 0); }
 
 typedef sla__mumps_sym mumz_sym;
 
@@ -276,6 +302,7 @@ sla_status sla__mumps_analyze(sla_ctx *ctx, const sla_matrix *A, const sla__dire
     S->n = A->nrows;
     S->nnz = A->nnz;
     S->memory_limit = o ? o->memory_limit : 0.0;
+    S->nthreads = o && o->nthreads > 0 ? o->nthreads : 0;
     switch (o ? o->ordering : SLA_ORDER_AUTO) {
     case SLA_ORDER_AUTO: S->ordering = 2; break; /* AMF: measured above */
     case SLA_ORDER_AMD: S->ordering = 0; break;
@@ -432,7 +459,7 @@ static sla_status mumz_factor(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_
     snprintf(N->stats.ordering, sizeof N->stats.ordering, "%s", sla__mumps_ordering_name(S, id->INFOG(7)));
     if ((st = sla__mumps_check_memory(ctx, S, id->infog))) goto done;
     for (int tries = 0;; tries++) {
-        zmumps_call(id, 2);
+        zmumps_call_nt(id, 2, S->nthreads);
         int e = id->INFOG(1);
         bool small = sla__mumps_workspace_short(e);
         if (!small || tries == 3) break;
@@ -497,7 +524,7 @@ static sla_status mumz_solve(sla_ctx *ctx, void *sym, void *num, int op, sla_int
     id->nrhs = (MUMPS_INT)nrhs;
     id->lrhs = (MUMPS_INT)ldx;
     id->rhs = (ZMUMPS_COMPLEX *)x;
-    zmumps_call(id, 3);
+    zmumps_call_nt(id, 3, 1);
     id->rhs = NULL;
     if (id->INFOG(1) < 0) return mumz_error(ctx, "solve", id);
     if (op == 2)
