@@ -15,8 +15,13 @@
  * Each row: time to solution (sla_solver_create, i.e. analysis and
  * factorization or preconditioner set-up, plus one sla_zsolver_solve;
  * generation excluded), median of --reps, the true relative residual
- * ||b - A x|| / ||b||, iterations, what auto chose, and the share of the
- * CPUs other processes used meanwhile. A Krylov configuration that has not
+ * ||b - A x|| / ||b||, iterations (refinement steps for direct methods),
+ * what auto chose (with the ordering a direct method used, e.g.
+ * mumps@amf), the process's CPU seconds (CLOCK_PROCESS_CPUTIME_ID, all its
+ * threads; less sensitive to other load than the time, for A/B
+ * comparisons on a busy machine), and the share of the CPUs other
+ * processes used meanwhile; factor nnz: the entries in the factors the
+ * backend reports (0 where it does not; mumps: INFOG(29)). A Krylov configuration that has not
  * converged within --max-run seconds is stopped (time budget) and reported
  * as such. SciPy (bench/scipy_helmholtz.py: the same matrix from kron,
  * spsolve on CSC with default options, i.e. SuperLU with COLAMD) runs at
@@ -29,11 +34,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench_util.h"
 
 #define MAXS 16
 #define MAXM 16
+
+static double cpu_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 static int parse_list(const char *s, long *v, int max)
 {
@@ -116,8 +129,8 @@ int main(int argc, char **argv)
     sla_ctx *ctx = NULL;
     if (sla_ctx_create(&ctx)) return 1;
     sla_ctx_set_threads(ctx, threads);
-    printf("| n | k | method | chose | time (s) | vs SciPy | iterations | rel. residual | other load %% |\n");
-    printf("|---|---|---|---|---|---|---|---|---|\n");
+    printf("| n | k | method | chose | time (s) | vs SciPy | CPU (s) | factor nnz | iterations | rel. residual | other load %% |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int is = 0; is < ns; is++) {
         sla_int N = sizes[is], n = N * N;
         double h = 1.0 / (double)(N + 1), k = 2.0 * 3.141592653589793 / ppw / h;
@@ -130,15 +143,16 @@ int main(int argc, char **argv)
         sla_complex *r = malloc((size_t)n * sizeof *r);
         if (!b || !x || !r) return 1;
         for (sla_int i = 0; i < n; i++) b[i] = 1.0;
-        double t_sla[MAXM], res_sla[MAXM], load_sla[MAXM];
+        double t_sla[MAXM], res_sla[MAXM], load_sla[MAXM], cpu_sla[MAXM], fnnz_sla[MAXM];
         sla_int it_sla[MAXM];
         char chose[MAXM][64];
         for (int im = 0; im < nm; im++) {
-            double t[64];
+            double t[64], tc[64];
             double load = 0.0;
             int done = 0;
             res_sla[im] = NAN;
             it_sla[im] = -1;
+            fnnz_sla[im] = 0.0;
             snprintf(chose[im], sizeof chose[im], "-");
             for (int rr = 0; rr < reps; rr++) {
                 sla_solver_options o;
@@ -150,18 +164,19 @@ int main(int argc, char **argv)
                 o.rtol = rtol;
                 o.max_seconds = max_run;
                 load_mark a = load_now();
-                double t0 = now();
+                double t0 = now(), c0 = cpu_now();
                 sla_solver *S = NULL;
                 sla_solve_info info;
                 sla_status st = sla_solver_create(ctx, A, &o, &S);
                 if (st >= 0) st = sla_zsolver_solve(ctx, S, 0, SLA_OP_N, b, x, &info);
-                double t1 = now();
+                double t1 = now(), c1 = cpu_now();
                 load_mark bm = load_now();
                 if (st < 0) {
                     fprintf(stderr, "n=%lld %s: %s\n", (long long)n, cfg[im].name, sla_ctx_message(ctx));
                     sla_solver_destroy(&S);
                     break;
                 }
+                tc[done] = c1 - c0;
                 t[done++] = t1 - t0;
                 load = fmax(load, other_load_pct(a, bm));
                 sla_zmatvec(ctx, A, 0, SLA_OP_N, x, r);
@@ -173,13 +188,16 @@ int main(int argc, char **argv)
                 }
                 res_sla[im] = sqrt(rn / bn);
                 it_sla[im] = info.iterations;
-                snprintf(chose[im], sizeof chose[im], "%s%s%s", info.method,
+                fnnz_sla[im] = info.factor_nnz;
+                snprintf(chose[im], sizeof chose[im], "%s%s%s%s%s", info.method,
                          info.precond[0] && strcmp(info.precond, "none") ? "+" : "",
-                         info.precond[0] && strcmp(info.precond, "none") ? info.precond : "");
+                         info.precond[0] && strcmp(info.precond, "none") ? info.precond : "",
+                         info.ordering[0] ? "@" : "", info.ordering);
                 sla_solver_destroy(&S);
                 if (st == SLA_NOT_CONVERGED || t1 - t0 > max_run) break; /* one run is enough */
             }
             t_sla[im] = done ? median(t, done) : NAN;
+            cpu_sla[im] = done ? median(tc, done) : NAN;
             load_sla[im] = load;
             fprintf(stderr, "n=%lld %-16s %8.3f s  res %.2e  it %lld\n", (long long)n, cfg[im].name,
                     t_sla[im], res_sla[im], (long long)it_sla[im]);
@@ -202,19 +220,20 @@ int main(int argc, char **argv)
             }
         }
         for (int im = 0; im < nm; im++) {
-            printf("| %lld | %.0f | %s | %s | %.3f | %.2fx | %lld | %.1e | %.0f |\n", (long long)n, k,
-                   cfg[im].name, chose[im], t_sla[im], t_sp / t_sla[im], (long long)it_sla[im], res_sla[im],
-                   load_sla[im]);
+            printf("| %lld | %.0f | %s | %s | %.3f | %.2fx | %.2f | %.3g | %lld | %.1e | %.0f |\n", (long long)n, k,
+                   cfg[im].name, chose[im], t_sla[im], t_sp / t_sla[im], cpu_sla[im], fnnz_sla[im],
+                   (long long)it_sla[im],
+                   res_sla[im], load_sla[im]);
             if (jf)
                 fprintf(jf,
                         "{\"n\": %lld, \"k\": %.6g, \"alpha\": %g, \"method\": \"%s\", \"chose\": \"%s\", "
-                        "\"seconds\": %.6g, \"scipy_seconds\": %.6g, \"iterations\": %lld, "
+                        "\"seconds\": %.6g, \"scipy_seconds\": %.6g, \"cpu_seconds\": %.6g, \"factor_nnz\": %.6g, \"iterations\": %lld, "
                         "\"residual\": %.3e, \"other_load_pct\": %.1f}\n",
-                        (long long)n, k, alpha, cfg[im].name, chose[im], t_sla[im], t_sp,
-                        (long long)it_sla[im], res_sla[im], load_sla[im]);
+                        (long long)n, k, alpha, cfg[im].name, chose[im], t_sla[im], t_sp, cpu_sla[im],
+                        fnnz_sla[im], (long long)it_sla[im], res_sla[im], load_sla[im]);
         }
         if (scipy) {
-            printf("| %lld | %.0f | SciPy spsolve | superlu (colamd) | %.3f | 1.00x | - | %.1e | %.0f |\n",
+            printf("| %lld | %.0f | SciPy spsolve | superlu (colamd) | %.3f | 1.00x | - | - | - | %.1e | %.0f |\n",
                    (long long)n, k, t_sp, res_sp, load_sp);
             if (jf)
                 fprintf(jf,

@@ -221,7 +221,7 @@ static double check_lu_real(sla_ctx *ctx, const char *file)
     {
         const sla__direct_ops *d = sla__backend_umfpack();
         void *sym = NULL, *num = NULL;
-        sla__direct_opts o = {SLA_ORDER_AUTO, false, 1};
+        sla__direct_opts o = {.ordering = SLA_ORDER_AUTO, .ldlt = false, .nthreads = 1};
         double *gm = malloc((size_t)nnz * sizeof *gm);
         CHECK_OK(ctx, d->analyze(ctx, A, &o, &sym, NULL));
         CHECK_OK(ctx, d->factor(ctx, sym, A, 0, &num));

@@ -9,7 +9,9 @@
  * indefinite matrix, and the factor is the same cost), else SYM = 0 (LU).
  * Each numeric object owns one MUMPS instance. A^T x = b by ICNTL(9) = 0.
  * sign and log|det A| from ICNTL(33): RINFOG(12) 2^INFOG(34). Thread
- * safety: as mumps_z.c (one process-wide lock around every call).
+ * safety and BLAS threads: as mumps_z.c (one process-wide lock around
+ * every call; the factorization with at most the context's BLAS threads,
+ * each solve with one).
  */
 #include "mumps.h"
 
@@ -20,13 +22,19 @@
 
 #include <dmumps_c.h>
 
-static void dmumps_call(DMUMPS_STRUC_C *id, int job)
+/* One MUMPS phase under the lock, with at most blas_threads BLAS threads
+ * (0: as they are; mumps.h). */
+static void dmumps_call_nt(DMUMPS_STRUC_C *id, int job, int blas_threads)
 {
     pthread_mutex_lock(&sla__mumps_lock);
+    int old = blas_threads > 0 ? sla__mumps_blas_limit(blas_threads) : 0;
     id->job = job;
     dmumps_c(id);
+    sla__mumps_blas_restore(old);
     pthread_mutex_unlock(&sla__mumps_lock);
 }
+
+static void dmumps_call(DMUMPS_STRUC_C *id, int job) { dmumps_call_nt(id, job, 0); }
 
 typedef struct mumd_num {
     sla_allocator alloc;
@@ -52,10 +60,8 @@ static sla_status mumd_analyze(sla_ctx *ctx, const sla_matrix *A, const sla__dir
     sla_status st = sla__mumps_analyze(ctx, A, o, sym);
     if (!st && stats) {
         memset(stats, 0, sizeof *stats); /* MUMPS's analysis runs per value array, in factor */
-        static const char *const names[] = {"amd", "auto", "metis", "natural"};
-        int ord = ((const sla__mumps_sym *)*sym)->ordering;
-        snprintf(stats->ordering, sizeof stats->ordering, "%s",
-                 names[ord == 0 ? 0 : ord == 7 ? 1 : ord == 5 ? 2 : 3]);
+        const sla__mumps_sym *S = *sym; /* the one asked for (MUMPS falls back where it lacks it) */
+        snprintf(stats->ordering, sizeof stats->ordering, "%s", sla__mumps_ordering_name(S, S->ordering));
     }
     return st;
 }
@@ -108,13 +114,16 @@ static sla_status mumd_factor(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_
     } else {
         id->nnz = S->nnz, id->irn = S->irn, id->jcn = S->jcn, id->a = ax;
     }
+    id->perm_in = S->perm_in;
     dmumps_call(id, 1);
+    id->perm_in = NULL;
     if (id->INFOG(1) < 0) {
         st = sla__mumps_error(ctx, "analysis", id->infog);
         goto done;
     }
+    if ((st = sla__mumps_check_memory(ctx, S, id->infog))) goto done;
     for (int tries = 0;; tries++) {
-        dmumps_call(id, 2);
+        dmumps_call_nt(id, 2, S->nthreads);
         if (!sla__mumps_workspace_short(id->INFOG(1)) || tries == 3) break;
         id->ICNTL(14) = id->ICNTL(14) > 0 ? 2 * id->ICNTL(14) : 40;
     }
@@ -163,7 +172,7 @@ static sla_status mumd_solve(sla_ctx *ctx, void *sym, void *num, bool transpose,
     id->nrhs = (MUMPS_INT)nrhs;
     id->lrhs = (MUMPS_INT)ldx;
     id->rhs = x;
-    dmumps_call(id, 3);
+    dmumps_call_nt(id, 3, 1);
     id->rhs = NULL;
     if (id->INFOG(1) < 0) return sla__mumps_error(ctx, "solve", id->infog);
     for (sla_int j = 0; j < nrhs; j++)

@@ -12,14 +12,19 @@
  * symbolic object keeps the 1-based coordinate pattern and the map from
  * each entry to its transposed partner.
  *
- * Ordering (ICNTL(7)): auto -> AMD (0; measured on 2-D Helmholtz,
- * complex symmetric, LDL^T, 2026-12-03, load < 20 %: create + 3 solves
- * 0.54 / 2.08 / 6.4 s at n = 1e5 / 3.6e5 / 1e6 against 0.66 / 2.50 / 8.35 s
- * with MUMPS's own choice (7), whose SCOTCH/PORD analysis costs more than
- * its lower fill saves here), amd -> AMD (0),
- * metis -> METIS (5; MUMPS falls back to its own choice when built
- * without it, as Debian's is: it has SCOTCH and PORD), natural -> the
- * user's identity permutation (1). Solves: A x = b (ICNTL(9) = 1); A^T
+ * Ordering (ICNTL(7)): auto -> AMF (2; measured on 2-D Helmholtz, complex
+ * symmetric, LDL^T, one BLAS thread, CPU seconds on a loaded machine,
+ * 2026-12-04: at n = 1e6 analysis + factorization 0.43 + 3.26 s, 1.54e10
+ * flops, 3.70e7 factor entries, against AMD (0) 0.43 + 4.75 s, 1.80e10,
+ * 4.64e7; PORD 2.65 + 2.82 s, 1.06e10; SCOTCH 4.05 + 3.98 s, 2.07e10;
+ * sla's METIS_NodeND given as PERM_IN 4.53 + 3.45 s, 1.34e10; QAMD = AMD.
+ * 3-D Helmholtz 50^3: AMF 0.16 + 11.3 s, 1.25e11 flops, against AMD
+ * 0.08 + 17.2 s, 2.07e11; PORD 0.78 + 8.75 s, 9.0e10), amd -> AMD (0),
+ * metis -> METIS_NodeND's permutation from sla (which links METIS) as
+ * PERM_IN (1) when METIS is in the build (Debian's MUMPS has only SCOTCH
+ * and PORD), else 5 (MUMPS falls back to its own choice), natural -> the
+ * identity as PERM_IN (1). The ordering the analysis used (INFOG(7)) is
+ * reported in sla_solve_info.ordering. Solves: A x = b (ICNTL(9) = 1); A^T
  * x = b (ICNTL(9) = 0; the same for SYM = 2); A^H x = b as A^T conj(x) =
  * conj(b). No iterative refinement inside MUMPS (ICNTL(10) = 0: the
  * solver object refines itself). det A from ICNTL(33) = 1: (RINFOG(12) +
@@ -30,6 +35,9 @@
  * MUMPS allocates its factors itself (Fortran ALLOCATE), outside sla's
  * allocator; a workspace estimate that proves too small (INFO(1) = -9,
  * -8, -14, -15, -17, -20) is retried with ICNTL(14) doubled, three times.
+ *
+ * BLAS threads: the factorization with at most the context's, each solve
+ * with one (sla__mumps_blas_limit in mumps.h: measured).
  *
  * Threads: every call into MUMPS holds one process-wide mutex, so
  * instances used from different threads are safe but serialized (MUMPS's
@@ -54,18 +62,45 @@
 
 #include <zmumps_c.h>
 
+#ifdef SLA_HAVE_METIS
+#include <metis.h>
+#endif
+
 
 _Static_assert(sizeof(ZMUMPS_COMPLEX) == sizeof(sla__z), "MUMPS complex must be two doubles");
 
 pthread_mutex_t sla__mumps_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void zmumps_call(ZMUMPS_STRUC_C *id, int job)
+extern void openblas_set_num_threads(int n) __attribute__((weak));
+extern int openblas_get_num_threads(void) __attribute__((weak));
+
+int sla__mumps_blas_limit(int nt)
+{
+    if (!openblas_set_num_threads || !openblas_get_num_threads || nt < 1) return 0;
+    int old = openblas_get_num_threads();
+    if (old <= nt) return 0;
+    openblas_set_num_threads(nt);
+    return old;
+}
+
+void sla__mumps_blas_restore(int old)
+{
+    if (old > 0 && openblas_set_num_threads) openblas_set_num_threads(old);
+}
+
+/* One MUMPS phase under the lock, with at most blas_threads BLAS threads
+ * (0: as they are). */
+static void zmumps_call_nt(ZMUMPS_STRUC_C *id, int job, int blas_threads)
 {
     pthread_mutex_lock(&sla__mumps_lock);
+    int old = blas_threads > 0 ? sla__mumps_blas_limit(blas_threads) : 0;
     id->job = job;
     zmumps_c(id);
+    sla__mumps_blas_restore(old);
     pthread_mutex_unlock(&sla__mumps_lock);
 }
+
+static void zmumps_call(ZMUMPS_STRUC_C *id, int job) { zmumps_call_nt(id, job, 0); }
 
 typedef sla__mumps_sym mumz_sym;
 
@@ -77,6 +112,8 @@ typedef struct mumz_num {
     sla_int n;
     sla__z detm;       /* det A = detm 2^dete */
     int dete;
+    sla__direct_stats stats; /* the ordering the analysis used (INFOG(7)), factor entries
+                                (INFOG(29)), flops (RINFOG(3)), bytes (INFOG(22)) */
 } mumz_num;
 
 void sla__mumps_free_sym(void *p)
@@ -92,6 +129,7 @@ void sla__mumps_free_sym(void *p)
     sla__free(&a, S->ljcn);
     sla__free(&a, S->ltk);
     sla__free(&a, S->tpos);
+    sla__free(&a, S->perm_in);
     sla__free(&a, S);
 }
 
@@ -147,6 +185,105 @@ static int64_t find_entry(const sla_matrix *A, sla_int i, sla_int j)
     return lo < A->rowptr[i + 1] && A->colind[lo] == j ? (int64_t)lo : -1;
 }
 
+#ifdef SLA_HAVE_METIS
+/* perm[i] = METIS_NodeND's position of variable i, 1-based, on the graph
+ * of A + A^T without the diagonal (seed fixed: deterministic). */
+static sla_status metis_perm(sla_ctx *ctx, const sla_matrix *A, MUMPS_INT *perm)
+{
+    const sla_int n = A->nrows;
+    sla_status st = SLA_OK;
+    if (A->nnz > (sla_int)(INT32_MAX / 2) && sizeof(idx_t) == 4)
+        return sla__error(ctx, SLA_ERR_TOO_LARGE, "mumps: the graph is too large for 32-bit METIS");
+    sla_allocator al = sla__ctx_alloc(ctx);
+    idx_t *xadj = sla__ctx_calloc(ctx, (size_t)n + 1, sizeof *xadj, "metis ordering graph");
+    idx_t *adj = xadj ? sla__ctx_malloc(ctx, 2 * (size_t)A->nnz + 1, sizeof *adj, "metis ordering graph") : NULL;
+    idx_t *mark = adj ? sla__ctx_malloc(ctx, (size_t)n, 2 * sizeof *mark, "metis ordering graph") : NULL;
+    if (!mark) {
+        st = SLA_ERR_NOMEM;
+        goto done;
+    }
+    idx_t *iperm = mark + n, *fill = mark;
+    /* degrees of A + A^T (duplicates counted; removed when filling) */
+    for (sla_int i = 0; i < n; i++)
+        for (sla_int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
+            if (A->colind[k] != i) xadj[i + 1]++, xadj[A->colind[k] + 1]++;
+    for (sla_int i = 0; i < n; i++) xadj[i + 1] += xadj[i];
+    for (sla_int i = 0; i < n; i++) fill[i] = xadj[i];
+    for (sla_int i = 0; i < n; i++)
+        for (sla_int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+            sla_int j = A->colind[k];
+            if (j != i) adj[fill[i]++] = (idx_t)j, adj[fill[j]++] = (idx_t)i;
+        }
+    /* compact: each neighbour once (mark[j] = last row that listed j) */
+    for (sla_int i = 0; i < n; i++) mark[i] = -1;
+    idx_t q = 0;
+    for (sla_int i = 0; i < n; i++) {
+        idx_t lo = xadj[i], hi = xadj[i + 1];
+        xadj[i] = q;
+        for (idx_t p = lo; p < hi; p++)
+            if (mark[adj[p]] != (idx_t)i) mark[adj[p]] = (idx_t)i, adj[q++] = adj[p];
+    }
+    xadj[n] = q;
+    if (q == 0) { /* no edges: any order is as good */
+        for (sla_int i = 0; i < n; i++) perm[i] = (MUMPS_INT)(i + 1);
+        goto done;
+    }
+    idx_t nv = (idx_t)n, opt[METIS_NOPTIONS];
+    METIS_SetDefaultOptions(opt);
+    opt[METIS_OPTION_SEED] = 1;
+    idx_t *mperm = mark; /* mark is free again */
+    int rc = METIS_NodeND(&nv, xadj, adj, NULL, opt, mperm, iperm);
+    if (rc != METIS_OK) {
+        st = sla__error(ctx, rc == METIS_ERROR_MEMORY ? SLA_ERR_NOMEM : SLA_ERR_ARGUMENT,
+                        "mumps: METIS_NodeND failed (%d)", rc);
+        goto done;
+    }
+    for (sla_int i = 0; i < n; i++) perm[i] = (MUMPS_INT)iperm[i] + 1; /* iperm[old] = new */
+done:
+    sla__free(&al, xadj);
+    sla__free(&al, adj);
+    sla__free(&al, mark);
+    return st;
+}
+#endif
+
+/* PERM_IN for ICNTL(7) = 1: METIS_NodeND's order (ordering metis) or the
+ * identity (natural). */
+static sla_status perm_in(sla_ctx *ctx, const sla_matrix *A, sla__mumps_sym *S)
+{
+    if (S->ordering != 1) return SLA_OK;
+    S->perm_in = sla__ctx_malloc(ctx, (size_t)S->n, sizeof *S->perm_in, "mumps ordering");
+    if (!S->perm_in) return SLA_ERR_NOMEM;
+#ifdef SLA_HAVE_METIS
+    if (S->perm_metis) return metis_perm(ctx, A, S->perm_in);
+#endif
+    for (sla_int i = 0; i < S->n; i++) S->perm_in[i] = (MUMPS_INT)(i + 1);
+    return SLA_OK;
+}
+
+sla_status sla__mumps_check_memory(sla_ctx *ctx, const sla__mumps_sym *S, const MUMPS_INT *infog)
+{
+    double need = 1e6 * (double)infog[17 - 1]; /* MUMPS's megabytes are 10^6 bytes */
+    if (!(S->memory_limit > 0.0) || need <= S->memory_limit) return SLA_OK;
+    return sla__error(ctx, SLA_ERR_TOO_LARGE,
+                      "mumps: the factorization needs about %.0f MB by the analysis's estimate (INFOG(17)), "
+                      "over the memory limit of %.0f MB", need / 1e6, S->memory_limit / 1e6);
+}
+
+const char *sla__mumps_ordering_name(const sla__mumps_sym *S, int infog7)
+{
+    switch (infog7) {
+    case 0: return "amd";
+    case 1: return S && S->perm_metis ? "metis" : "natural";
+    case 2: return "amf";
+    case 3: return "scotch";
+    case 4: return "pord";
+    case 5: return "metis";
+    case 6: return "qamd";
+    default: return "unknown";
+    }
+}
+
 sla_status sla__mumps_analyze(sla_ctx *ctx, const sla_matrix *A, const sla__direct_opts *o, void **sym)
 {
     sla_status st = SLA_OK;
@@ -164,10 +301,16 @@ sla_status sla__mumps_analyze(sla_ctx *ctx, const sla_matrix *A, const sla__dire
     S->alloc = sla__ctx_alloc(ctx);
     S->n = A->nrows;
     S->nnz = A->nnz;
+    S->memory_limit = o ? o->memory_limit : 0.0;
+    S->nthreads = o && o->nthreads > 0 ? o->nthreads : 0;
     switch (o ? o->ordering : SLA_ORDER_AUTO) {
-    case SLA_ORDER_AUTO: S->ordering = 0; break; /* AMD: measured above */
+    case SLA_ORDER_AUTO: S->ordering = 2; break; /* AMF: measured above */
     case SLA_ORDER_AMD: S->ordering = 0; break;
-    case SLA_ORDER_METIS: S->ordering = 5; break;
+#ifdef SLA_HAVE_METIS
+    case SLA_ORDER_METIS: S->ordering = 1, S->perm_metis = true; break; /* sla's METIS_NodeND */
+#else
+    case SLA_ORDER_METIS: S->ordering = 5; break; /* MUMPS's METIS where it has one */
+#endif
     case SLA_ORDER_NATURAL: S->ordering = 1; break;
     default:
         st = sla__error(ctx, SLA_ERR_ARGUMENT, "mumps: unknown ordering %d", (int)o->ordering);
@@ -208,8 +351,10 @@ sla_status sla__mumps_analyze(sla_ctx *ctx, const sla_matrix *A, const sla__dire
     if (!ssym) {
         sla__free(&S->alloc, S->tpos);
         S->tpos = NULL;
+        st = perm_in(ctx, A, S);
         goto done;
     }
+    if ((st = perm_in(ctx, A, S))) goto done;
     S->lirn = sla__ctx_malloc(ctx, (size_t)S->nlow, sizeof *S->lirn, "mumps lower triangle");
     S->ljcn = S->lirn ? sla__ctx_malloc(ctx, (size_t)S->nlow, sizeof *S->ljcn, "mumps lower triangle") : NULL;
     S->ltk = S->ljcn ? sla__ctx_malloc(ctx, (size_t)S->nlow, sizeof *S->ltk, "mumps lower triangle") : NULL;
@@ -304,13 +449,17 @@ static sla_status mumz_factor(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_
         id->jcn = S->jcn;
         id->a = (ZMUMPS_COMPLEX *)ax;
     }
+    id->perm_in = S->perm_in;
     zmumps_call(id, 1);
+    id->perm_in = NULL;
     if (id->INFOG(1) < 0) {
         st = mumz_error(ctx, "analysis", id);
         goto done;
     }
+    snprintf(N->stats.ordering, sizeof N->stats.ordering, "%s", sla__mumps_ordering_name(S, id->INFOG(7)));
+    if ((st = sla__mumps_check_memory(ctx, S, id->infog))) goto done;
     for (int tries = 0;; tries++) {
-        zmumps_call(id, 2);
+        zmumps_call_nt(id, 2, S->nthreads);
         int e = id->INFOG(1);
         bool small = sla__mumps_workspace_short(e);
         if (!small || tries == 3) break;
@@ -326,6 +475,9 @@ static sla_status mumz_factor(sla_ctx *ctx, void *sym, const sla_matrix *A, sla_
                         "noise, INFOG(28))", id->INFOG(28));
         goto done;
     }
+    N->stats.factor_nnz = sla__mumps_count(id->INFOG(29));
+    N->stats.flops = id->RINFOG(3);
+    N->stats.bytes = 1e6 * sla__mumps_count(id->INFOG(22));
     N->detm = id->RINFOG(12) + id->RINFOG(13) * _Complex_I;
     N->dete = id->INFOG(34);
     /* the values were copied into the factor; the solves read neither */
@@ -372,7 +524,7 @@ static sla_status mumz_solve(sla_ctx *ctx, void *sym, void *num, int op, sla_int
     id->nrhs = (MUMPS_INT)nrhs;
     id->lrhs = (MUMPS_INT)ldx;
     id->rhs = (ZMUMPS_COMPLEX *)x;
-    zmumps_call(id, 3);
+    zmumps_call_nt(id, 3, 1);
     id->rhs = NULL;
     if (id->INFOG(1) < 0) return mumz_error(ctx, "solve", id);
     if (op == 2)
@@ -400,6 +552,12 @@ static sla_status mumz_logdet(sla_ctx *ctx, void *sym, void *num, sla__z *phase,
 
 static double mumz_rcond(const void *num) { return -1.0; }
 
+static void mumz_stats(const void *num, sla__direct_stats *st)
+{
+    const mumz_num *N = num;
+    if (N) *st = N->stats;
+}
+
 const sla__zdirect_ops sla__zbackend_mumps = {
     .name = "mumps",
     .hermitian = false,
@@ -409,6 +567,7 @@ const sla__zdirect_ops sla__zbackend_mumps = {
     .logdet = mumz_logdet,
     .selinv = NULL,
     .rcond = mumz_rcond,
+    .stats = mumz_stats,
     .free_num = mumz_free_num,
     .free_sym = sla__mumps_free_sym,
 };

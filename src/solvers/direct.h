@@ -20,6 +20,8 @@ typedef struct sla__direct_opts {
     sla_ordering ordering;  /* fill-reducing ordering request */
     bool ldlt;              /* CHOLMOD: LDL^T (simplicial) instead of LL^T (supernodal) */
     int nthreads;           /* threads the backend may use (BLAS etc.), >= 1 */
+    double memory_limit;    /* mumps: bytes one factorization may take by its analysis's
+                               estimate (INFOG(17)), else SLA_ERR_TOO_LARGE; 0: no limit */
 } sla__direct_opts;
 
 /* What the symbolic analysis predicts (filled by analyze; 0 = unknown). */

@@ -181,7 +181,10 @@ static sla_status factor_all(sla_ctx *ctx, sla_solver *S)
     return SLA_OK;
 }
 
-static sla_status direct_setup(sla_ctx *ctx, sla_solver *S, sla_method m)
+/* The backend of method m on A (analysis, then a factor per value array);
+ * memory_limit: bytes per factorization, checked by backends whose
+ * analysis estimates them (mumps: SLA_ERR_TOO_LARGE), 0 for none. */
+static sla_status direct_setup(sla_ctx *ctx, sla_solver *S, sla_method m, double memory_limit)
 {
     const sla__zdirect_ops *d = sla__zdirect_backend(m);
     if (!d)
@@ -189,7 +192,8 @@ static sla_status direct_setup(sla_ctx *ctx, sla_solver *S, sla_method m)
                           "method %s has no complex backend in this build (use a Krylov method: "
                           "cg, minres, cocg, bicgstab, gmres)", sla_method_name(m));
     free_direct(S);
-    sla__direct_opts o = {.ordering = S->opts.ordering, .ldlt = false, .nthreads = sla__threads(ctx)};
+    sla__direct_opts o = {.ordering = S->opts.ordering, .ldlt = false, .nthreads = sla__threads(ctx),
+                          .memory_limit = memory_limit};
     sla_status st = d->analyze(ctx, S->A, &o, &S->z->sym);
     if (st) return st;
     S->z->dops = d;
@@ -198,11 +202,19 @@ static sla_status direct_setup(sla_ctx *ctx, sla_solver *S, sla_method m)
     return st;
 }
 
-/* Whether one factorization per value array is likely to fit the memory
- * limit (options.memory_limit, else half of the memory available). */
-static bool direct_fits(const sla_solver *S)
+/* The memory auto's factorizations may take, all value arrays together:
+ * options.memory_limit, else half of the memory available (0: unknown). */
+static double memory_limit(const sla_solver *S)
 {
     double lim = S->opts.memory_limit > 0.0 ? S->opts.memory_limit : 0.5 * sla__available_memory();
+    return lim > 0.0 ? lim : 0.0;
+}
+
+/* Whether one factorization per value array is likely to fit the memory
+ * limit, by CHOLMOD's fill estimate of the ordering. */
+static bool direct_fits(const sla_solver *S)
+{
+    double lim = memory_limit(S);
     if (!(lim > 0.0)) return true;
     double fill = sla__fill_estimate(S->A, S->opts.ordering);
     return fill * (sizeof(sla__z) + sizeof(sla_int)) * (double)S->A->nbatch <= lim;
@@ -221,16 +233,32 @@ static sla_status auto_setup(sla_ctx *ctx, sla_solver *S)
     char why[160] = "";
     size_t at = 0;
     z->fallback = SLA_METHOD_AUTO;
-    if (direct_fits(S)) {
-        /* mumps first for a large complex symmetric A: its LDL^T beat
-         * UMFPACK's LU from about 3e5 unknowns on 2-D Helmholtz
-         * (2026-12-03, create + solve: 2.08 against 2.26 s at 3.6e5, 6.4
-         * against 8.3 s at 1e6; 0.54 against 0.54 s at 1e5) */
-        bool mumps_first = z->csym_exact && S->A->nrows >= SLA_ZMUMPS_MIN_N;
-        static const sla_method lu_chain[] = {SLA_METHOD_MUMPS, SLA_METHOD_LU, SLA_METHOD_KLU,
-                                              SLA_METHOD_SUPERLU};
-        if (z->herm && z->pos_diag && sla__zdirect_backend(SLA_METHOD_CHOLESKY)) {
-            sla_status st = direct_setup(ctx, S, SLA_METHOD_CHOLESKY);
+    bool chol = z->herm && z->pos_diag && sla__zdirect_backend(SLA_METHOD_CHOLESKY);
+    /* mumps first for a large complex symmetric A: its LDL^T beat
+     * UMFPACK's LU from about 3e5 unknowns on 2-D Helmholtz (2026-12-03,
+     * create + solve: 2.08 against 2.26 s at 3.6e5, 6.4 against 8.3 s at
+     * 1e6; 0.54 against 0.54 s at 1e5). Its own analysis estimates the
+     * memory of the factorization (INFOG(17)), checked against the limit,
+     * so CHOLMOD's fill estimate (about 0.45 CPU s of the 5 at n = 1e6) is
+     * made only when the chain goes on past mumps; over the limit, no
+     * direct method is tried (UMFPACK's LU would need more). */
+    bool fits = true;
+    if (!chol && z->csym_exact && S->A->nrows >= SLA_ZMUMPS_MIN_N && sla__zdirect_backend(SLA_METHOD_MUMPS)) {
+        double lim = memory_limit(S);
+        sla_status st = direct_setup(ctx, S, SLA_METHOD_MUMPS, lim > 0.0 ? lim / (double)S->A->nbatch : 0.0);
+        if (st == SLA_OK) {
+            sla__solver_set_note(S, "auto: mumps");
+            return SLA_OK;
+        }
+        if (st == SLA_ERR_NOMEM) return st;
+        /* mumps refuses near-singular pivots the LU may still take */
+        fits = st != SLA_ERR_TOO_LARGE;
+        at += (size_t)snprintf(why + at, sizeof why - at, "mumps failed (%.60s); ", sla_ctx_message(ctx));
+    }
+    if (fits && direct_fits(S)) {
+        static const sla_method lu_chain[] = {SLA_METHOD_LU, SLA_METHOD_KLU, SLA_METHOD_SUPERLU};
+        if (chol) {
+            sla_status st = direct_setup(ctx, S, SLA_METHOD_CHOLESKY, 0.0);
             if (st == SLA_OK) {
                 sla__solver_set_note(S, "auto: Hermitian with a positive diagonal: cholesky");
                 return SLA_OK;
@@ -238,15 +266,14 @@ static sla_status auto_setup(sla_ctx *ctx, sla_solver *S)
             if (st == SLA_ERR_NOMEM) return st;
             at += (size_t)snprintf(why + at, sizeof why - at, "cholesky failed (%.60s); ", sla_ctx_message(ctx));
         }
-        for (size_t i = mumps_first ? 0 : 1; i < sizeof lu_chain / sizeof lu_chain[0]; i++) {
+        for (size_t i = 0; i < sizeof lu_chain / sizeof lu_chain[0]; i++) {
             if (!sla__zdirect_backend(lu_chain[i])) continue;
-            sla_status st = direct_setup(ctx, S, lu_chain[i]);
+            sla_status st = direct_setup(ctx, S, lu_chain[i], 0.0);
             if (st == SLA_OK) {
                 sla__solver_set_note(S, "auto: %s%s", why, sla_method_name(lu_chain[i]));
                 return SLA_OK;
             }
-            /* mumps refuses near-singular pivots the LU may still take */
-            if (st == SLA_ERR_NOMEM || (st == SLA_ERR_SINGULAR && lu_chain[i] != SLA_METHOD_MUMPS)) return st;
+            if (st == SLA_ERR_NOMEM || st == SLA_ERR_SINGULAR) return st;
             if (at < sizeof why)
                 at += (size_t)snprintf(why + at, sizeof why - at, "%s failed; ", sla_method_name(lu_chain[i]));
         }
@@ -296,7 +323,7 @@ static sla_status setup(sla_ctx *ctx, sla_solver *S)
     }
     S->method = m;
     const sla__method_entry *e = sla__method_find(m);
-    if (e->desc.kind == SLA_KIND_DIRECT) return direct_setup(ctx, S, m);
+    if (e->desc.kind == SLA_KIND_DIRECT) return direct_setup(ctx, S, m, 0.0);
     if ((st = equilibrate(ctx, S)) || (st = check_method(ctx, S, m)) ||
         (st = check_precond(ctx, S, S->opts.precond)))
         return st;
@@ -439,6 +466,12 @@ static void info_init(const sla_solver *S, sla_method m, sla_int ib, sla_solve_i
         size_t len = strlen(info->note);
         snprintf(info->note + len, sizeof info->note - len, "%s%s", len ? "; " : "", pc->note);
     }
+    if (S->z->dops && S->z->dops->stats && S->z->num[ib]) {
+        sla__direct_stats ds = {0};
+        S->z->dops->stats(S->z->num[ib], &ds);
+        snprintf(info->ordering, sizeof info->ordering, "%s", ds.ordering);
+        info->factor_nnz = ds.factor_nnz;
+    }
     info->setup_seconds = S->setup_seconds;
     info->rcond = -1.0;
     info->backward_error = -1.0;
@@ -451,7 +484,7 @@ static void info_init(const sla_solver *S, sla_method m, sla_int ib, sla_solve_i
 static inline double cabs1(sla__z v) { return fabs(creal(v)) + fabs(cimag(v)); }
 
 static double zbackward_error(const sla_matrix *A, sla_int ib, int op, const sla__z *b, const sla__z *x,
-                              const sla__z *r, double *w)
+                              const sla__z *r, double *w, int nt)
 {
     sla_int n = A->nrows;
     const sla_int *rp = A->rowptr;
@@ -462,7 +495,8 @@ static double zbackward_error(const sla_matrix *A, sla_int ib, int op, const sla
             double xi = cabs1(x[i]);
             for (sla_int p = rp[i]; p < rp[i + 1]; p++) w[ci[p]] += cabs1(sla__zval(A, ib, p)) * xi;
         }
-    } else {
+    } else { /* row by row: threaded like the residual's product */
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && n >= SLA_PAR_MIN)
         for (sla_int i = 0; i < n; i++) {
             double s = cabs1(b[i]);
             for (sla_int p = rp[i]; p < rp[i + 1]; p++) s += cabs1(sla__zval(A, ib, p)) * cabs1(x[ci[p]]);
@@ -504,7 +538,7 @@ static sla_status direct_solve(sla_ctx *ctx, const sla_solver *S, sla_int ib, in
     double rn = 0.0, berr = 0.0;
     if (!st) {
         rn = sla__ztrue_residual(&zo, b, x, r);
-        berr = zbackward_error(S->A, ib, op, b, x, r, w);
+        berr = zbackward_error(S->A, ib, op, b, x, r, w, nt);
     }
     sla_int steps = 0;
     while (!st && berr > DBL_EPSILON && steps < SLA_ZREFINE_MAX_STEPS) {
@@ -513,7 +547,7 @@ static sla_status direct_solve(sla_ctx *ctx, const sla_solver *S, sla_int ib, in
         sla__zaxpy(n, 1.0, dx, x, nt); /* x += op(A)^-1 (b - op(A) x) */
         steps++;
         double rn_new = sla__ztrue_residual(&zo, b, x, dx);
-        double berr_new = zbackward_error(S->A, ib, op, b, x, dx, w);
+        double berr_new = zbackward_error(S->A, ib, op, b, x, dx, w, nt);
         if (!(berr_new < berr) && !(berr_new == berr && rn_new < rn)) {
             memcpy(x, xs, (size_t)n * sizeof *x); /* no progress: keep the better iterate */
             break;

@@ -106,6 +106,9 @@ typedef struct sla__zdirect_ops {
      * backend has none (the caller then solves column by column). */
     sla_status (*selinv)(sla_ctx *ctx, void *sym, void *num, const sla_matrix *A, sla__z *z);
     double (*rcond)(const void *num); /* -1 unknown; may be NULL */
+    /* What the factorization of num took: ordering used, factor entries,
+     * flops, bytes (0 / "" unknown); may be NULL. */
+    void (*stats)(const void *num, sla__direct_stats *st);
     void (*free_num)(void *num);
     void (*free_sym)(void *sym);
 } sla__zdirect_ops;
