@@ -30,6 +30,8 @@ for m in lsqr lsmr; do
     if small "$r" 1e-6; then ok; else fail "lp_e226 $m: residual $r"; fi
     if [ "$(mm_size "$tmp/x_$m.mtx")" = "472 1" ]; then ok; else fail "lp_e226 $m: x size"; fi
 done
+# sla info names the sizes as lsqr does: m rows, n columns
+run info "$E" --json; expect 0 "info lp_e226"; jeq m 223 "info lp_e226"; jeq n 472 "info lp_e226"
 d=$(maxdiff "$tmp/x_lsqr.mtx" "$tmp/x_lsmr.mtx")
 if small "$d" 1e-6; then ok; else fail "lp_e226: lsqr and lsmr differ by $d"; fi
 
