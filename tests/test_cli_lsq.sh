@@ -70,5 +70,10 @@ run lsqr "$E" --grad-b "$tmp/g.mtx"; expect 2 "grad-b without adjoint"; stderr_h
 run lsqr "$E" --rhs "$tmp/w.mtx"; expect 2 "rhs of the wrong size"; stderr_has "right-hand side is 3016 x 1" "rhs size"
 run lsqr "$E" --out "$E"; expect 2 "output over the input"
 run lsqr; expect 2 "no matrix"
+# --transpose: explicit A^T and scatter give the same x (one thread: bit for bit)
+run lsqr "$E" --maxiter 200 --transpose scatter --threads 1 --out "$tmp/xs.mtx"; expect 3 "lsqr --transpose scatter"
+run lsqr "$E" --maxiter 200 --transpose explicit --threads 1 --out "$tmp/xe.mtx"; expect 3 "lsqr --transpose explicit"
+if cmp -s "$tmp/xs.mtx" "$tmp/xe.mtx"; then ok; else fail "lsqr --transpose: x differs"; fi
+run lsqr "$E" --transpose gather; expect 2 "lsqr --transpose gather"; stderr_has "explicit or scatter" "lsqr --transpose gather"
 
 cli_finish test_cli_lsq

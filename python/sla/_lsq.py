@@ -21,7 +21,7 @@ REASONS = {0: "zero", 1: "compatible", 2: "normal", 3: "conlim", 4: "maxiter"}
 class CLsqOptions(ctypes.Structure):
     _fields_ = [("method", c_int), ("damp", c_double), ("atol", c_double), ("btol", c_double),
                 ("conlim", c_double), ("maxiter", c_int64), ("x0", c_void_p),
-                ("grad_rtol", c_double), ("grad_maxiter", c_int64)]
+                ("grad_rtol", c_double), ("grad_maxiter", c_int64), ("transpose", c_int)]
 
 
 class CLsqInfo(ctypes.Structure):

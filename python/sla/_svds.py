@@ -15,7 +15,8 @@ c_int64, c_double, c_int, c_bool, P = L.c_int64, L.c_double, L.c_int, L.c_bool, 
 class CSvdsOptions(ctypes.Structure):
     _fields_ = [("k", c_int64), ("which", c_int), ("tol", c_double), ("maxiter", c_int64),
                 ("ncv", c_int64), ("v0", ctypes.c_void_p), ("memory_limit", c_double),
-                ("degenerate_tol", c_double), ("grad_rtol", c_double), ("grad_maxiter", c_int64)]
+                ("degenerate_tol", c_double), ("grad_rtol", c_double), ("grad_maxiter", c_int64),
+                ("transpose", c_int)]
 
 
 class CSvdsInfo(ctypes.Structure):
