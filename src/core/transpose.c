@@ -71,17 +71,21 @@ void sla__csrt_spmv(const sla__csrt *T, const double *x, double *y, int nt)
 }
 
 /* Measured (bench_svds, bench_lsq: scatter and explicit alternating in one
- * process, CPU time) on short-ray tomography, 1 thread: the explicit
- * transpose, its build included, took 4-6 % less CPU time than the
- * scatter for LSQR and LSMR (100 iterations, 1e5 x 2.5e4, nnz 1.1e6) and
- * svds (617 products, 4e4 x 2e4); with threads the gather needs no private
- * copies of y nor their final sum. So auto builds it, unless its memory
- * (nnz doubles and ints, ncols + 1 row pointers) would take more than a
- * quarter of the memory available now. nt is not used yet: the threaded
- * comparison on the shared machine was too noisy to set a rule by. */
+ * process, CPU time; short-ray tomography; on a shared machine under 50-80 %
+ * other load). One thread: explicit against scatter, its build included,
+ * 1.04x (svds, 4e4 x 2e4, 617 products), 1.06x / 1.05x (LSQR / LSMR, 1e5 x
+ * 2.5e4, 100 iterations), 0.98x (LSQR, 2e5 x 5e4): no gain worth doubling
+ * the matrix's memory, so auto scatters. Two threads (OMP_WAIT_POLICY=
+ * passive, so that CPU time counts work, not spinning): 1.00x / 1.11x
+ * (LSQR / LSMR, 1e5); svds 1.46x (spinning waits); and the threaded scatter
+ * needs nt private copies of y (nt * ncols doubles) and their sum, which
+ * the gather does not. So auto builds the transpose on more than one
+ * thread, unless its memory (nnz doubles and ints, ncols + 1 row
+ * pointers) would take more than a quarter of the memory available now.
+ * To be confirmed on a quiet machine (docs/benchmarks.md). */
 bool sla__transpose_auto(const sla_matrix *A, int nt)
 {
-    (void)nt;
+    if (nt <= 1) return false;
     double need = (double)A->nnz * (double)(sizeof(double) + sizeof(int32_t)) +
                   ((double)A->ncols + 1.0) * (double)sizeof(sla_int);
     double avail = sla__available_memory();
