@@ -8,6 +8,7 @@
  *                 [--qr-rows 250000] [--qr-tol 1e-10]
  *                 [--python /usr/bin/python3] [--script bench/scipy_lsq.py]
  *                 [--tmp bench/out] [--json bench/out/lsq.json] [--no-scipy]
+ *                 [--transpose-reps 3]
  *
  * Run it from the repository root (the default paths are relative to it).
  * The problem (bench/bench_tomo.h): short-ray tomography on a P x P grid,
@@ -35,6 +36,14 @@
  * disturbed one kept; each keeps its other-load percentage, and the
  * tables mark the disturbed ones (*).
  *
+ * A^T products (--transpose-reps R, 0 skips it): sla's fixed-iteration
+ * runs with transpose = scatter and transpose = explicit (the CSR of A^T
+ * built once per solve, sla/matrix.h), alternating in this one process R
+ * times per method and thread count: wall and CPU seconds
+ * (CLOCK_PROCESS_CPUTIME_ID), medians, CPU scatter / explicit, ||b - A x||
+ * of both (they must agree), and the transpose's extra memory. The main
+ * table's sla rows use the default (transpose = auto).
+ *
  * QR (--qr-rows > 0; 0 skips it): the same kind of problem with that many
  * rows. sla's method qr (SuiteSparseQR, the exact least-squares solution),
  * then sla's LSQR and SciPy's lsqr run to atol = btol = --qr-tol: time to
@@ -56,7 +65,7 @@ static struct {
     long rows, grid, qr_rows;
     double seg, noise, qr_tol;
     unsigned long long seed;
-    int iters, reps, retries, threads[MAXT], nthreads, scipy;
+    int iters, reps, retries, threads[MAXT], nthreads, scipy, treps;
     double quiet_pct, quiet_wait, waited;
     const char *methods, *python, *script, *tmp, *json;
 } G = {
@@ -69,6 +78,7 @@ static struct {
     .seed = 1,
     .iters = 100,
     .reps = 3,
+    .treps = 3,
     .retries = 1,
     .threads = {1, 2},
     .nthreads = 2,
@@ -385,6 +395,98 @@ static void print_fixed(const problem *Pb, const fixed_res *F)
     printf("\n");
 }
 
+/* ---- A^T products: explicit transpose against scatter -------------------------- */
+
+typedef struct {
+    int done, nm;
+    char method[MAXM][8];
+    double wall[MAXM][MAXT][2], cpu[MAXM][MAXT][2], load[MAXM][MAXT][2], rnorm[MAXM][MAXT][2];
+    long its[MAXM][MAXT][2];
+    int failed[MAXM][MAXT][2];
+    double extra_mb;
+} tr_res;
+
+static const char *const tr_names[2] = {"scatter", "explicit"};
+
+static void part_transpose(sla_ctx *ctx, const problem *Pb, tr_res *R)
+{
+    static const sla_transpose_mode modes[2] = {SLA_TRANSPOSE_SCATTER, SLA_TRANSPOSE_EXPLICIT};
+    memset(R, 0, sizeof *R);
+    R->extra_mb = ((double)Pb->T.nnz * 12.0 + (double)(Pb->T.n + 1) * 8.0) / 1e6;
+    double *x = malloc((size_t)Pb->T.n * sizeof *x);
+    const char *p = G.methods;
+    while (*p && R->nm < MAXM) {
+        size_t len = strcspn(p, ",");
+        int im = R->nm++;
+        snprintf(R->method[im], sizeof R->method[im], "%.*s", (int)(len < 7 ? len : 7), p);
+        p += len + (p[len] == ',');
+        for (int it = 0; it < G.nthreads; it++) {
+            double w[2][MAXR], c[2][MAXR];
+            sla_ctx_set_threads(ctx, G.threads[it]);
+            for (int r = 0; r < G.treps; r++)
+                for (int mi = 0; mi < 2; mi++) {
+                    if (R->failed[im][it][mi]) continue;
+                    sla_lsq_options o;
+                    sla_lsq_options_default(&o);
+                    o.method = method_of(R->method[im]);
+                    o.atol = o.btol = o.conlim = 0.0;
+                    o.maxiter = G.iters;
+                    o.transpose = modes[mi];
+                    sla_lsq_info info;
+                    tomo_wait_quiet(G.quiet_wait, G.quiet_pct);
+                    load_mark l0 = load_now();
+                    double w0 = now(), c0 = cpu_now();
+                    sla_status st = sla_lsq(ctx, Pb->A, 0, &o, Pb->b, x, &info);
+                    c[mi][r] = cpu_now() - c0;
+                    w[mi][r] = now() - w0;
+                    R->load[im][it][mi] = fmax(R->load[im][it][mi], other_load_pct(l0, load_now()));
+                    if (st < 0) {
+                        R->failed[im][it][mi] = 1;
+                        fprintf(stderr, "  %s transpose=%s failed: %s\n", R->method[im], tr_names[mi],
+                                sla_ctx_message(ctx));
+                        continue;
+                    }
+                    R->its[im][it][mi] = (long)info.iterations;
+                    R->rnorm[im][it][mi] = info.true_rnorm;
+                    fprintf(stderr, "  rep %d %s %dT transpose=%-8s: %.3f s wall, %.3f s CPU\n", r, R->method[im],
+                            G.threads[it], tr_names[mi], w[mi][r], c[mi][r]);
+                }
+            for (int mi = 0; mi < 2; mi++) {
+                R->wall[im][it][mi] = median(w[mi], G.treps);
+                R->cpu[im][it][mi] = median(c[mi], G.treps);
+            }
+        }
+    }
+    free(x);
+    R->done = 1;
+}
+
+static void print_transpose(const tr_res *R)
+{
+    printf("## LSQR / LSMR A^T products: explicit transpose against scatter (%d iterations, %d alternating runs "
+           "each, one process)\n\n",
+           G.iters, G.treps);
+    printf("| method | threads | A^T by | median wall s | median CPU s | CPU ms / iteration | CPU scatter / explicit | "
+           "||b - A x|| | max other load |\n|---|---|---|---|---|---|---|---|---|\n");
+    for (int im = 0; im < R->nm; im++)
+        for (int it = 0; it < G.nthreads; it++)
+            for (int mi = 0; mi < 2; mi++) {
+                if (R->failed[im][it][mi]) {
+                    printf("| %s | %d | %s | failed |\n", R->method[im], G.threads[it], tr_names[mi]);
+                    continue;
+                }
+                char ratio[32] = "-";
+                if (mi == 1 && !R->failed[im][it][0])
+                    snprintf(ratio, sizeof ratio, "%.2fx", R->cpu[im][it][0] / R->cpu[im][it][1]);
+                long its = R->its[im][it][mi] > 0 ? R->its[im][it][mi] : 1;
+                printf("| %s | %d | %s | %.3f | %.3f | %.2f | %s | %.10e | %.0f %% |\n", R->method[im], G.threads[it],
+                       tr_names[mi], R->wall[im][it][mi], R->cpu[im][it][mi], 1e3 * R->cpu[im][it][mi] / (double)its,
+                       ratio, R->rnorm[im][it][mi], R->load[im][it][mi]);
+            }
+    printf("\nThe explicit transpose holds %.1f MB more (nnz values and indices, n + 1 row pointers).\n\n",
+           R->extra_mb);
+}
+
 /* ---- QR at a smaller size ------------------------------------------------------ */
 
 typedef struct {
@@ -490,7 +592,7 @@ static void json_config(FILE *f, const config *C, const char *extra)
             C->max_load, C->disturbed, C->true_rnorm, C->true_arnorm, C->rnorm_est, C->xnorm, extra);
 }
 
-static void write_json(const problem *Pb, const fixed_res *F, const qr_res *Q, double total)
+static void write_json(const problem *Pb, const fixed_res *F, const qr_res *Q, const tr_res *R, double total)
 {
     FILE *f = fopen(G.json, "w");
     if (!f) {
@@ -537,6 +639,20 @@ static void write_json(const problem *Pb, const fixed_res *F, const qr_res *Q, d
         json_config(f, &Q->sp, extra);
         fprintf(f, "]}");
     }
+    if (R->done) {
+        fprintf(f, ",\n \"transpose\": {\"extra_memory_mb\": %.3f, \"runs\": [", R->extra_mb);
+        int first = 1;
+        for (int im = 0; im < R->nm; im++)
+            for (int it = 0; it < G.nthreads; it++)
+                for (int mi = 0; mi < 2; mi++, first = 0)
+                    fprintf(f, "%s\n  {\"method\": \"%s\", \"threads\": %d, \"transpose\": \"%s\", \"failed\": %s, "
+                               "\"median_wall_s\": %.6g, \"median_cpu_s\": %.6g, \"iterations\": %ld, "
+                               "\"true_rnorm\": %.17g, \"max_other_load_pct\": %.1f}",
+                            first ? "" : ",", R->method[im], G.threads[it], tr_names[mi],
+                            R->failed[im][it][mi] ? "true" : "false", R->wall[im][it][mi], R->cpu[im][it][mi],
+                            R->its[im][it][mi], R->rnorm[im][it][mi], R->load[im][it][mi]);
+        fprintf(f, "\n ]}");
+    }
     fprintf(f, "\n}\n");
     fclose(f);
     fprintf(stderr, "wrote %s\n", G.json);
@@ -550,7 +666,7 @@ static void usage(void)
                     "  [--iters 100] [--reps 3] [--threads 1,2] [--methods lsqr,lsmr] [--retries 1]\n"
                     "  [--quiet-pct 15] [--quiet-wait 30] [--qr-rows 250000] [--qr-tol 1e-10]\n"
                     "  [--python /usr/bin/python3] [--script bench/scipy_lsq.py] [--tmp bench/out]\n"
-                    "  [--json bench/out/lsq.json] [--no-scipy]\n");
+                    "  [--json bench/out/lsq.json] [--no-scipy] [--transpose-reps 3]\n");
 }
 
 int main(int argc, char **argv)
@@ -571,6 +687,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--iters")) G.iters = atoi(v), bad = G.iters < 1;
         else if (!strcmp(a, "--reps")) G.reps = atoi(v), bad = G.reps < 1 || G.reps > MAXR;
         else if (!strcmp(a, "--retries")) G.retries = atoi(v), bad = G.retries < 0;
+        else if (!strcmp(a, "--transpose-reps")) G.treps = atoi(v), bad = G.treps < 0 || G.treps > MAXR;
         else if (!strcmp(a, "--quiet-pct")) G.quiet_pct = atof(v);
         else if (!strcmp(a, "--quiet-wait")) G.quiet_wait = atof(v);
         else if (!strcmp(a, "--qr-rows")) G.qr_rows = atol(v), bad = G.qr_rows < 0;
@@ -607,17 +724,23 @@ int main(int argc, char **argv)
     if (make_problem(ctx, G.rows, "A", &Pb)) return 1;
     fixed_res *F = calloc(1, sizeof *F);
     qr_res *Q = calloc(1, sizeof *Q);
-    if (!F || !Q) return 1;
+    tr_res *R = calloc(1, sizeof *R);
+    if (!F || !Q || !R) return 1;
     part_fixed(ctx, &Pb, F);
     print_fixed(&Pb, F);
     fflush(stdout);
+    if (G.treps > 0) {
+        part_transpose(ctx, &Pb, R);
+        print_transpose(R);
+        fflush(stdout);
+    }
     if (G.qr_rows > 0) {
         part_qr(ctx, Q);
         if (Q->done) print_qr(Q);
     }
     double total = now() - t_start;
     printf("Whole run: %.0f s (of which %.0f s waiting for other processes to go quiet)\n", total, G.waited);
-    if (G.json) write_json(&Pb, F, Q, total);
+    if (G.json) write_json(&Pb, F, Q, R, total);
     int bad = 0;
     for (int im = 0; im < F->nm; im++)
         for (int k = 0; k < G.nthreads; k++)
@@ -626,6 +749,7 @@ int main(int argc, char **argv)
     free_problem(&Pb);
     free(F);
     free(Q);
+    free(R);
     sla_ctx_destroy(&ctx);
     return 0;
 }

@@ -23,6 +23,14 @@
  * machine, measure again when other processes took more than --quiet-pct
  * % meanwhile (up to --retries times), keep the least disturbed run, and
  * report the other load of each.
+ *
+ * A^T products (--transpose-reps R, 0 skips it): sla_svds with transpose =
+ * scatter and transpose = explicit (the CSR of A^T built once per call,
+ * sla/matrix.h), alternating in this one process R times at each thread
+ * count, wall and CPU seconds (CLOCK_PROCESS_CPUTIME_ID, less sensitive to
+ * other processes on a loaded machine than wall time) and their medians,
+ * the ratio scatter / explicit, and the extra memory of the transpose.
+ * The main table's sla rows use the default (transpose = auto).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -40,7 +48,7 @@ static struct {
     long rows, grid;
     double seg, tol, quiet_pct, quiet_wait, waited;
     unsigned long long seed;
-    int k, reps, retries, threads[MAXT], nthreads, scipy;
+    int k, reps, retries, threads[MAXT], nthreads, scipy, treps;
     const char *python, *script, *tmp, *json;
 } G = {
     .rows = 100000,
@@ -48,6 +56,7 @@ static struct {
     .seed = 1,
     .k = 10,
     .reps = 3,
+    .treps = 3,
     .retries = 1,
     .threads = {1, 2},
     .nthreads = 2,
@@ -152,7 +161,7 @@ static void usage(void)
     fprintf(stderr, "usage: sla_bench_svds [--rows 100000] [--grid P] [--seg 8] [--seed 1] [--k 10] [--tol 0]\n"
                     "  [--reps 3] [--threads 1,2] [--retries 1] [--quiet-pct 15] [--quiet-wait 30]\n"
                     "  [--python /usr/bin/python3] [--script bench/scipy_svds.py] [--tmp bench/out]\n"
-                    "  [--json bench/out/svds.json] [--no-scipy]\n");
+                    "  [--json bench/out/svds.json] [--no-scipy] [--transpose-reps 3]\n");
 }
 
 static int parse_args(int argc, char **argv)
@@ -173,6 +182,7 @@ static int parse_args(int argc, char **argv)
         else if (!strcmp(a, "--tol")) G.tol = atof(v), bad = !(G.tol >= 0);
         else if (!strcmp(a, "--reps")) G.reps = atoi(v), bad = G.reps < 1 || G.reps > MAXR;
         else if (!strcmp(a, "--retries")) G.retries = atoi(v), bad = G.retries < 0;
+        else if (!strcmp(a, "--transpose-reps")) G.treps = atoi(v), bad = G.treps < 0 || G.treps > MAXR;
         else if (!strcmp(a, "--quiet-pct")) G.quiet_pct = atof(v);
         else if (!strcmp(a, "--quiet-wait")) G.quiet_wait = atof(v);
         else if (!strcmp(a, "--python")) G.python = v;
@@ -223,6 +233,79 @@ static void json_config(FILE *f, const config *C)
             C->max_load, C->disturbed, C->iterations, C->nops, C->max_res_v, C->max_res_u, C->s_rel_diff);
     for (int i = 0; i < G.k; i++) fprintf(f, "%s%.17g", i ? ", " : "", C->s[i]);
     fprintf(f, "]}");
+}
+
+/* ---- A^T products: explicit transpose against scatter ------------------------- */
+
+typedef struct {
+    double wall[MAXR], cpu[MAXR], load[MAXR], s0;
+    long nops;
+    int failed;
+} tcase;
+
+/* Scatter and explicit alternating (ABAB) at each thread count; the table
+ * to stdout, the rows into f (JSON, may be NULL). */
+static void part_transpose(sla_ctx *ctx, const sla_matrix *A, const double *v0, long nnz, long ncols, FILE *f)
+{
+    static const sla_transpose_mode modes[2] = {SLA_TRANSPOSE_SCATTER, SLA_TRANSPOSE_EXPLICIT};
+    static const char *const names[2] = {"scatter", "explicit"};
+    double extra_mb = ((double)nnz * 12.0 + (double)(ncols + 1) * 8.0) / 1e6;
+    printf("\n## svds A^T products: explicit transpose against scatter (%d alternating runs each, one process)\n\n",
+           G.treps);
+    printf("| threads | A^T by | median wall s | median CPU s | CPU scatter / explicit | products | s_max | "
+           "max other load |\n|---|---|---|---|---|---|---|---|\n");
+    if (f) fprintf(f, ",\n \"transpose\": {\"extra_memory_mb\": %.3f, \"runs\": [\n", extra_mb);
+    for (int it = 0; it < G.nthreads; it++) {
+        tcase T[2];
+        memset(T, 0, sizeof T);
+        sla_ctx_set_threads(ctx, G.threads[it]);
+        for (int r = 0; r < G.treps; r++)
+            for (int mi = 0; mi < 2; mi++) {
+                if (T[mi].failed) continue;
+                sla_svds_options o;
+                sla_svds_options_default(&o);
+                o.k = G.k;
+                o.tol = G.tol;
+                o.v0 = v0;
+                o.transpose = modes[mi];
+                double s[MAXK];
+                sla_svds_info info;
+                tomo_wait_quiet(G.quiet_wait, G.quiet_pct);
+                load_mark l0 = load_now();
+                double w0 = now(), c0 = cpu_now();
+                sla_status st = sla_svds(ctx, A, 0, &o, s, NULL, NULL, &info);
+                T[mi].cpu[r] = cpu_now() - c0;
+                T[mi].wall[r] = now() - w0;
+                T[mi].load[r] = other_load_pct(l0, load_now());
+                if (st != SLA_OK) {
+                    T[mi].failed = 1;
+                    fprintf(stderr, "  svds transpose=%s failed: %s\n", names[mi], sla_ctx_message(ctx));
+                    continue;
+                }
+                T[mi].s0 = s[0];
+                T[mi].nops = (long)info.nops;
+                fprintf(stderr, "  rep %d %dT transpose=%-8s: %.3f s wall, %.3f s CPU, other load %.0f %%\n", r,
+                        G.threads[it], names[mi], T[mi].wall[r], T[mi].cpu[r], T[mi].load[r]);
+            }
+        for (int mi = 0; mi < 2; mi++) {
+            if (T[mi].failed) {
+                printf("| %d | %s | failed |\n", G.threads[it], names[mi]);
+                continue;
+            }
+            double mw = median(T[mi].wall, G.treps), mc = median(T[mi].cpu, G.treps), ml = 0.0;
+            for (int r = 0; r < G.treps; r++) ml = fmax(ml, T[mi].load[r]);
+            char ratio[32] = "-";
+            if (mi == 1 && !T[0].failed) snprintf(ratio, sizeof ratio, "%.2fx", median(T[0].cpu, G.treps) / mc);
+            printf("| %d | %s | %.3f | %.3f | %s | %ld | %.12g | %.0f %% |\n", G.threads[it], names[mi], mw, mc, ratio,
+                   T[mi].nops, T[mi].s0, ml);
+            if (f)
+                fprintf(f, "%s  {\"threads\": %d, \"transpose\": \"%s\", \"median_wall_s\": %.6g, "
+                           "\"median_cpu_s\": %.6g, \"products\": %ld, \"max_other_load_pct\": %.1f}",
+                        it || mi ? ",\n" : "", G.threads[it], names[mi], mw, mc, T[mi].nops, ml);
+        }
+    }
+    printf("\nThe explicit transpose holds %.1f MB more (nnz values and indices, n + 1 row pointers).\n", extra_mb);
+    if (f) fprintf(f, "\n ]}");
 }
 
 int main(int argc, char **argv)
@@ -314,6 +397,13 @@ int main(int argc, char **argv)
                X->threads, X->median_s, ratio, its, ops, X->s[0], X->s[G.k - 1], sd, X->max_res_v, X->max_res_u,
                X->max_load, X->disturbed ? "*" : "", tries, X->nrep);
     }
+    FILE *tf = NULL;
+    char tjson[700] = "";
+    if (G.treps > 0 && G.json) {
+        snprintf(tjson, sizeof tjson, "%s.transpose", G.json);
+        tf = fopen(tjson, "w+");
+    }
+    if (G.treps > 0) part_transpose(ctx, A, v0, T.nnz, T.n, tf);
     double total = now() - t_start;
     printf("\nWhole run: %.0f s (of which %.0f s waiting for other processes to go quiet)\n", total, G.waited);
     if (!agree) fprintf(stderr, "bench_svds: sla and SciPy singular values differ by more than 1e-8\n");
@@ -332,10 +422,20 @@ int main(int argc, char **argv)
                 json_config(f, &C[c]);
                 fprintf(f, "%s\n", c + 1 < nc ? "," : "");
             }
-            fprintf(f, " ]\n}\n");
+            fprintf(f, " ]");
+            if (tf) { /* the A^T part, held in a side file until here */
+                rewind(tf);
+                int ch;
+                while ((ch = fgetc(tf)) != EOF) fputc(ch, f);
+            }
+            fprintf(f, "\n}\n");
             fclose(f);
             fprintf(stderr, "wrote %s\n", G.json);
         }
+    }
+    if (tf) {
+        fclose(tf);
+        remove(tjson);
     }
     free(v0);
     sla_matrix_destroy(&A);

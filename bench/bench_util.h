@@ -19,6 +19,14 @@ static inline double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* CPU seconds this process has used (all its threads). */
+static inline double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* CPU seconds the whole machine spent busy (/proc/stat) and those this
  * process and its finished children used (getrusage), at one moment. */
 typedef struct {

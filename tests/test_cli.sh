@@ -50,7 +50,7 @@ run methods cg;           expect 2 "methods with an argument"
 # ---- gen + info ----------------------------------------------------------
 run gen poisson2d 8 -o "$A";  expect 0 "gen poisson2d 8"
 run info "$A" --json;         expect 0 "info --json"; one_json_object "info --json"
-jeq n 64 "info poisson2d 8"; jeq ncols 64 "info poisson2d 8"; jeq nnz 288 "info poisson2d 8"
+jeq n 64 "info poisson2d 8"; jeq m 64 "info poisson2d 8"; jeq ncols 64 "info poisson2d 8"; jeq nnz 288 "info poisson2d 8"
 jeq symmetric true "info poisson2d 8"; jeq structurally_symmetric true "info poisson2d 8"
 jeq positive_diagonal true "info poisson2d 8"; jeq diagonally_dominant true "info poisson2d 8"
 run info "$A";                expect 0 "info (text)"; stdout_has 'nnz 288' "info (text)"
@@ -240,7 +240,8 @@ printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n3 2 1\n' 
 run solve "$tmp/idx.mtx";          expect 2 "index out of range"; stderr_has 'idx\.mtx' "index out of range"
 printf '%%%%MatrixMarket matrix coordinate real general\n3 4 3\n1 1 1\n2 2 1\n3 4 1\n' >"$tmp/rect.mtx"
 run solve "$tmp/rect.mtx";         expect 2 "non-square matrix"; stderr_has 'square' "non-square matrix"
-run info "$tmp/rect.mtx" --json;   expect 0 "info on non-square"; jeq n 3 "info non-square"; jeq ncols 4 "info non-square"
+run info "$tmp/rect.mtx" --json;   expect 0 "info on non-square"; jeq m 3 "info non-square"; jeq n 4 "info non-square"
+jeq nrows 3 "info non-square"; jeq ncols 4 "info non-square"; jeq square false "info non-square"
 # Zero diagonal: unusable with Jacobi.
 printf '%%%%MatrixMarket matrix coordinate real general\n3 3 4\n1 2 1\n2 1 1\n2 2 4\n3 3 4\n' >"$tmp/zd.mtx"
 run solve "$tmp/zd.mtx" --precond jacobi; expect 2 "zero diagonal with jacobi"; stderr_has '.' "zero diagonal message"

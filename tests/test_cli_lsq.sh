@@ -30,6 +30,8 @@ for m in lsqr lsmr; do
     if small "$r" 1e-6; then ok; else fail "lp_e226 $m: residual $r"; fi
     if [ "$(mm_size "$tmp/x_$m.mtx")" = "472 1" ]; then ok; else fail "lp_e226 $m: x size"; fi
 done
+# sla info names the sizes as lsqr does: m rows, n columns
+run info "$E" --json; expect 0 "info lp_e226"; jeq m 223 "info lp_e226"; jeq n 472 "info lp_e226"
 d=$(maxdiff "$tmp/x_lsqr.mtx" "$tmp/x_lsmr.mtx")
 if small "$d" 1e-6; then ok; else fail "lp_e226: lsqr and lsmr differ by $d"; fi
 
@@ -68,5 +70,10 @@ run lsqr "$E" --grad-b "$tmp/g.mtx"; expect 2 "grad-b without adjoint"; stderr_h
 run lsqr "$E" --rhs "$tmp/w.mtx"; expect 2 "rhs of the wrong size"; stderr_has "right-hand side is 3016 x 1" "rhs size"
 run lsqr "$E" --out "$E"; expect 2 "output over the input"
 run lsqr; expect 2 "no matrix"
+# --transpose: explicit A^T and scatter give the same x (one thread: bit for bit)
+run lsqr "$E" --maxiter 200 --transpose scatter --threads 1 --out "$tmp/xs.mtx"; expect 3 "lsqr --transpose scatter"
+run lsqr "$E" --maxiter 200 --transpose explicit --threads 1 --out "$tmp/xe.mtx"; expect 3 "lsqr --transpose explicit"
+if cmp -s "$tmp/xs.mtx" "$tmp/xe.mtx"; then ok; else fail "lsqr --transpose: x differs"; fi
+run lsqr "$E" --transpose gather; expect 2 "lsqr --transpose gather"; stderr_has "explicit or scatter" "lsqr --transpose gather"
 
 cli_finish test_cli_lsq

@@ -37,6 +37,12 @@ else
     if [ "$(mm_size "$tmp/U.mtx")" = "223 2" ] && [ "$(mm_size "$tmp/V.mtx")" = "472 2" ]; then ok
     else fail "svds --out-u/--out-v sizes: $(mm_size "$tmp/U.mtx"), $(mm_size "$tmp/V.mtx")"; fi
     run svds "$L" -k 2; expect 0 "svds text"; stdout_has "223 x 472, 2 singular values \(LM\)" "svds text"
+    # --transpose: the explicit A^T and the scatter give the same values (one thread: bit for bit)
+    run svds "$L" -k 3 --json --transpose scatter --threads 1; expect 0 "svds --transpose scatter"
+    sv_sc=$(jarr singular_values)
+    run svds "$L" -k 3 --json --transpose explicit --threads 1; expect 0 "svds --transpose explicit"
+    if [ "$(jarr singular_values)" = "$sv_sc" ] && [ -n "$sv_sc" ]; then ok; else fail "svds --transpose: values differ"; fi
+    run svds "$L" -k 3 --transpose gather; expect 2 "svds --transpose gather"; stderr_has "explicit or scatter" "svds --transpose gather"
     run info "$L" --cond; expect 0 "info --cond"; stdout_has "cond2 +9132" "info --cond"
     run info "$L" --cond --json; expect 0 "info --cond --json"; one_json_object "info --cond --json"
     c=$(jget cond2)

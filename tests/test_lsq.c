@@ -534,6 +534,106 @@ static void test_batch(sla_ctx *ctx)
     }
 }
 
+/* An m x n matrix with `per` random entries a row plus a diagonal-ish
+ * entry (no dense intermediate: m or n may be large). */
+static sla_matrix *sparse_rect(sla_ctx *ctx, sla_int m, sla_int n, int per, unsigned long long seed)
+{
+    size_t cap = (size_t)m * (size_t)(per + 1);
+    sla_int *ri = malloc(cap * sizeof *ri), *ci = malloc(cap * sizeof *ci);
+    double *v = malloc(cap * sizeof *v);
+    unsigned long long s = seed * 104729 + 1;
+    size_t c = 0;
+    for (sla_int i = 0; i < m; i++) {
+        ri[c] = i, ci[c] = (sla_int)(((long long)i * n) / m), v[c++] = 2.0 + tu_rand(&s);
+        for (int t = 0; t < per; t++) {
+            sla_int j = (sla_int)((0.5 * tu_rand(&s) + 0.5) * (double)n);
+            ri[c] = i, ci[c] = j < n ? j : n - 1, v[c++] = tu_rand(&s);
+        }
+    }
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_matrix_from_coo(ctx, m, n, (sla_int)c, ri, ci, SLA_F64, 1, v, NULL, &A));
+    free(ri);
+    free(ci);
+    free(v);
+    return A;
+}
+
+/* The transpose option: explicit and scatter give the same x (bit for bit
+ * on one thread: the gather adds the same terms in the same order), the
+ * same VJP, and agree to rounding on two threads, tall and wide, with and
+ * without damping; the option's names. */
+static void test_transpose(sla_ctx *ctx)
+{
+    const sla_int shapes[3][2] = {{40, 25}, {12000, 500}, {500, 12000}};
+    for (int sh = 0; sh < 3; sh++) {
+        const sla_int m = shapes[sh][0], n = shapes[sh][1];
+        sla_matrix *A = sparse_rect(ctx, m, n, 3, 50 + sh);
+        double *b = malloc((size_t)m * sizeof *b), *x[2], *gA[2], *gb[2], *gx = malloc((size_t)n * sizeof *gx);
+        tu_fill(b, m, 60 + sh);
+        tu_fill(gx, n, 70 + sh);
+        long long nnz = sla_matrix_nnz(A);
+        for (int i = 0; i < 2; i++) {
+            x[i] = malloc((size_t)n * sizeof **x);
+            gA[i] = malloc((size_t)nnz * sizeof **gA);
+            gb[i] = malloc((size_t)m * sizeof **gb);
+        }
+        for (int nt = 1; nt <= 2; nt++)
+            for (int mi = 0; mi < 2; mi++)
+                for (int d = 0; d < 2; d++) {
+                    sla_ctx_set_threads(ctx, nt);
+                    sla_lsq_info info[2];
+                    for (int e = 0; e < 2; e++) {
+                        sla_lsq_options o;
+                        sla_lsq_options_default(&o);
+                        o.method = methods[mi];
+                        o.damp = d ? 0.3 : 0.0;
+                        o.atol = o.btol = 0.0;
+                        o.conlim = 0.0;
+                        o.maxiter = 40;
+                        o.transpose = e ? SLA_TRANSPOSE_EXPLICIT : SLA_TRANSPOSE_SCATTER;
+                        sla_status st = sla_lsq(ctx, A, 0, &o, b, x[e], &info[e]);
+                        CHECK(st == SLA_OK || st == SLA_NOT_CONVERGED);
+                        o.grad_rtol = 1e-10;
+                        st = sla_lsq_vjp(ctx, A, 0, &o, b, x[e], gx, gb[e], gA[e], NULL);
+                        CHECK(st == SLA_OK || st == SLA_NOT_CONVERGED);
+                    }
+                    CHECK(info[0].iterations == info[1].iterations);
+                    double dx = 0.0, nx = 0.0, dg = 0.0, ng = 0.0;
+                    for (sla_int j = 0; j < n; j++) dx = fmax(dx, fabs(x[0][j] - x[1][j])), nx = fmax(nx, fabs(x[0][j]));
+                    for (long long p = 0; p < nnz; p++) dg = fmax(dg, fabs(gA[0][p] - gA[1][p])), ng = fmax(ng, fabs(gA[0][p]));
+                    if (nt == 1) {
+                        CHECK(memcmp(x[0], x[1], (size_t)n * sizeof **x) == 0);
+                        CHECK(memcmp(gA[0], gA[1], (size_t)nnz * sizeof **gA) == 0);
+                        CHECK(memcmp(gb[0], gb[1], (size_t)m * sizeof **gb) == 0);
+                    } else {
+                        CHECK(dx <= 1e-9 * nx);
+                        CHECK(dg <= 1e-8 * ng);
+                    }
+                    if (nt == 2 && mi == 0 && d == 0)
+                        printf("transpose %lld x %lld: explicit vs scatter on 2 threads, x differs by %.1e, gA by %.1e "
+                               "(relative)\n", (long long)m, (long long)n, dx / nx, dg / ng);
+                }
+        sla_ctx_set_threads(ctx, 0);
+        for (int i = 0; i < 2; i++) {
+            free(x[i]);
+            free(gA[i]);
+            free(gb[i]);
+        }
+        free(b);
+        free(gx);
+        sla_matrix_destroy(&A);
+    }
+    sla_lsq_options o;
+    sla_lsq_options_default(&o);
+    CHECK(o.transpose == SLA_TRANSPOSE_AUTO);
+    CHECK_OK(ctx, sla_lsq_options_parse(ctx, "transpose=explicit", &o));
+    CHECK(o.transpose == SLA_TRANSPOSE_EXPLICIT);
+    CHECK_OK(ctx, sla_lsq_options_parse(ctx, "transpose=scatter", &o));
+    CHECK(o.transpose == SLA_TRANSPOSE_SCATTER);
+    CHECK_ERR(ctx, sla_lsq_options_parse(ctx, "transpose=gather", &o), SLA_ERR_ARGUMENT, "transpose");
+    CHECK(o.transpose == SLA_TRANSPOSE_SCATTER);
+}
+
 int main(void)
 {
     sla_ctx *ctx = NULL;
@@ -544,6 +644,7 @@ int main(void)
     test_vjp(ctx);
     test_misc(ctx);
     test_batch(ctx);
+    test_transpose(ctx);
     sla_ctx_destroy(&ctx);
     return tu_finish("test_lsq");
 }

@@ -328,6 +328,63 @@ static void check_degenerate(sla_ctx *ctx)
     sla_matrix_destroy(&Dg);
 }
 
+/* The transpose option: explicit and scatter give the same triplets (bit
+ * for bit on one thread), and agree to rounding on two threads, tall and
+ * wide (for a wide A the Lanczos operator is A A^T: A^T applies first);
+ * the option's names. */
+static void check_transpose(sla_ctx *ctx)
+{
+    const sla_int shapes[3][2] = {{60, 25}, {12000, 300}, {300, 12000}};
+    for (int sh = 0; sh < 3; sh++) {
+        const sla_int m = shapes[sh][0], n = shapes[sh][1], q = m < n ? m : n;
+        sla_matrix *A = rand_rect(ctx, m, n, 3, 80 + sh);
+        const int k = 4;
+        double s[2][4], *U[2], *V[2];
+        for (int e = 0; e < 2; e++) {
+            U[e] = malloc((size_t)m * k * sizeof **U);
+            V[e] = malloc((size_t)n * k * sizeof **V);
+        }
+        (void)q;
+        for (int nt = 1; nt <= 2; nt++) {
+            sla_ctx_set_threads(ctx, nt);
+            sla_svds_info info[2];
+            for (int e = 0; e < 2; e++) {
+                sla_svds_options o;
+                sla_svds_options_default(&o);
+                o.k = k;
+                o.transpose = e ? SLA_TRANSPOSE_EXPLICIT : SLA_TRANSPOSE_SCATTER;
+                CHECK_OK(ctx, sla_svds(ctx, A, 0, &o, s[e], U[e], V[e], &info[e]));
+            }
+            if (nt == 1) {
+                CHECK(memcmp(s[0], s[1], sizeof s[0]) == 0);
+                CHECK(memcmp(U[0], U[1], (size_t)m * k * sizeof **U) == 0);
+                CHECK(memcmp(V[0], V[1], (size_t)n * k * sizeof **V) == 0);
+                CHECK(info[0].nops == info[1].nops);
+            } else {
+                double d = 0.0;
+                for (int i = 0; i < k; i++) d = fmax(d, fabs(s[0][i] - s[1][i]) / s[0][0]);
+                CHECK(d <= 1e-12);
+                printf("svds transpose %lld x %lld: explicit vs scatter on 2 threads, s differs by %.1e (relative)\n",
+                       (long long)m, (long long)n, d);
+            }
+        }
+        sla_ctx_set_threads(ctx, 0);
+        for (int e = 0; e < 2; e++) {
+            free(U[e]);
+            free(V[e]);
+        }
+        sla_matrix_destroy(&A);
+    }
+    sla_svds_options o;
+    sla_svds_options_default(&o);
+    CHECK(o.transpose == SLA_TRANSPOSE_AUTO);
+    CHECK_OK(ctx, sla_svds_options_parse(ctx, "transpose=explicit", &o));
+    CHECK(o.transpose == SLA_TRANSPOSE_EXPLICIT);
+    CHECK_OK(ctx, sla_svds_options_parse(ctx, "transpose=SCATTER", &o));
+    CHECK(o.transpose == SLA_TRANSPOSE_SCATTER);
+    CHECK_ERR(ctx, sla_svds_options_parse(ctx, "transpose=gather", &o), SLA_ERR_ARGUMENT, "transpose");
+}
+
 int main(void)
 {
     sla_ctx *ctx = NULL;
@@ -388,6 +445,7 @@ int main(void)
     check_rank_deficient(ctx);
     check_degenerate(ctx);
     check_errors(ctx, T);
+    check_transpose(ctx);
 out:
     sla_matrix_destroy(&T);
     sla_matrix_destroy(&Wd);

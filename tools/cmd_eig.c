@@ -1,6 +1,7 @@
 /* cmd_eig.c — `sla eigsh A.mtx -k K`: k eigenpairs of a symmetric matrix
  * (ARPACK Lanczos, shift-invert with a factorization the library picks or
- * --method names), or of a complex Hermitian one (sla_zeigsh, ARPACK's
+ * --method names; --method lobpcg: LOBPCG, with --M on the pencil with
+ * B = M), or of a complex Hermitian one (sla_zeigsh, ARPACK's
  * complex Arnoldi), reported as text or JSON, the eigenvectors optionally
  * written. Part of the CLI, not the library. */
 #define _POSIX_C_SOURCE 200809L
@@ -32,7 +33,16 @@ const char cli_eigsh_help[] =
     "                     --which LA/SA: nearest above/below S); S moves off an\n"
     "                     eigenvalue by 1e-8 ||A|| when A - S I is singular\n"
     "  --method M         factorization of A - sigma I: auto|cholesky|ldlt|lu|umfpack|\n"
-    "                     klu|superlu (default auto: cholesky, then ldlt, then lu)\n"
+    "                     klu|superlu (default auto: cholesky, then ldlt, then lu);\n"
+    "                     or lobpcg: the k smallest eigenpairs (--which SA, the\n"
+    "                     default then) by LOBPCG, no factorization (A SPD, or\n"
+    "                     with --M the pencil A x = l M x with B = M); --tol is\n"
+    "                     then LOBPCG's (default 1e-8, relative to ||A||_1 +\n"
+    "                     |l| ||M||_1), --maxiter its iterations (default 500);\n"
+    "                     --sigma, --ncv and --memory-limit do not apply\n"
+    "  --precond P        with --method lobpcg: the preconditioner built from A:\n"
+    "                     none|jacobi|ssor|ic0|amg (default amg with hypre,\n"
+    "                     else jacobi)\n"
     "  --memory-limit B   bytes the factorization may use (default 0 = half the\n"
     "                     available memory); past it SA uses LOBPCG, LA and SM\n"
     "                     plain Lanczos\n"
@@ -41,7 +51,8 @@ const char cli_eigsh_help[] =
     "  --maxiter K        ARPACK restarts (default max(1000, 10 n))\n"
     "  --M M.mtx          the generalized problem A x = l M x (M symmetric positive\n"
     "                     definite; shift-invert around --sigma, default 0: the\n"
-    "                     eigenvalues nearest it; eigenvectors M-orthonormal)\n"
+    "                     eigenvalues nearest it, or LOBPCG with --method lobpcg;\n"
+    "                     eigenvectors M-orthonormal, residuals ||A v - l M v||)\n"
     "  --out V.mtx        write the eigenvectors (n x k Matrix Market array;\n"
     "                     checked first, replaced atomically; not written when\n"
     "                     they hold NaN/Inf: \"files_written\":false, exit 3)\n"
@@ -167,6 +178,37 @@ done:
     return rc;
 }
 
+/* The library's LOBPCG option parser (--k, --tol, --maxiter, --precond). */
+static sla_status parse_lobpcg(sla_ctx *ctx, const char *str, void *opts)
+{
+    return sla_lobpcg_options_parse(ctx, str, (sla_lobpcg_options *)opts);
+}
+
+/* --method lobpcg: the flags into *lo (k, tol, maxiter, pc.precond by the
+ * library's parser), the ones that do not apply refused. Returns 0 or the
+ * exit status. */
+static int lobpcg_flags(optdef *defs, int nd, sla_lobpcg_options *lo)
+{
+    static const char *const not_here[] = {"--sigma", "--ncv", "--memory-limit"};
+    for (int i = 0; i < 3; i++)
+        if (optseen(defs, nd, not_here[i])) {
+            err("eigsh: %s does not apply to --method lobpcg (LOBPCG computes the smallest eigenvalues "
+                "without a shift or a factorization)", not_here[i]);
+            return EXIT_BAD;
+        }
+    const char *w = optval(defs, nd, "--which");
+    if (w && strcmp(w, "SA") && strcmp(w, "sa")) {
+        err("eigsh: --method lobpcg computes the smallest eigenvalues: --which must be SA (got '%s'); "
+            "use the default ARPACK path for %s", w, w);
+        return EXIT_BAD;
+    }
+    sla_lobpcg_options_default(lo);
+    static const cli_flag_key keys[] = {
+        {"--k", "k"}, {"--tol", "tol"}, {"--maxiter", "maxiter"}, {"--precond", "pc.precond"},
+    };
+    return cli_option_flags("eigsh", defs, nd, keys, (int)(sizeof keys / sizeof keys[0]), parse_lobpcg, lo);
+}
+
 int cmd_eigsh(int argc, char **argv)
 {
     optdef defs[] = {
@@ -174,7 +216,7 @@ int cmd_eigsh(int argc, char **argv)
         {"--method", NULL, 1, NULL, 0},  {"--tol", NULL, 1, NULL, 0},    {"--ncv", NULL, 1, NULL, 0},
         {"--maxiter", NULL, 1, NULL, 0}, {"--out", "-o", 1, NULL, 0},    {"--threads", NULL, 1, NULL, 0},
         {"--json", NULL, 0, NULL, 0},    {"--help", "-h", 0, NULL, 0},    {"--memory-limit", NULL, 1, NULL, 0},
-        {"--M", NULL, 1, NULL, 0},
+        {"--M", NULL, 1, NULL, 0},       {"--precond", NULL, 1, NULL, 0},
     };
     const int nd = (int)(sizeof defs / sizeof defs[0]);
     const char *pos[1];
@@ -190,9 +232,20 @@ int cmd_eigsh(int argc, char **argv)
         {"--method", "factor_method"}, {"--tol", "tol"}, {"--memory-limit", "memory_limit"},
         {"--ncv", "ncv"}, {"--maxiter", "maxiter"},
     };
-    if ((rc = cli_option_flags("eigsh", defs, nd, keys, (int)(sizeof keys / sizeof keys[0]),
-                               parse_eigsh, &o)))
+    const char *meth = optval(defs, nd, "--method");
+    const int lobpcg = meth && !strcmp(meth, "lobpcg");
+    sla_lobpcg_options lo;
+    if (lobpcg) {
+        if ((rc = lobpcg_flags(defs, nd, &lo))) return rc;
+        o.k = lo.k;
+        o.which = SLA_EIG_SA;
+    } else if ((rc = cli_option_flags("eigsh", defs, nd, keys, (int)(sizeof keys / sizeof keys[0]),
+                                      parse_eigsh, &o))) {
         return rc;
+    } else if (optseen(defs, nd, "--precond")) {
+        err("eigsh: --precond applies to --method lobpcg only");
+        return EXIT_BAD;
+    }
     if (opt_threads(defs, nd, &threads)) return EXIT_BAD;
     const int json = optseen(defs, nd, "--json");
     const char *out_path = optval(defs, nd, "--out");
@@ -212,7 +265,11 @@ int cmd_eigsh(int argc, char **argv)
     rc = open_matrix(pos[0], threads, &ctx, &A);
     if (rc) goto done;
     if (sla_matrix_is_complex(A)) {
-        if (m_path) {
+        if (lobpcg) {
+            err("eigsh: --method lobpcg: %s holds complex values; LOBPCG here is real (the complex "
+                "Hermitian path is ARPACK's: leave out --method)", pos[0]);
+            rc = EXIT_BAD;
+        } else if (m_path) {
             err("eigsh: --M: the generalized problem has no complex path (%s holds complex "
                 "values)", pos[0]);
             rc = EXIT_BAD;
@@ -237,13 +294,17 @@ int cmd_eigsh(int argc, char **argv)
     }
     sla_eigsh_info info;
     double t0 = now_seconds();
-    sla_status st = M ? sla_eigsh_generalized(ctx, A, 0, M, 0, &o, l, V, n, res, &info)
-                      : sla_eigsh(ctx, A, 0, &o, l, V, n, res, &info);
+    sla_status st = lobpcg ? (M ? sla_lobpcg_generalized(ctx, A, 0, M, 0, &lo, l, V, n, res, &info)
+                                : sla_lobpcg(ctx, A, 0, &lo, l, V, n, res, &info))
+                    : M ? sla_eigsh_generalized(ctx, A, 0, M, 0, &o, l, V, n, res, &info)
+                        : sla_eigsh(ctx, A, 0, &o, l, V, n, res, &info);
     double secs = now_seconds() - t0;
     if (st < 0) {
         rc = lib_fail(ctx, st, pos[0]);
         goto done;
     }
+    char noconv[512]; /* the library's message, before writing --out replaces it */
+    snprintf(noconv, sizeof noconv, "%s", sla_ctx_message(ctx));
     int nonfinite = 0;
     if (out_path) { /* non-finite vectors (not converged) are reported, not written */
         outs[0].nrows = n;
@@ -285,8 +346,12 @@ int cmd_eigsh(int argc, char **argv)
         printf("%s: n = %lld, %lld eigenpairs (%s%s), %s\n", pos[0], (long long)n, (long long)o.k,
                sla_eig_which_name(o.which), o.shift_invert ? ", shift-invert" : "", info.method);
         for (sla_int i = 0; i < o.k; i++) printf("  %3lld  %24.17g  residual %.3e\n", (long long)i, l[i], res[i]);
-        printf("  %lld restarts, %lld operator applications, %.3f s (factorization %.3f s)\n",
-               (long long)info.iterations, (long long)info.nops, secs, info.factor_seconds);
+        if (lobpcg)
+            printf("  %lld iterations, %lld products with A, %.3f s\n", (long long)info.iterations,
+                   (long long)info.nops, secs);
+        else
+            printf("  %lld restarts, %lld operator applications, %.3f s (factorization %.3f s)\n",
+                   (long long)info.iterations, (long long)info.nops, secs, info.factor_seconds);
         if (info.note[0]) printf("  note: %s\n", info.note);
         if (files_written) printf("  wrote the eigenvectors to %s\n", out_path);
         if (out_path && !files_written) printf("  %s\n", files_note);
@@ -294,7 +359,7 @@ int cmd_eigsh(int argc, char **argv)
     fflush(stdout);
     rc = EXIT_OK;
     if (st == SLA_NOT_CONVERGED) {
-        err("%s", sla_ctx_message(ctx));
+        err("%s", noconv);
         rc = EXIT_NOCONV;
     }
     if (nonfinite) {

@@ -22,6 +22,9 @@ const char cli_info_help[] =
     "(A = A^H, real diagonal) and complex symmetric (A = A^T, e.g. Helmholtz),\n"
     "each with its relative error; its positive diagonal means real and > 0.\n"
     "\n"
+    "  --json   one JSON object: \"m\" rows and \"n\" columns (as sla lsqr and\n"
+    "           sla svds name them; also \"nrows\", \"ncols\"), \"nnz\", \"dtype\", the\n"
+    "           structure flags and errors\n"
     "  --cond   also the 2-norm condition number s_max / s_min (ARPACK: svds LM\n"
     "           and SM; inf when A is rank deficient; real matrices only)\n";
 
@@ -63,11 +66,15 @@ int cmd_info(int argc, char **argv)
     if (optseen(defs, nd, "--json")) {
         printf("{\"file\":");
         cli_json_string(stdout, pos[0]);
-        printf(",\"n\":%lld,\"ncols\":%lld,\"nnz\":%lld,\"dtype\":\"%s\",\"square\":%s,"
+        /* "m" rows and "n" columns, as `sla lsqr`/`sla svds --json` name them;
+         * "nrows" and "ncols" spelled out too (before the rectangular names,
+         * "n" was the row count: the same number for a square matrix) */
+        printf(",\"m\":%lld,\"n\":%lld,\"nrows\":%lld,\"ncols\":%lld,\"nnz\":%lld,\"dtype\":\"%s\","
+               "\"square\":%s,"
                "\"symmetric\":%s,\"hermitian\":%s,"
                "\"structurally_symmetric\":%s,\"positive_diagonal\":%s,"
                "\"diagonally_dominant\":%s,\"symmetry_error\":",
-               nr, nc, nnz, sla_dtype_name(sla_matrix_dtype(A)), TF(p.square), TF(p.symmetric),
+               nr, nc, nr, nc, nnz, sla_dtype_name(sla_matrix_dtype(A)), TF(p.square), TF(p.symmetric),
                TF(p.hermitian), TF(p.structurally_symmetric), TF(p.positive_diagonal),
                TF(p.diagonally_dominant));
         json_number(stdout, "%.6e", p.symmetry_error);

@@ -32,6 +32,11 @@ const char cli_lsqr_help[] =
     "  --adjoint w.mtx    also differentiate L = w . x (n x 1 seed)\n"
     "  --grad-b gb.mtx    write dL/db (needs --adjoint)\n"
     "  --grad-A gA.mtx    write dL/dA on A's pattern (coordinate; needs --adjoint)\n"
+    "  --transpose T      products with A^T: auto|explicit|scatter. explicit: A^T\n"
+    "                     built once per solve (about the matrix's memory again),\n"
+    "                     then gathered by rows; scatter: no extra memory. auto\n"
+    "                     (default): explicit on more than one thread unless it\n"
+    "                     would take over a quarter of the free memory\n"
     "  --threads T        number of threads (0 = OpenMP default)\n"
     "  --json             print one JSON object with the report\n"
     "\n"
@@ -42,6 +47,7 @@ const char cli_lsqr_help[] =
 static const cli_flag_key lsq_flags[] = {
     {"--damp", "damp"},     {"--method", "method"},   {"--atol", "atol"},
     {"--btol", "btol"},     {"--conlim", "conlim"},   {"--maxiter", "maxiter"},
+    {"--transpose", "transpose"},
 };
 
 int cmd_lsqr(int argc, char **argv)
@@ -51,7 +57,7 @@ int cmd_lsqr(int argc, char **argv)
         {"--atol", NULL, 1, NULL, 0},    {"--btol", NULL, 1, NULL, 0},    {"--conlim", NULL, 1, NULL, 0},
         {"--maxiter", NULL, 1, NULL, 0}, {"--out", "-o", 1, NULL, 0},     {"--adjoint", NULL, 1, NULL, 0},
         {"--grad-b", NULL, 1, NULL, 0},  {"--grad-A", NULL, 1, NULL, 0},  {"--threads", NULL, 1, NULL, 0},
-        {"--json", NULL, 0, NULL, 0},    {"--help", "-h", 0, NULL, 0},
+        {"--json", NULL, 0, NULL, 0},    {"--help", "-h", 0, NULL, 0},    {"--transpose", NULL, 1, NULL, 0},
     };
     const int nd = (int)(sizeof defs / sizeof defs[0]);
     const char *pos[1];

@@ -32,6 +32,11 @@ const char cli_svds_help[] =
     "  --out-v V.mtx      write the right singular vectors (n x k array)\n"
     "                     (checked first, replaced atomically; not written when\n"
     "                     they hold NaN/Inf: \"files_written\":false, exit 3)\n"
+    "  --transpose T      products with A^T: auto|explicit|scatter. explicit: A^T\n"
+    "                     built once per call (about the matrix's memory again),\n"
+    "                     then gathered by rows; scatter: no extra memory. auto\n"
+    "                     (default): explicit on more than one thread unless it\n"
+    "                     would take over a quarter of the free memory\n"
     "  --threads T        number of threads (0 = OpenMP default)\n"
     "  --json             print one JSON object with the report\n"
     "\n"
@@ -49,7 +54,7 @@ int cmd_svds(int argc, char **argv)
         {"--k", "-k", 1, NULL, 0},         {"--which", NULL, 1, NULL, 0},   {"--tol", NULL, 1, NULL, 0},
         {"--ncv", NULL, 1, NULL, 0},       {"--maxiter", NULL, 1, NULL, 0}, {"--out-u", NULL, 1, NULL, 0},
         {"--out-v", NULL, 1, NULL, 0},     {"--threads", NULL, 1, NULL, 0}, {"--json", NULL, 0, NULL, 0},
-        {"--help", "-h", 0, NULL, 0},
+        {"--help", "-h", 0, NULL, 0},      {"--transpose", NULL, 1, NULL, 0},
     };
     const int nd = (int)(sizeof defs / sizeof defs[0]);
     const char *pos[1];
@@ -61,6 +66,7 @@ int cmd_svds(int argc, char **argv)
     long long threads = 0;
     static const cli_flag_key keys[] = {
         {"--k", "k"}, {"--which", "which"}, {"--tol", "tol"}, {"--ncv", "ncv"}, {"--maxiter", "maxiter"},
+        {"--transpose", "transpose"},
     };
     if ((rc = cli_option_flags("svds", defs, nd, keys, (int)(sizeof keys / sizeof keys[0]),
                                parse_svds, &o)))

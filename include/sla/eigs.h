@@ -192,6 +192,26 @@ SLA_API sla_status sla_eigsh_generalized_vjp(sla_ctx *ctx, const sla_matrix *K, 
                                              const double *evecs, sla_int ldv, const double *gl,
                                              const double *gv, sla_int ldgv, double *gK, double *gM);
 
+/* Every value array of K (nbatch B) with M's: M->nbatch 1 (one M for
+ * every K_b) or B (M_b with K_b). evals [B][k], evecs [B][n * k] (ld n,
+ * may be NULL), residuals [B][k] (may be NULL), info [B] (may be NULL);
+ * each array as sla_eigsh_generalized, one after the other (ARPACK is
+ * serialized). An error names the value array; SLA_NOT_CONVERGED when
+ * some array fell short (see info). SLA_ERR_DIMENSION when M's nbatch is
+ * neither 1 nor B. */
+SLA_API sla_status sla_eigsh_generalized_batch(sla_ctx *ctx, const sla_matrix *K, const sla_matrix *M,
+                                               const sla_eigsh_options *opts, double *evals, double *evecs,
+                                               double *residuals, sla_eigsh_info *info);
+
+/* Batched VJP of sla_eigsh_generalized_batch: evals, gl [B][k]; evecs, gv
+ * [B][n * k] (ld n); gl or gv may be NULL; gK [B][nnz of K] and gM
+ * [M->nbatch][nnz of M] (either may be NULL) are overwritten; with one M
+ * (M->nbatch 1) gM is the sum over the batch. Per array as
+ * sla_eigsh_generalized_vjp. */
+SLA_API sla_status sla_eigsh_generalized_batch_vjp(sla_ctx *ctx, const sla_matrix *K, const sla_matrix *M,
+                                                   sla_int k, const double *evals, const double *evecs,
+                                                   const double *gl, const double *gv, double *gK, double *gM);
+
 /* sizeof(sla_eigs_options) and sizeof(sla_eigs_info), for bindings. */
 SLA_API size_t sla_eigs_options_size(void);
 SLA_API size_t sla_eigs_info_size(void);

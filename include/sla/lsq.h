@@ -64,6 +64,9 @@ typedef struct sla_lsq_options {
     /* the VJP (sla_lsq_vjp) */
     double grad_rtol;      /* relative residual of the adjoint solves; default 1e-10 */
     sla_int grad_maxiter;  /* default 0 = max(1000, 4 n) */
+    sla_transpose_mode transpose; /* products with A^T (sla/matrix.h): auto (default),
+                              explicit (A^T built once per solve, about the matrix's
+                              memory again), scatter; LSQR and LSMR only */
 } sla_lsq_options;
 
 SLA_API void sla_lsq_options_default(sla_lsq_options *opts);
@@ -71,7 +74,7 @@ SLA_API void sla_lsq_options_default(sla_lsq_options *opts);
 /* Parse "key=value,key=value" into opts (starting from its current
  * contents; "" leaves it as it is). Keys: method (lsqr, lsmr), damp (>= 0),
  * atol, btol (>= 0), conlim (>= 0), maxiter (>= 0), grad_rtol (> 0),
- * grad_maxiter (>= 0). x0 is a pointer and has no key. An unknown key or a
+ * grad_maxiter (>= 0), transpose (auto, explicit, scatter). x0 is a pointer and has no key. An unknown key or a
  * value out of range is SLA_ERR_ARGUMENT naming the key (and the nearest
  * valid one); opts is then unchanged. */
 SLA_API sla_status sla_lsq_options_parse(sla_ctx *ctx, const char *str, sla_lsq_options *opts);

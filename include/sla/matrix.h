@@ -164,6 +164,20 @@ SLA_API sla_status sla_matrix_properties(sla_ctx *ctx, const sla_matrix *A,
                                  sla_int ib, double tol,
                                  sla_matrix_props *props);
 
+/* How sla_svds and sla_lsq (LSQR, LSMR) form the products A^T u (their
+ * `transpose` option): AUTO is EXPLICIT on more than one thread (unless
+ * the transpose would take over a quarter of the available memory) and
+ * SCATTER on one, as measured by bench_svds and bench_lsq; EXPLICIT builds the CSR of A^T once per call (memory: about
+ * the matrix again, nnz values and indices) and gathers by its rows,
+ * threaded without reductions; SCATTER scatters A's rows into y (no extra
+ * memory; with threads, nt private copies of y summed at the end). The
+ * results agree to rounding (bit for bit on one thread). */
+typedef enum sla_transpose_mode {
+    SLA_TRANSPOSE_AUTO = 0,
+    SLA_TRANSPOSE_EXPLICIT,
+    SLA_TRANSPOSE_SCATTER
+} sla_transpose_mode;
+
 #ifdef __cplusplus
 }
 #endif

@@ -39,6 +39,9 @@ typedef struct sla_svds_options {
                                   degenerate pair; default 1e-9 */
     double grad_rtol;          /* MINRES tolerance of the projected solves; default 1e-12 */
     sla_int grad_maxiter;      /* default 0 = max(1000, 10 (m + n)) */
+    sla_transpose_mode transpose; /* products with A^T (sla/matrix.h): auto (default),
+                                  explicit (A^T built once per call, about the matrix's
+                                  memory again), scatter */
 } sla_svds_options;
 
 SLA_API void sla_svds_options_default(sla_svds_options *opts);
@@ -47,7 +50,7 @@ SLA_API void sla_svds_options_default(sla_svds_options *opts);
  * contents; "" leaves it as it is). Keys: k (>= 1), which (LM, SM; any
  * case), tol (>= 0), maxiter (>= 0), ncv (0 .. 46340), memory_limit
  * (bytes, >= 0), degenerate_tol (>= 0), grad_rtol (> 0), grad_maxiter
- * (>= 0). v0 is a pointer and has no key. An unknown key or a value out of
+ * (>= 0), transpose (auto, explicit, scatter). v0 is a pointer and has no key. An unknown key or a value out of
  * range is SLA_ERR_ARGUMENT naming the key (and the nearest valid one);
  * opts is then unchanged. */
 SLA_API sla_status sla_svds_options_parse(sla_ctx *ctx, const char *str, sla_svds_options *opts);

@@ -54,7 +54,7 @@ def _fns():
     lib = L.lib
     need = ["sla_eigs", "sla_eigs_vjp", "sla_eigs_options_default", "sla_eigs_options_size",
             "sla_eigs_info_size", "sla_eigsh_generalized", "sla_eigsh_generalized_vjp",
-            "sla_eigs_pairs_vjp"]
+            "sla_eigs_pairs_vjp", "sla_eigsh_generalized_batch", "sla_eigsh_generalized_batch_vjp"]
     missing = [s for s in need if not hasattr(lib, s)]
     if missing:
         raise NotImplementedError("sla: this libsla lacks %s (%s)" % (", ".join(missing),
@@ -70,6 +70,10 @@ def _fns():
                         _I, L.PTR, _P)
     f["gen_vjp"] = L._proto("sla_eigsh_generalized_vjp", ctypes.c_int, _P, _P, _I, _P, _I, _I, L.PTR,
                             L.PTR, _I, L.PTR, L.PTR, _I, L.PTR, L.PTR)
+    f["gen_batch"] = L._proto("sla_eigsh_generalized_batch", ctypes.c_int, _P, _P, _P, _P, L.PTR, L.PTR,
+                              L.PTR, _P)
+    f["gen_batch_vjp"] = L._proto("sla_eigsh_generalized_batch_vjp", ctypes.c_int, _P, _P, _P, _I, L.PTR,
+                                  L.PTR, L.PTR, L.PTR, L.PTR, L.PTR)
     L.check_size(L._proto("sla_eigs_options_size", ctypes.c_size_t), CEigsOptions, "sla_eigs_options")
     L.check_size(L._proto("sla_eigs_info_size", ctypes.c_size_t), CEigsInfo, "sla_eigs_info")
     _api.update(f)
@@ -190,20 +194,24 @@ def eigs(A, k=6, which="LM", sigma=None, return_eigenvectors=True, tol=0.0, ncv=
 
 
 class GenEigshFn(torch.autograd.Function):
-    """(evals [k], evecs [k, n]) of K x = l M x (one value array each)."""
+    """(evals [B, k], evecs [B, k, n]) of K_b x = l M_b x for every value
+    array b of K (kv [B, nnz]) with M's (mv [1, nnz]: one M for the batch,
+    or [B, nnz]), by sla_eigsh_generalized_batch; VJPs by
+    sla_eigsh_generalized_batch_vjp (with one M, its gradient sums over
+    the batch)."""
 
     @staticmethod
     def forward(ctx, kv, mv, kmat, mmat, copts):
         f = _fns()
-        k, n = int(copts.k), kmat.pattern.nrows
-        evals = torch.empty(k, dtype=torch.float64)
-        evecs = torch.empty((k, n), dtype=torch.float64)
-        info = L.CEigshInfo()
+        B, k, n = kv.shape[0], int(copts.k), kmat.pattern.nrows
+        evals = torch.empty((B, k), dtype=torch.float64)
+        evecs = torch.empty((B, k, n), dtype=torch.float64)
+        infos = (L.CEigshInfo * B)()
         with kmat.lock, mmat.lock:
             kmat.bind(kv)
             mmat.bind(mv)
-            L.check(f["gen"](L.ctx(), kmat.ptr, 0, mmat.ptr, 0, ctypes.byref(copts), evals.data_ptr(),
-                             evecs.data_ptr(), n, None, ctypes.byref(info)), "eigsh generalized")
+            L.check(f["gen_batch"](L.ctx(), kmat.ptr, mmat.ptr, ctypes.byref(copts), evals.data_ptr(),
+                                   evecs.data_ptr(), None, infos), "eigsh generalized")
         ctx.kmat, ctx.mmat = kmat, mmat
         ctx.set_materialize_grads(False)
         ctx.save_for_backward(kv, mv, evals, evecs)
@@ -214,35 +222,41 @@ class GenEigshFn(torch.autograd.Function):
     def backward(ctx, gl, gv):
         f = _fns()
         kv, mv, evals, evecs = ctx.saved_tensors
-        k, n = evecs.shape
+        B, k, n = evecs.shape
         gK = torch.zeros(kv.shape, dtype=torch.float64)
         gM = torch.zeros(mv.shape, dtype=torch.float64)
-        gl = gl.to(torch.float64).contiguous() if gl is not None else torch.zeros(k, dtype=torch.float64)
+        if gl is None and gv is None:
+            return gK, gM, None, None, None
+        gl = gl.to(torch.float64).contiguous() if gl is not None else torch.zeros_like(evals)
         gv = gv.to(torch.float64).contiguous() if gv is not None else None
         with ctx.kmat.lock, ctx.mmat.lock:
             ctx.kmat.bind(kv)
             ctx.mmat.bind(mv)
-            L.check(f["gen_vjp"](L.ctx(), ctx.kmat.ptr, 0, ctx.mmat.ptr, 0, k, evals.data_ptr(),
-                                 evecs.data_ptr(), n, gl.data_ptr(),
-                                 gv.data_ptr() if gv is not None else None, n, gK.data_ptr(),
-                                 gM.data_ptr()), "eigsh generalized backward")
+            L.check(f["gen_batch_vjp"](L.ctx(), ctx.kmat.ptr, ctx.mmat.ptr, k, evals.data_ptr(),
+                                       evecs.data_ptr(), gl.data_ptr(),
+                                       gv.data_ptr() if gv is not None else None, gK.data_ptr(),
+                                       gM.data_ptr()), "eigsh generalized backward")
         return gK, gM, None, None, None
 
 
 def eigsh_generalized(K, M, k=6, which="LM", sigma=None, return_eigenvectors=True, tol=0.0, ncv=0,
                       maxiter=0, factor_method="auto"):
     """k eigenpairs of K x = l M x (K symmetric, M symmetric positive
-    definite, unbatched SparseTensors of one order) by shift-invert Lanczos
-    around sigma (default 0: the eigenvalues nearest 0). Ascending
-    eigenvalues [k] and M-orthonormal eigenvectors [n, k]; differentiable
-    in both with respect to K's and M's values (simple eigenvalues, or a
-    loss invariant within a degenerate cluster)."""
+    definite, SparseTensors of one order) by shift-invert Lanczos around
+    sigma (default 0: the eigenvalues nearest 0). K may be a batch; M is
+    one matrix for the whole batch or a batch of K's shape (K_b with M_b).
+    Ascending eigenvalues [*batch, k] and M-orthonormal eigenvectors
+    [*batch, n, k]; differentiable in both with respect to K's and M's
+    values (simple eigenvalues, or a loss invariant within a degenerate
+    cluster)."""
     from ._complex import refuse
     refuse("eigsh_generalized", K, M)
     from .sparse import _FACTOR_METHODS
     f = _fns()
-    if K.batch_shape or M.batch_shape:
-        raise ValueError("eigsh with M: batches are not supported (one K and one M)")
+    bs = tuple(K.batch_shape)
+    if M.batch_shape and tuple(M.batch_shape) != bs:
+        raise ValueError("eigsh with M: M's batch shape %s must be () (one M for the batch) or K's %s"
+                         % (tuple(M.batch_shape), bs))
     n = K.shape[-1]
     if K.shape[-2] != n or tuple(M.shape[-2:]) != (n, n):
         raise ValueError("eigsh: K %s and M %s must be square of one order"
@@ -261,13 +275,13 @@ def eigsh_generalized(K, M, k=6, which="LM", sigma=None, return_eigenvectors=Tru
     copts.tol, copts.ncv, copts.maxiter = float(tol), int(ncv), int(maxiter)
     copts.factor_method = _FACTOR_METHODS[factor_method]
     pk, pm = K.pattern, M.pattern
-    kv = K._csr_values(pk).to(torch.float64).contiguous()
-    mv = M._csr_values(pm).to(torch.float64).contiguous()
+    kv = K._csr_values(pk).to(torch.float64).contiguous().reshape(-1, pk.nnz)
+    mv = M._csr_values(pm).to(torch.float64).contiguous().reshape(-1, pm.nnz)
     # M's own C matrix: K and M may share a pattern (and so its cached matrix)
     from ._core import CMatrix
-    evals, evecs = GenEigshFn.apply(kv, mv, pk.matrix(torch.float64, 1), CMatrix(pm, torch.float64, 1),
-                                    copts)
-    lam = evals.to(K.dtype)
+    evals, evecs = GenEigshFn.apply(kv, mv, pk.matrix(torch.float64, kv.shape[0]),
+                                    CMatrix(pm, torch.float64, mv.shape[0]), copts)
+    lam = evals.reshape(bs + (k,)).to(K.dtype)
     if not return_eigenvectors:
         return lam
-    return lam, evecs.t().to(K.dtype)
+    return lam, evecs.transpose(1, 2).reshape(bs + (n, k)).to(K.dtype)

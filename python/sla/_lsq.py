@@ -21,7 +21,7 @@ REASONS = {0: "zero", 1: "compatible", 2: "normal", 3: "conlim", 4: "maxiter"}
 class CLsqOptions(ctypes.Structure):
     _fields_ = [("method", c_int), ("damp", c_double), ("atol", c_double), ("btol", c_double),
                 ("conlim", c_double), ("maxiter", c_int64), ("x0", c_void_p),
-                ("grad_rtol", c_double), ("grad_maxiter", c_int64)]
+                ("grad_rtol", c_double), ("grad_maxiter", c_int64), ("transpose", c_int)]
 
 
 class CLsqInfo(ctypes.Structure):
@@ -153,8 +153,17 @@ class LsqFn(torch.autograd.Function):
         return gA, gb, None, None, None
 
 
+_TRANSPOSE = {"auto": 0, "explicit": 1, "scatter": 2}  # sla_transpose_mode
+
+
+def _transpose_mode(transpose, who):
+    if transpose not in _TRANSPOSE:
+        raise ValueError("%s: transpose must be 'auto', 'explicit' or 'scatter' (got %r)" % (who, transpose))
+    return _TRANSPOSE[transpose]
+
+
 def _solve(method, A, b, damp, atol, btol, conlim, maxiter, x0, grad_rtol, grad_maxiter,
-           return_info, who):
+           return_info, who, transpose="auto"):
     from .sparse import SparseTensor
     if not isinstance(A, SparseTensor):
         A = SparseTensor.from_scipy(A)
@@ -177,6 +186,7 @@ def _solve(method, A, b, damp, atol, btol, conlim, maxiter, x0, grad_rtol, grad_
     copts.damp, copts.atol, copts.btol, copts.conlim = float(damp), float(atol), float(btol), float(conlim)
     copts.maxiter = 0 if maxiter is None else int(maxiter)
     copts.grad_rtol, copts.grad_maxiter = float(grad_rtol), int(grad_maxiter)
+    copts.transpose = _transpose_mode(transpose, who)
     box = {}
     if x0 is not None:
         x0 = torch.as_tensor(x0).detach().to(torch.float64).contiguous().reshape(-1)
@@ -196,25 +206,27 @@ def _solve(method, A, b, damp, atol, btol, conlim, maxiter, x0, grad_rtol, grad_
 
 
 def lsqr(A, b, damp=0.0, atol=1e-8, btol=1e-8, conlim=1e8, iter_lim=None, x0=None,
-         grad_rtol=1e-10, grad_maxiter=0, return_info=False):
+         grad_rtol=1e-10, grad_maxiter=0, return_info=False, transpose="auto"):
     """x = argmin ||A x - b||^2 + damp^2 ||x||^2 by LSQR (C: sla_lsq), for a
     SparseTensor (any shape m x n, batches too) or a scipy.sparse matrix.
     b: [m] or [*batch, m]. Arguments as scipy.sparse.linalg.lsqr (iter_lim
     None: 2 n); the default tolerances are 1e-8 (SciPy: 1e-6), conlim 0
     means no limit. With damp = 0 and no x0 the result is the minimum-norm
     least-squares solution. Differentiable in A's values and b (the C VJP:
-    one CG solve with A^T A + damp^2 I; grad_rtol, grad_maxiter). Returns x,
-    or (x, LsqInfo) with return_info (a list of them for a batch)."""
+    one CG solve with A^T A + damp^2 I; grad_rtol, grad_maxiter). transpose:
+    how the products with A^T are formed ("auto", "explicit": A^T built once
+    per solve, about the matrix's memory again; "scatter": no extra memory).
+    Returns x, or (x, LsqInfo) with return_info (a list of them for a batch)."""
     return _solve(LSQR, A, b, damp, atol, btol, conlim, iter_lim, x0, grad_rtol, grad_maxiter,
-                  return_info, "lsqr")
+                  return_info, "lsqr", transpose)
 
 
 def lsmr(A, b, damp=0.0, atol=1e-8, btol=1e-8, conlim=1e8, maxiter=None, x0=None,
-         grad_rtol=1e-10, grad_maxiter=0, return_info=False):
+         grad_rtol=1e-10, grad_maxiter=0, return_info=False, transpose="auto"):
     """As :func:`lsqr`, by LSMR (Fong & Saunders: ||A^T r|| decreases
     monotonically); maxiter as scipy.sparse.linalg.lsmr's (None: 2 n)."""
     return _solve(LSMR, A, b, damp, atol, btol, conlim, maxiter, x0, grad_rtol, grad_maxiter,
-                  return_info, "lsmr")
+                  return_info, "lsmr", transpose)
 
 
 def lstsq(A, b, damp=0.0, grad_rtol=1e-10, grad_maxiter=0, return_info=False):

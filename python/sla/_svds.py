@@ -15,7 +15,8 @@ c_int64, c_double, c_int, c_bool, P = L.c_int64, L.c_double, L.c_int, L.c_bool, 
 class CSvdsOptions(ctypes.Structure):
     _fields_ = [("k", c_int64), ("which", c_int), ("tol", c_double), ("maxiter", c_int64),
                 ("ncv", c_int64), ("v0", ctypes.c_void_p), ("memory_limit", c_double),
-                ("degenerate_tol", c_double), ("grad_rtol", c_double), ("grad_maxiter", c_int64)]
+                ("degenerate_tol", c_double), ("grad_rtol", c_double), ("grad_maxiter", c_int64),
+                ("transpose", c_int)]
 
 
 class CSvdsInfo(ctypes.Structure):
@@ -110,11 +111,14 @@ class SvdsFn(torch.autograd.Function):
         return gA, None, None, None, None
 
 
-def svds(A, k=6, which="LM", tol=0.0, ncv=0, maxiter=0, degenerate_tol=1e-9, grad_rtol=1e-12):
+def svds(A, k=6, which="LM", tol=0.0, ncv=0, maxiter=0, degenerate_tol=1e-9, grad_rtol=1e-12,
+         transpose="auto"):
     """(U [*, m, k], S [*, k], Vh [*, k, n]) as scipy.sparse.linalg.svds
     returns them: singular values in ASCENDING order (C's LM order is
     reversed here). Differentiable in A's values; losses of U, Vh must be
-    invariant under the sign of each (u_i, v_i) pair."""
+    invariant under the sign of each (u_i, v_i) pair. transpose: how the
+    products with A^T are formed ("auto", "explicit": A^T built once per
+    call, about the matrix's memory again; "scatter": no extra memory)."""
     from ._complex import refuse
     refuse("svds", A)
     api = _get()
@@ -129,6 +133,8 @@ def svds(A, k=6, which="LM", tol=0.0, ncv=0, maxiter=0, degenerate_tol=1e-9, gra
     copts.k, copts.which = k, 0 if w == "LM" else 1
     copts.tol, copts.ncv, copts.maxiter = float(tol), int(ncv), int(maxiter)
     copts.degenerate_tol, copts.grad_rtol = float(degenerate_tol), float(grad_rtol)
+    from ._lsq import _transpose_mode
+    copts.transpose = _transpose_mode(transpose, "svds")
     bs = A.batch_shape
     pat = A.pattern
     vals = A._csr_values(pat).to(torch.float64).contiguous()

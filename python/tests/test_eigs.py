@@ -170,6 +170,61 @@ class TestGeneralized(unittest.TestCase):
         # eps 1e-5: ARPACK's vectors are accurate to ~1e-11, too coarse for 1e-7 steps
         self.assertTrue(gradcheck(f, ins, eps=1e-5, atol=1e-4, rtol=1e-4))
 
+    def _batch_vals(self, B, seed):
+        """B symmetric perturbations of K's values and of M's (M_b stays SPD)."""
+        n, g = self.n, torch.Generator().manual_seed(seed)
+        dk = torch.rand(B, 2 * n - 1, generator=g, dtype=F64)
+        dm = torch.rand(B, 2 * n - 1, generator=g, dtype=F64)
+        kb = self.kv + 0.3 * torch.cat([dk, dk[:, n:]], 1) * self.kv.abs()
+        mb = self.mv + 0.2 * torch.cat([dm[:, :n], 0.1 * dm[:, n:], 0.1 * dm[:, n:]], 1) * self.mv.abs()
+        return kb, mb
+
+    def test_batch_vs_scipy(self):
+        """A batch of K (one M, then a batch of M) against scipy.linalg.eigh
+        per member; a wrong M batch is refused."""
+        n, B, k = self.n, 3, 3
+        kb, mb = self._batch_vals(B, 31)
+        r, c = self.row.numpy(), self.col.numpy()
+        dense = lambda v: sp.csr_matrix((v.numpy(), (r, c)), shape=(n, n)).toarray()  # noqa: E731
+        for batched_m in (False, True):
+            K = sla.SparseTensor(kb, self.row, self.col, (B, n, n))
+            M = sla.SparseTensor(mb if batched_m else self.mv, self.row, self.col,
+                                 (B, n, n) if batched_m else (n, n))
+            lam, X = K.eigsh(k=k, M=M)
+            self.assertEqual(tuple(lam.shape), (B, k))
+            self.assertEqual(tuple(X.shape), (B, n, k))
+            for b in range(B):
+                Md = dense(mb[b] if batched_m else self.mv)
+                ref = sla_dense.eigh(dense(kb[b]), Md, eigvals_only=True)
+                np.testing.assert_allclose(lam[b].numpy(), ref[:k], rtol=1e-10)
+                Xb = X[b].numpy()
+                np.testing.assert_allclose(Xb.T @ Md @ Xb, np.eye(k), atol=1e-10)
+        M2 = sla.SparseTensor(mb[:2], self.row, self.col, (2, n, n))
+        with self.assertRaisesRegex(ValueError, "batch shape"):
+            K.eigsh(k=k, M=M2)
+
+    def test_batch_gradcheck(self):
+        """Gradients of a batched K with one M (M's gradient sums over the
+        batch) and with a batch of M, eigenvalues and vectors."""
+        n, B = self.n, 2
+        kb, mb = self._batch_vals(B, 32)
+        W = torch.rand(B, n, 2, generator=torch.Generator().manual_seed(33), dtype=F64)
+
+        def f(kd, ko, md, mo):
+            K = sla.SparseTensor(torch.cat([kd, ko, ko], -1), self.row, self.col, (B, n, n))
+            mv = torch.cat([md, mo, mo], -1)
+            M = sla.SparseTensor(mv, self.row, self.col, tuple(mv.shape[:-1]) + (n, n))
+            lam, X = K.eigsh(k=2, M=M)
+            return (lam * torch.tensor([1.0, -0.5], dtype=F64)).sum(), (X ** 2 * W).sum()
+
+        kd, ko = kb[:, :n].clone(), kb[:, n:2 * n - 1].clone()
+        for md, mo in ((self.mv[:n].clone(), self.mv[n:2 * n - 1].clone()),
+                       (mb[:, :n].clone(), mb[:, n:2 * n - 1].clone())):
+            ins = tuple(t.clone().requires_grad_(True) for t in (kd, ko, md, mo))
+            # eps 1e-6: M's entries are ~h/6 = 4e-3, so 1e-5 steps leave a
+            # central-difference truncation error near 1e-3 (it falls as eps^2)
+            self.assertTrue(gradcheck(f, ins, eps=1e-6, atol=1e-4, rtol=1e-4))
+
     def test_eigenvector_grad_vs_scipy(self):
         """dL/dvalues of L = sum W * X (signs aligned) against central
         differences of scipy.linalg.eigh(K, M) on a random SPD pencil."""

@@ -159,6 +159,30 @@ class TestLsq(unittest.TestCase):
         x0 = sla.lsqr(sla.SparseTensor(V, row, col, (15, 9)), b, x0=torch.ones(9), **kw)
         np.testing.assert_allclose(x0.numpy(), x.detach().numpy(), rtol=1e-8, atol=1e-10)
 
+    def test_transpose_option(self):
+        """transpose="explicit" and "scatter" (how A^T u is formed) give the
+        same x and gradients as each other and as SciPy; a bad name is refused."""
+        for (m, n) in [(60, 30), (30, 60)]:
+            M = random_sparse(m, n, 0.15, 7 + m)
+            b = torch.tensor(np.cos(np.arange(m) + 0.5))
+            ref = spla.lsqr(M, b.numpy(), atol=1e-14, btol=1e-14, iter_lim=10000)[0]
+            xs, grads = [], []
+            for t in ("scatter", "explicit", "auto"):
+                A = sla.SparseTensor.from_scipy(M)
+                A.values.requires_grad_(True)
+                x = sla.lsqr(A, b, atol=1e-14, btol=1e-14, transpose=t)
+                (x * torch.arange(n, dtype=torch.float64)).sum().backward()
+                xs.append(x.detach().numpy())
+                grads.append(A.values.grad.numpy().copy())
+                np.testing.assert_allclose(xs[-1], ref, rtol=1e-8, atol=1e-10)
+            for i in (1, 2):
+                np.testing.assert_allclose(xs[i], xs[0], rtol=1e-12, atol=1e-14)
+                np.testing.assert_allclose(grads[i], grads[0], rtol=1e-10, atol=1e-12)
+            x2 = sla.lsmr(sla.SparseTensor.from_scipy(M), b, atol=1e-14, btol=1e-14, transpose="explicit")
+            np.testing.assert_allclose(x2.numpy(), ref, rtol=1e-8, atol=1e-10)
+        with self.assertRaisesRegex(ValueError, "explicit"):
+            sla.lsqr(sla.SparseTensor.from_scipy(M), b, transpose="gather")
+
     def test_errors(self):
         A = sla.SparseTensor.from_scipy(random_sparse(10, 5, 0.3, 1))
         with self.assertRaises(ValueError):

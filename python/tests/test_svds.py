@@ -61,6 +61,21 @@ class TestSvds(unittest.TestCase):
             self.assertTrue(torch.autograd.gradcheck(lambda t: f(t, which), (x,), eps=1e-6, atol=1e-6,
                                                      rtol=1e-5))
 
+    def test_transpose_option(self):
+        """transpose="explicit" / "scatter" / "auto": the same triplets (A^T
+        applied by a gather over the explicit transpose or by a scatter)."""
+        for (m, n) in [(40, 25), (25, 40)]:
+            r, c, v = rand_rect(m, n, 5 + m)
+            A = sla.SparseTensor(v, r, c, (m, n))
+            dense = torch.sparse_coo_tensor(torch.stack([r, c]), v, (m, n)).to_dense().numpy()
+            sv = np.linalg.svd(dense, compute_uv=False)
+            outs = [sla.svds(A, 3, transpose=t) for t in ("scatter", "explicit", "auto")]
+            for U, S, Vh in outs:
+                np.testing.assert_allclose(S.numpy(), np.sort(sv[:3]), rtol=1e-11)
+                np.testing.assert_allclose(np.abs(U.numpy()), np.abs(outs[0][0].numpy()), atol=1e-10)
+        with self.assertRaisesRegex(ValueError, "explicit"):
+            sla.svds(A, 3, transpose="gather")
+
     def test_errors(self):
         r, c, v = rand_rect(9, 6, 4)
         A = sla.SparseTensor(v, r, c, (9, 6))

@@ -172,6 +172,25 @@ double sla__residual(const sla_matrix *A, sla_int ib, const double *x,
 void sla__spmv_t(const sla_matrix *A, sla_int ib, const double *x, double *y,
                  int nt, double *work);
 
+/* The CSR of A_ib^T (transpose.c): nrows = A's ncols, ncols = A's nrows,
+ * values in double. */
+typedef struct sla__csrt {
+    sla_int nrows, ncols;
+    sla_int *rowptr; /* nrows + 1 */
+    int32_t *colind; /* nnz, ascending in each row */
+    double *vals;    /* nnz */
+} sla__csrt;
+/* Build T = A_ib^T (SLA_ERR_NOMEM, SLA_ERR_TOO_LARGE with A->nrows past
+ * int32; T is then empty). Free with sla__csrt_free (safe on an empty T). */
+sla_status sla__csrt_build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__csrt *T);
+void sla__csrt_free(sla_ctx *ctx, sla__csrt *T);
+/* Whether SLA_TRANSPOSE_AUTO builds the explicit transpose of A for a
+ * run of many A^T products on nt threads (the rule measured by
+ * bench_svds and bench_lsq; transpose.c). */
+bool sla__transpose_auto(const sla_matrix *A, int nt);
+/* y = T x, a gather by rows of T (= A^T x), threaded without reductions. */
+void sla__csrt_spmv(const sla__csrt *T, const double *x, double *y, int nt);
+
 double sla__dot(sla_int n, const double *x, const double *y, int nt);
 /* ||x||_2 without overflow or underflow (plain dot when that is safe). */
 double sla__nrm2(sla_int n, const double *x, int nt);

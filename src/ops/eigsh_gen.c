@@ -210,3 +210,35 @@ sla_status sla_eigsh_generalized(sla_ctx *ctx, const sla_matrix *K, sla_int ibK,
     return sla__ok(ctx, SLA_OK);
 #endif
 }
+
+/* Every value array of K with M's (M->nbatch 1: one M for all, or
+ * K->nbatch: M_b with K_b): sla_eigsh_generalized per array, in order
+ * (ARPACK is serialized). */
+sla_status sla_eigsh_generalized_batch(sla_ctx *ctx, const sla_matrix *K, const sla_matrix *M,
+                                       const sla_eigsh_options *opts, double *evals, double *evecs,
+                                       double *residuals, sla_eigsh_info *info)
+{
+    if (sla__require_real(ctx, K, "sla_eigsh_generalized_batch")) return SLA_ERR_UNSUPPORTED;
+    if (M && sla__require_real(ctx, M, "sla_eigsh_generalized_batch")) return SLA_ERR_UNSUPPORTED;
+    sla_eigsh_options o;
+    if (opts) o = *opts;
+    else sla_eigsh_options_default(&o);
+    if (o.k < 1) return sla__error(ctx, SLA_ERR_ARGUMENT, "eigsh generalized: k = %lld; k must be >= 1", (long long)o.k);
+    if (!K || !M || !evals) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_eigsh_generalized_batch: NULL argument");
+    if (M->nbatch != 1 && M->nbatch != K->nbatch)
+        return sla__error(ctx, SLA_ERR_DIMENSION,
+                          "sla_eigsh_generalized_batch: M has %lld value arrays; it needs 1 (shared) or K's %lld",
+                          (long long)M->nbatch, (long long)K->nbatch);
+    sla_status worst = SLA_OK;
+    const size_t nk = (size_t)o.k, n = (size_t)K->nrows;
+    for (sla_int b = 0; b < K->nbatch; b++) {
+        sla_status st = sla_eigsh_generalized(ctx, K, b, M, M->nbatch == 1 ? 0 : b, &o, evals + (size_t)b * nk,
+                                              evecs ? evecs + (size_t)b * nk * n : NULL, K->nrows,
+                                              residuals ? residuals + (size_t)b * nk : NULL, info ? info + b : NULL);
+        if (st < 0) return sla__batch_error(ctx, st, b);
+        if (st > 0) worst = st;
+    }
+    if (worst)
+        return sla__error(ctx, worst, "eigsh generalized batch: some value arrays did not converge (see info)");
+    return sla__ok(ctx, SLA_OK);
+}

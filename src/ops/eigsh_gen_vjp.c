@@ -204,3 +204,50 @@ sla_status sla_eigsh_generalized_vjp(sla_ctx *ctx, const sla_matrix *K, sla_int 
                           who, o.grad_rtol, T.worst);
     return sla__ok(ctx, SLA_OK);
 }
+
+/* sla_eigsh_generalized_vjp per value array of K (M_b, or the one M whose
+ * gradient sums over the batch). */
+sla_status sla_eigsh_generalized_batch_vjp(sla_ctx *ctx, const sla_matrix *K, const sla_matrix *M, sla_int k,
+                                           const double *evals, const double *evecs, const double *gl,
+                                           const double *gv, double *gK, double *gM)
+{
+    static const char who[] = "sla_eigsh_generalized_batch_vjp";
+    if (sla__require_real(ctx, K, who)) return SLA_ERR_UNSUPPORTED;
+    if (M && sla__require_real(ctx, M, who)) return SLA_ERR_UNSUPPORTED;
+    if (!K || !M || !evals || !evecs) return sla__error(ctx, SLA_ERR_ARGUMENT, "%s: NULL argument", who);
+    if (k < 1 || k > K->nrows)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "%s: k = %lld out of [1, n]", who, (long long)k);
+    if (M->nbatch != 1 && M->nbatch != K->nbatch)
+        return sla__error(ctx, SLA_ERR_DIMENSION, "%s: M has %lld value arrays; it needs 1 (shared) or K's %lld",
+                          who, (long long)M->nbatch, (long long)K->nbatch);
+    const bool shared = M->nbatch == 1 && K->nbatch > 1;
+    const size_t n = (size_t)K->nrows, nk = (size_t)k, mnz = (size_t)M->nnz;
+    sla_allocator a = sla__ctx_alloc(ctx);
+    double *gMb = NULL; /* one M: each array's gradient, summed into gM */
+    if (gM && shared) {
+        if (!(gMb = sla__ctx_malloc(ctx, mnz ? mnz : 1, sizeof *gMb, "eigsh generalized batch vjp gM")))
+            return SLA_ERR_NOMEM;
+        sla__zero((sla_int)mnz, gM);
+    }
+    sla_status worst = SLA_OK, st = SLA_OK;
+    for (sla_int b = 0; b < K->nbatch; b++) {
+        double *gm = !gM ? NULL : shared ? gMb : gM + (size_t)b * mnz;
+        st = sla_eigsh_generalized_vjp(ctx, K, b, M, M->nbatch == 1 ? 0 : b, k, evals + (size_t)b * nk,
+                                       evecs + (size_t)b * n * nk, K->nrows, gl ? gl + (size_t)b * nk : NULL,
+                                       gv ? gv + (size_t)b * n * nk : NULL, K->nrows,
+                                       gK ? gK + (size_t)b * (size_t)K->nnz : NULL, gm);
+        if (st < 0) {
+            st = sla__batch_error(ctx, st, b);
+            break;
+        }
+        if (st > 0) worst = st;
+        if (gMb)
+            for (size_t q = 0; q < mnz; q++) gM[q] += gMb[q];
+        st = SLA_OK;
+    }
+    sla__free(&a, gMb);
+    if (st < 0) return st;
+    if (worst)
+        return sla__error(ctx, worst, "eigsh generalized batch vjp: a projected solve missed its tolerance");
+    return sla__ok(ctx, SLA_OK);
+}

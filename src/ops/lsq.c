@@ -43,6 +43,8 @@ void sla_lsq_options_default(sla_lsq_options *o)
 _Static_assert(sizeof(sla_lsq_method) == sizeof(int), "a CHOICE field is int-sized");
 
 static const char *const method_names[] = {"lsqr", "lsmr", "qr"}; /* SLA_LSQ_LSQR, _LSMR, _QR */
+_Static_assert(sizeof(sla_transpose_mode) == sizeof(int), "a CHOICE field is int-sized");
+static const char *const transpose_names[] = {"auto", "explicit", "scatter"}; /* SLA_TRANSPOSE_* */
 
 #define F(nm, kd, h, op) \
     {.key = #nm, .kind = SLA__OPT_##kd, .at = offsetof(sla_lsq_options, nm), .lo = 0, .hi = h, .open = op}
@@ -55,6 +57,7 @@ static const sla__opt_field lsq_fields[] = {
     F(maxiter, COUNT, 9e15, 0),
     F(grad_rtol, REAL, HUGE_VAL, SLA__OPT_LO_OPEN),
     F(grad_maxiter, COUNT, 9e15, 0),
+    {"transpose", SLA__OPT_CHOICE, offsetof(sla_lsq_options, transpose), 0, 0, 0, transpose_names, 3},
 };
 #undef F
 static const sla__opt_table lsq_table = {.fields = lsq_fields, .count = (int)COUNT(lsq_fields)};
@@ -66,8 +69,10 @@ sla_status sla_lsq_options_parse(sla_ctx *ctx, const char *str, sla_lsq_options 
 
 /* ---- the operator Abar = [A; damp I] -------------------------------------------- */
 
-sla_status sla__lsq_op_init(sla_ctx *ctx, sla__lsq_op *op, const sla_matrix *A, double damp)
+sla_status sla__lsq_op_init(sla_ctx *ctx, sla__lsq_op *op, const sla_matrix *A, double damp,
+                            sla_transpose_mode mode)
 {
+    memset(op, 0, sizeof *op);
     op->A = A;
     op->damp = damp;
     op->m = A->nrows;
@@ -75,6 +80,10 @@ sla_status sla__lsq_op_init(sla_ctx *ctx, sla__lsq_op *op, const sla_matrix *A, 
     op->mm = op->m + (damp > 0.0 ? op->n : 0);
     op->nt = sla__threads(ctx);
     op->work = NULL;
+    if (mode == SLA_TRANSPOSE_EXPLICIT || (mode == SLA_TRANSPOSE_AUTO && sla__transpose_auto(A, op->nt))) {
+        sla_status st = sla__csrt_build(ctx, A, 0, &op->T);
+        if (st != SLA_ERR_TOO_LARGE) return st; /* too many rows for int32: scatter */
+    }
     if (op->nt > 1 && op->m >= SLA_PAR_MIN) {
         op->work = sla__ctx_malloc(ctx, (size_t)op->nt * (size_t)op->n, sizeof(double), "a transposed product");
         if (!op->work) return SLA_ERR_NOMEM;
@@ -86,6 +95,7 @@ void sla__lsq_op_free(sla_ctx *ctx, sla__lsq_op *op)
 {
     sla_free(ctx, op->work);
     op->work = NULL;
+    sla__csrt_free(ctx, &op->T);
 }
 
 void sla__lsq_mv(const sla__lsq_op *op, const double *v, double *y)
@@ -95,9 +105,15 @@ void sla__lsq_mv(const sla__lsq_op *op, const double *v, double *y)
         for (sla_int j = 0; j < op->n; j++) y[op->m + j] = op->damp * v[j];
 }
 
+void sla__lsq_at(const sla__lsq_op *op, const double *u, double *y)
+{
+    if (op->T.rowptr) sla__csrt_spmv(&op->T, u, y, op->nt);
+    else sla__spmv_t(op->A, 0, u, y, op->nt, op->work);
+}
+
 void sla__lsq_rmv(const sla__lsq_op *op, const double *u, double *y)
 {
-    sla__spmv_t(op->A, 0, u, y, op->nt, op->work);
+    sla__lsq_at(op, u, y);
     if (op->mm > op->m)
         for (sla_int j = 0; j < op->n; j++) y[j] += op->damp * u[op->m + j];
 }
@@ -291,7 +307,7 @@ static void true_residuals(const sla__lsq_op *op, const double *b, const double 
     const int nt = op->nt;
     sla__spmv(op->A, 0, x, t, nt);
     for (sla_int i = 0; i < m; i++) t[i] = b[i] - t[i];
-    sla__spmv_t(op->A, 0, t, s, nt, op->work);
+    sla__lsq_at(op, t, s);
     for (sla_int j = 0; j < n; j++) s[j] -= op->damp * op->damp * x[j];
     info->true_rnorm = sla__nrm2(m, t, nt);
     info->true_arnorm = sla__nrm2(n, s, nt);
@@ -397,7 +413,10 @@ sla_status sla_lsq(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_lsq_
     sla_status st = sla__lsq_check(ctx, "lsq", A, ib, &o, b, x, &V);
     if (st) return st;
     sla__lsq_op op;
-    if ((st = sla__lsq_op_init(ctx, &op, &V, o.damp))) return st;
+    /* QR forms one product with A^T (the true residuals): no transpose to build */
+    if ((st = sla__lsq_op_init(ctx, &op, &V, o.damp,
+                               o.method == SLA_LSQ_QR ? SLA_TRANSPOSE_SCATTER : o.transpose)))
+        return st;
     st = o.method == SLA_LSQ_QR ? qr_run(ctx, &op, &o, b, x, info) : sla__lsq_run(ctx, &op, &o, b, x, info);
     sla__lsq_op_free(ctx, &op);
     info->seconds = sla__now() - t0;

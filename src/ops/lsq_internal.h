@@ -15,15 +15,21 @@ typedef struct sla__lsq_op {
     sla_int m, n, mm;    /* mm: rows of Abar */
     int nt;
     double *work;        /* nt * n doubles for the threaded A^T product, or NULL */
+    sla__csrt T;         /* the explicit A^T (T.rowptr NULL: scatter instead) */
 } sla__lsq_op;
 
-/* Set up op for the view A (allocates op->work through ctx). */
-sla_status sla__lsq_op_init(sla_ctx *ctx, sla__lsq_op *op, const sla_matrix *A, double damp);
+/* Set up op for the view A: the explicit transpose by mode (auto: by
+ * sla__transpose_auto), else op->work for the threaded scatter (both
+ * through ctx). */
+sla_status sla__lsq_op_init(sla_ctx *ctx, sla__lsq_op *op, const sla_matrix *A, double damp,
+                            sla_transpose_mode mode);
 void sla__lsq_op_free(sla_ctx *ctx, sla__lsq_op *op);
 /* y (mm) = Abar v (n) */
 void sla__lsq_mv(const sla__lsq_op *op, const double *v, double *y);
 /* y (n) = Abar^T u (mm) */
 void sla__lsq_rmv(const sla__lsq_op *op, const double *u, double *y);
+/* y (n) = A^T u (m), by the explicit transpose when op has one */
+void sla__lsq_at(const sla__lsq_op *op, const double *u, double *y);
 
 /* The LSQR or LSMR iteration (o->method) on op from o->x0 (may be NULL):
  * x (n), and the forward fields of info (not NULL; true_* included).

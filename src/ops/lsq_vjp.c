@@ -100,7 +100,7 @@ sla_status sla_lsq_vjp(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_
         if (!isfinite(x[j]) || !isfinite(gx[j]))
             return sla__error(ctx, SLA_ERR_VALUE, "lsq_vjp: x or gx has a NaN or Inf (entry %lld)", (long long)j);
     sla__lsq_op op;
-    if ((st = sla__lsq_op_init(ctx, &op, &V, o.damp))) return st;
+    if ((st = sla__lsq_op_init(ctx, &op, &V, o.damp, o.transpose))) return st;
     const sla_int m = op.m, n = op.n, mm = op.mm;
     const int nt = op.nt;
     sla_int maxiter = o.grad_maxiter > 0 ? o.grad_maxiter : (4 * n > 1000 ? 4 * n : 1000);

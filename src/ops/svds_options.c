@@ -36,6 +36,8 @@ void sla_svds_options_default(sla_svds_options *o)
 _Static_assert(sizeof(sla_svds_which) == sizeof(int), "a CHOICE field is int-sized");
 
 static const char *const which_names[] = {"LM", "SM"}; /* SLA_SVDS_LM, SLA_SVDS_SM */
+_Static_assert(sizeof(sla_transpose_mode) == sizeof(int), "a CHOICE field is int-sized");
+static const char *const transpose_names[] = {"auto", "explicit", "scatter"}; /* SLA_TRANSPOSE_* */
 
 #define F(nm, kd, l, h, op) \
     {.key = #nm, .kind = SLA__OPT_##kd, .at = offsetof(sla_svds_options, nm), .lo = l, .hi = h, .open = op}
@@ -49,6 +51,7 @@ static const sla__opt_field svds_fields[] = {
     F(degenerate_tol, REAL, 0, HUGE_VAL, 0),
     F(grad_rtol, REAL, 0, HUGE_VAL, SLA__OPT_LO_OPEN),
     F(grad_maxiter, COUNT, 0, 9007199254740992.0 /* 2^53 */, 0),
+    {"transpose", SLA__OPT_CHOICE, offsetof(sla_svds_options, transpose), 0, 0, 0, transpose_names, 3},
 };
 #undef F
 static const sla__opt_table svds_table = {.fields = svds_fields, .count = COUNT(svds_fields), .values_nocase = true};
