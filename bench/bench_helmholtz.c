@@ -41,13 +41,6 @@
 #define MAXS 16
 #define MAXM 16
 
-static double cpu_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static int parse_list(const char *s, long *v, int max)
 {
     int k = 0;
