@@ -22,6 +22,14 @@
 
 #define MAX_REPS 64
 
+/* CPU seconds of this process, all threads (wall time alone misleads on a loaded machine). */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static int fail(sla_ctx *ctx, const char *what, sla_status st)
 {
     fprintf(stderr, "bench_spgemm: %s: %s: %s\n", what, sla_status_name(st), sla_ctx_message(ctx));
@@ -60,33 +68,39 @@ int main(int argc, char **argv)
     printf("SpGEMM C = A A, 2-D Poisson N=%ld: n=%lld nnz(A)=%lld nnz(C)=%lld, %d reps\n", N,
            (long long)n, (long long)sla_matrix_nnz(A), (long long)nnzC, reps);
     printf("| threads | symbolic med (min) s | numeric med (min) s | symbolic+numeric med (min) s"
-           " | sla_spgemm (fused) med (min) s | other load %% |\n|---|---|---|---|---|---|\n");
-    for (const char *tok = threads; *tok; tok += strcspn(tok, ",") + (tok[strcspn(tok, ",")] != 0)) {
+           " | sla_spgemm (fused) med (min) s | CPU s: symbolic, numeric, fused | other load %% |\n"
+           "|---|---|---|---|---|---|---|\n");
+    for (const char *tok = threads; *tok;
+         tok += strcspn(tok, ",") + (tok[strcspn(tok, ",")] != 0)) {
         int nt = atoi(tok);
         if (nt < 1) continue;
         sla_ctx_set_threads(ctx, nt);
         double ts[MAX_REPS], tn[MAX_REPS], tf[MAX_REPS], tu[MAX_REPS];
+        double cs[MAX_REPS], cn[MAX_REPS], cu[MAX_REPS]; /* CPU seconds */
         load_mark l0 = load_now();
         for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
-            double t0 = now();
+            double c0 = cpu_now(), t0 = now();
             st = sla_spgemm_symbolic(ctx, A, A, &C);
-            double t1 = now();
+            double t1 = now(), c1 = cpu_now();
             if (st != SLA_OK) return fail(ctx, "symbolic", st);
             st = sla_spgemm_numeric(ctx, A, A, C, cv);
             double t2 = now();
             if (st != SLA_OK) return fail(ctx, "numeric", st);
-            double t3 = now();
+            double c3 = cpu_now(), t3 = now();
             st = sla_spgemm_numeric(ctx, A, A, C, cv);
-            double t4 = now();
+            double t4 = now(), c4 = cpu_now();
             if (st != SLA_OK) return fail(ctx, "numeric", st);
             sla_matrix_destroy(&C);
-            double t5 = now();
+            double c5 = cpu_now(), t5 = now();
             st = sla_spgemm(ctx, A, A, &C);
-            double t6 = now();
+            double t6 = now(), c6 = cpu_now();
             if (st != SLA_OK) return fail(ctx, "sla_spgemm", st);
             sla_matrix_destroy(&C);
             if (r >= 0) {
                 tu[r] = t6 - t5;
+                cs[r] = c1 - c0;
+                cn[r] = c4 - c3;
+                cu[r] = c6 - c5;
                 ts[r] = t1 - t0;
                 tf[r] = t2 - t0;
                 tn[r] = t4 - t3;
@@ -100,14 +114,17 @@ int main(int argc, char **argv)
             mins[1] = fmin(mins[1], tn[r]);
             mins[2] = fmin(mins[2], tf[r]);
         }
-        printf("| %d | %.4f (%.4f) | %.4f (%.4f) | %.4f (%.4f) | %.4f (%.4f) | %.0f |\n", nt,
-               median(ts, reps), mins[0], median(tn, reps), mins[1], median(tf, reps), mins[2],
-               median(tu, reps), mins[3], other);
+        printf("| %d | %.4f (%.4f) | %.4f (%.4f) | %.4f (%.4f) | %.4f (%.4f) | %.4f, %.4f, %.4f"
+               " | %.0f |\n", nt, median(ts, reps), mins[0], median(tn, reps), mins[1],
+               median(tf, reps), mins[2], median(tu, reps), mins[3], median(cs, reps),
+               median(cn, reps), median(cu, reps), other);
         printf("{\"bench\": \"spgemm\", \"N\": %ld, \"n\": %lld, \"nnzC\": %lld, \"threads\": %d, "
                "\"symbolic_s\": %.5f, \"numeric_s\": %.5f, \"full_s\": %.5f, "
-               "\"fused_s\": %.5f, \"other_load_pct\": %.0f}\n",
+               "\"fused_s\": %.5f, \"cpu_symbolic_s\": %.5f, \"cpu_numeric_s\": %.5f, "
+               "\"cpu_fused_s\": %.5f, \"other_load_pct\": %.0f}\n",
                N, (long long)n, (long long)nnzC, nt, median(ts, reps), median(tn, reps),
-               median(tf, reps), median(tu, reps), other);
+               median(tf, reps), median(tu, reps), median(cs, reps), median(cn, reps),
+               median(cu, reps), other);
     }
     free(cv);
     sla_matrix_destroy(&A);
