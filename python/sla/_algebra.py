@@ -19,7 +19,6 @@ import collections
 import ctypes
 import threading
 
-import numpy as np
 import torch
 from torch.autograd.function import once_differentiable
 
@@ -46,14 +45,6 @@ _ncols = L._proto("sla_matrix_ncols", ctypes.c_int64, P)
 _spgemm = L._proto("sla_spgemm", ctypes.c_int, P, P, P, _VPP)
 _nbatch = L._proto("sla_matrix_nbatch", ctypes.c_int64, P)
 _get_coo = L._proto("sla_matrix_get_coo", ctypes.c_int, P, P, PTR, PTR)
-
-
-def _empty(shape, dtype):
-    """An uninitialized CPU tensor allocated by NumPy, which asks the kernel
-    for transparent huge pages on large arrays: a product's result is
-    hundreds of MB of fresh memory, and with 4 KiB pages the page faults
-    cost as much as writing it (torch.empty does not ask)."""
-    return torch.from_numpy(np.empty(shape, dtype=dtype))
 
 
 class _Pool:
@@ -139,8 +130,8 @@ class _Result:
         self.nrows = int(L.sla_matrix_nrows(ptr))
         self.ncols = int(_ncols(ptr))
         self.nnz = int(L.sla_matrix_nnz(ptr))
-        self.rowind = _empty(self.nnz, np.int64)
-        self.colind = _empty(self.nnz, np.int64)
+        self.rowind = torch.empty(self.nnz, dtype=torch.int64)
+        self.colind = torch.empty(self.nnz, dtype=torch.int64)
         L.check(_get_coo(L.ctx(), ptr, self.rowind.data_ptr(), self.colind.data_ptr()),
                 "result pattern")
 
@@ -249,7 +240,7 @@ class BinaryFn(torch.autograd.Function):
         if box is not None:
             box["res"] = res
         if cv is None:
-            cv = _empty((nbc, res.nnz), np.float64)
+            cv = torch.empty((nbc, res.nnz), dtype=torch.float64)
             _numeric(op, ma, mb, res, cv, alpha, beta)
         ctx.args = (op, pa, pb, res, alpha, beta)
         ctx.save_for_backward(va, vb)

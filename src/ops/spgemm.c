@@ -6,32 +6,9 @@
  * gA = (gC B^T) on A's pattern and gB = (A^T gC) on B's pattern, computed
  * on the patterns (never densely). OpenMP over row chunks of about equal
  * work. */
-#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "algebra_internal.h"
 
-#include <stdint.h>
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
-
-/* Ask for transparent huge pages on a large array about to be written for
- * the first time (as NumPy does for its arrays): a product's result and
- * workspaces are tens of MB of fresh memory, and 4 KiB page faults are a
- * large share of their cost. Only the page-aligned interior; a hint that
- * may be ignored. */
-static void huge_pages(void *p, size_t bytes)
-{
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (!p || bytes < ((size_t)4 << 20)) return;
-    uintptr_t a = ((uintptr_t)p + 4095u) & ~(uintptr_t)4095u;
-    size_t len = (bytes - (size_t)(a - (uintptr_t)p)) & ~(size_t)4095u;
-    (void)madvise((void *)a, len, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)bytes;
-#endif
-}
 
 static sla_status check_shapes(sla_ctx *ctx, const char *who, const sla_matrix *A,
                                const sla_matrix *B, sla_int *nbC)
@@ -50,18 +27,8 @@ static int32_t *marks(sla_ctx *ctx, int nt, sla_int n)
 {
     size_t len = (size_t)nt * (size_t)(n > 0 ? n : 1);
     int32_t *w = sla__ctx_malloc(ctx, len, sizeof *w, "a product's workspace");
-    huge_pages(w, len * sizeof *w);
     if (w) memset(w, 0xff, len * sizeof *w);
     return w;
-}
-
-/* count zero doubles: the dense accumulators of nt threads. */
-static double *zeros(const sla_allocator *a, size_t count)
-{
-    double *p = sla__malloc(a, count, sizeof *p);
-    huge_pages(p, count * sizeof *p);
-    if (p) memset(p, 0, count * sizeof *p);
-    return p;
 }
 
 /* Number of row chunks for nt threads: several per thread, so that a
@@ -126,7 +93,6 @@ static sla_status symbolic(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *
     const sla_int *arp = A->rowptr, *brp = B->rowptr;
     const int32_t *aci = A->colind, *bci = B->colind;
     sla_int *rp = sla__malloc(&a, (size_t)m + 1, sizeof *rp);
-    huge_pages(rp, ((size_t)m + 1) * sizeof *rp);
     sla_int *bounds = sla__malloc(&a, 2 * (size_t)nch + 2, sizeof *bounds);
     int32_t *mark = marks(ctx, nt, n);
     int32_t *ci = NULL, *scratch = NULL;
@@ -176,7 +142,6 @@ static sla_status symbolic(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *
     for (int c = 0; c < nch; c++) off[c + 1] += off[c];
     ci = sla__malloc(&a, (size_t)(off[nch] > 0 ? off[nch] : 1), sizeof *ci);
     if (!ci) goto nomem;
-    huge_pages(ci, (size_t)off[nch] * sizeof *ci);
     rp[m] = off[nch]; /* the count wrap reads; pass 2 writes the rest */
     if ((st = sla__alg_wrap_as(ctx, m, n, nbC, rp, ci, false, C))) { /* frees rp and ci */
         sla__free(&a, mark);
@@ -186,7 +151,6 @@ static sla_status symbolic(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *
     }
     double *vals = (double *)(*C)->values;
     sla_int nnzC = off[nch];
-    huge_pages(vals, (size_t)(nbC * nnzC) * sizeof *vals);
     /* pass 2: row starts, and each row's columns, sorted */
 #pragma omp parallel num_threads(nt) if (nch > 1)
     {
@@ -278,7 +242,7 @@ sla_status sla_spgemm(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *B, sl
     sla_allocator a = sla__ctx_alloc(ctx);
     sla_int n = B->ncols > 0 ? B->ncols : 1;
     double *ta = NULL, *tb = NULL;
-    double *acc = zeros(&a, (size_t)sla__threads(ctx) * (size_t)n);
+    double *acc = sla__calloc(&a, (size_t)sla__threads(ctx) * (size_t)n, sizeof *acc);
     const double *av = acc ? f64_values(ctx, A, 0, &ta) : NULL;
     const double *bv = av ? f64_values(ctx, B, 0, &tb) : NULL;
     if (!bv) st = sla__error(ctx, SLA_ERR_NOMEM, "%s: out of memory for the workspace", who);
@@ -349,7 +313,7 @@ sla_status sla_spgemm_numeric(sla_ctx *ctx, const sla_matrix *A, const sla_matri
     sla_int m = A->nrows, n = C->ncols > 0 ? C->ncols : 1, bad = -1;
     int nt = sla__threads(ctx), nch = nchunks(nt, m);
     int32_t *mark = marks(ctx, nt, n);
-    double *acc = zeros(&a, (size_t)nt * (size_t)n);
+    double *acc = sla__calloc(&a, (size_t)nt * (size_t)n, sizeof *acc);
     sla_int *bounds = sla__malloc(&a, (size_t)nch + 1, sizeof *bounds);
     double *ta = NULL, *tb = NULL;
     if (!mark || !acc || !bounds) {
