@@ -305,6 +305,23 @@ static void check_fused(sla_int m, sla_int k, sla_int n, int per_row, sla_int nb
         sla_matrix_get_colind(C, cc);
         sla_matrix_get_colind(F, fc);
         CHECK(memcmp(cc, fc, (size_t)nnz * sizeof *cc) == 0);
+        /* the threaded COO form equals the serial getters', and is recognized */
+        sla_int *ri = malloc((size_t)(nnz + 1) * 8), *rj = malloc((size_t)(nnz + 1) * 8);
+        sla_int *cj = malloc((size_t)(nnz + 1) * 8);
+        sla_matrix_get_rowind(F, ri);
+        CHECK_OK(ctx, sla_matrix_get_coo(ctx, F, rj, cj));
+        CHECK(memcmp(ri, rj, (size_t)nnz * 8) == 0 && memcmp(fc, cj, (size_t)nnz * 8) == 0);
+        CHECK(sla_matrix_coo_equal(ctx, F, rj, cj) == 1);
+        if (nnz > 1) {
+            cj[nnz - 1] = -1; /* one column changed */
+            CHECK(sla_matrix_coo_equal(ctx, F, rj, cj) == 0);
+            rj[0] = -1;
+            CHECK(sla_matrix_coo_equal(ctx, F, rj, fc) == 0);
+        }
+        CHECK(sla_matrix_coo_equal(ctx, NULL, rj, cj) == 0);
+        free(ri);
+        free(rj);
+        free(cj);
         /* a valid CSR pattern: columns in range, strictly increasing in each row */
         sla_matrix *V = NULL;
         CHECK_OK(ctx, sla_matrix_from_csr(ctx, m, n, sla_matrix_rowptr(F), fc, SLA_F64, 1, NULL,

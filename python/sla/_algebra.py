@@ -45,6 +45,7 @@ _ncols = L._proto("sla_matrix_ncols", ctypes.c_int64, P)
 _spgemm = L._proto("sla_spgemm", ctypes.c_int, P, P, P, _VPP)
 _nbatch = L._proto("sla_matrix_nbatch", ctypes.c_int64, P)
 _get_coo = L._proto("sla_matrix_get_coo", ctypes.c_int, P, P, PTR, PTR)
+_coo_equal = L._proto("sla_matrix_coo_equal", ctypes.c_int, P, P, PTR, PTR)
 
 
 class _Pool:
@@ -146,9 +147,69 @@ class _Result:
         buf.owner = self  # torch.frombuffer keeps buf, buf keeps the C matrix
         return torch.frombuffer(buf, dtype=torch.float64).reshape(nb, self.nnz)
 
+    def pattern(self):
+        """The result's Pattern (_ResultPattern), made once."""
+        p = getattr(self, "_pattern", None)
+        if p is None:
+            p = self._pattern = _ResultPattern(self)
+        return p
+
     def __del__(self):
         if getattr(self, "ptr", None) is not None and self.ptr.value and L.sla_matrix_destroy:
             L.sla_matrix_destroy(ctypes.byref(self.ptr))
+
+
+class _ResultPattern(_core.Pattern):
+    """The Pattern of a C-made result (a _Result), adopted instead of
+    analysed again by sla_matrix_from_coo: C built it sorted and valid, and
+    it is already in CSR order (the COO -> CSR map is the identity). The
+    result's row and col tensors belong to the user, who may write them in
+    place, so matches() compares them with the C matrix's own (private)
+    pattern, and the index tensors a Pattern holds are private copies,
+    made from C on first use."""
+
+    def __init__(self, res):  # not Pattern.__init__, which would analyse the indices
+        self._res = res
+        self.nrows, self.ncols = res.nrows, res.ncols
+        self.nnz_in = self.nnz = res.nnz
+        self.identity = True
+        self._idx = None
+        self._solvers = collections.OrderedDict()
+        self._matrices = {}
+        self._lock = threading.Lock()
+
+    def _indices(self):
+        with self._lock:
+            if self._idx is None:
+                res = self._res
+                rowptr = torch.empty(res.nrows + 1, dtype=torch.int64)
+                ctypes.memmove(rowptr.data_ptr(), L.sla_matrix_rowptr(res.ptr),
+                               8 * (res.nrows + 1))
+                rowind = torch.empty(res.nnz, dtype=torch.int64)
+                colind = torch.empty(res.nnz, dtype=torch.int64)
+                L.check(_get_coo(L.ctx(), res.ptr, rowind.data_ptr(), colind.data_ptr()),
+                        "result pattern")
+                self._idx = (rowptr, rowind, colind)
+            return self._idx
+
+    rowptr = property(lambda self: self._indices()[0])
+    rowind = property(lambda self: self._indices()[1])
+    colind = property(lambda self: self._indices()[2])
+    row_in = rowind
+    col_in = colind
+    coo_map = property(lambda self: torch.arange(self.nnz, dtype=torch.int64))
+
+    def matches(self, row, col, nrows, ncols):
+        if (int(nrows), int(ncols)) != (self.nrows, self.ncols):
+            return False
+        if not isinstance(row, torch.Tensor) or not isinstance(col, torch.Tensor):
+            return False
+        if row.dim() != 1 or col.dim() != 1 or row.numel() != self.nnz \
+                or col.numel() != self.nnz:
+            return False
+        row = row.to(torch.int64).contiguous()
+        col = col.to(torch.int64).contiguous()
+        return bool(_coo_equal(L.ctx(), self._res.ptr, row.data_ptr(), col.data_ptr()))
 
 
 _SYMBOLIC = {"matmul": _spgemm_symbolic, "add": _spadd_symbolic, "mul": _spmul_symbolic}
@@ -300,8 +361,10 @@ def _binary(op, A, B, alpha=1.0, beta=1.0):
         box = {}
         cv = BinaryFn.apply(va, vb, op, pa, pb, None, float(alpha), float(beta), box)
         res = box["res"]
-    return SparseTensor(cv.reshape(tuple(bs) + (res.nnz,)).to(dtype), res.rowind, res.colind,
-                        shape)
+    out = SparseTensor(cv.reshape(tuple(bs) + (res.nnz,)).to(dtype), res.rowind, res.colind,
+                       shape)
+    out._pattern = res.pattern()  # adopted: no second analysis of C's pattern
+    return out
 
 
 def matmul(A, B):

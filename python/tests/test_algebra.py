@@ -170,6 +170,38 @@ class TestAlgebra(unittest.TestCase):
             bad @ B
         np.testing.assert_allclose((A @ B).to_dense().numpy(), (Ms @ Ns).toarray(), atol=1e-14)
 
+    def test_result_pattern_adopted(self):
+        """A product's pattern is adopted from C (no second analysis): it
+        serves the next operations (a chained product, a sum, a solve), and
+        indices rewritten in place are noticed (a fresh analysis)."""
+        from sla import _algebra
+        A, Ms = rnd(60, 50, 0.08, 61)
+        B, Ns = rnd(50, 60, 0.08, 62)
+        E, Es = rnd(60, 40, 0.08, 63)
+        C = A @ B
+        self.assertIsInstance(C.pattern, _algebra._ResultPattern)
+        np.testing.assert_allclose((C @ E).to_dense().numpy(), (Ms @ Ns @ Es).toarray(),
+                                   atol=1e-13)
+        np.testing.assert_allclose((C + C.T).to_dense().numpy(),
+                                   (Ms @ Ns + (Ms @ Ns).T).toarray(), atol=1e-13)
+        n = 60
+        eye = sla.SparseTensor(torch.full((n,), 10.0, dtype=F64), torch.arange(n),
+                               torch.arange(n), (n, n))
+        K = (C @ C.T) + eye  # SPD
+        b = torch.ones(n, dtype=F64)
+        x = K.solve(b)
+        torch.testing.assert_close(K.to_dense() @ x, b, atol=1e-9, rtol=0)
+        # indices rewritten in place: the adopted pattern no longer matches
+        C2 = A @ B
+        col = C2.col.clone()
+        k = int((C2.row == C2.row[0]).sum())  # entries of the first stored row
+        C2.col[0], C2.col[k - 1] = col[k - 1], col[0]  # swap two columns of that row
+        self.assertNotIsInstance(C2.pattern, _algebra._ResultPattern)
+        dense = torch.zeros(C2.shape, dtype=F64)
+        dense.index_put_((C2.row, C2.col), C2.values.detach(), accumulate=True)
+        torch.testing.assert_close(C2.to_dense(), dense)
+        C2.col.copy_(col)  # the shared index tensor back as it was
+
     def test_errors(self):
         A, _ = rnd(5, 4, 0.5, 13)
         with self.assertRaises(ValueError):

@@ -538,6 +538,24 @@ sla_status sla_matrix_get_coo(sla_ctx *ctx, const sla_matrix *A, sla_int *rowind
     return sla__ok(ctx, SLA_OK);
 }
 
+int sla_matrix_coo_equal(sla_ctx *ctx, const sla_matrix *A, const sla_int *rowind,
+                         const sla_int *colind)
+{
+    if (!A || (A->nnz > 0 && (!rowind || !colind))) return 0;
+    int nt = sla__threads(ctx);
+    sla_int m = A->nrows, diff = 0;
+    const sla_int *rp = A->rowptr;
+    const int32_t *ci = A->colind;
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : diff) \
+    if (nt > 1 && A->nnz >= 65536)
+    for (sla_int i = 0; i < m; i++) {
+        sla_int d = 0;
+        for (sla_int p = rp[i]; p < rp[i + 1]; p++) d += (rowind[p] != i) | (colind[p] != ci[p]);
+        diff += d;
+    }
+    return diff == 0;
+}
+
 const void *sla_matrix_values(const sla_matrix *A, sla_int ib)
 {
     if (!A || ib < 0 || ib >= A->nbatch) return NULL;
