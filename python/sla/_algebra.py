@@ -174,12 +174,13 @@ class _ResultPattern(_core.Pattern):
         self.nnz_in = self.nnz = res.nnz
         self.identity = True
         self._idx = None
+        self._idx_lock = threading.Lock()  # not _lock: held by solver() while it builds one
         self._solvers = collections.OrderedDict()
         self._matrices = {}
         self._lock = threading.Lock()
 
     def _indices(self):
-        with self._lock:
+        with self._idx_lock:
             if self._idx is None:
                 res = self._res
                 rowptr = torch.empty(res.nrows + 1, dtype=torch.int64)
