@@ -18,6 +18,7 @@ differentiates directly.
 import collections
 import ctypes
 import threading
+import weakref
 
 import torch
 from torch.autograd.function import once_differentiable
@@ -148,10 +149,14 @@ class _Result:
         return torch.frombuffer(buf, dtype=torch.float64).reshape(nb, self.nnz)
 
     def pattern(self):
-        """The result's Pattern (_ResultPattern), made once."""
-        p = getattr(self, "_pattern", None)
+        """The result's Pattern (_ResultPattern), shared while one lives. A
+        weak reference: the pattern holds this result, and a cycle would
+        keep hundreds of MB alive until the cyclic garbage collector runs."""
+        ref = getattr(self, "_pattern", None)
+        p = ref() if ref is not None else None
         if p is None:
-            p = self._pattern = _ResultPattern(self)
+            p = _ResultPattern(self)
+            self._pattern = weakref.ref(p)
         return p
 
     def __del__(self):
