@@ -1,12 +1,22 @@
 #!/usr/bin/python3
 """SpGEMM C = A A on the 2-D Poisson matrix (sla gen, N x N grid; N = 1000:
-n = 1e6): sla (symbolic + numeric, and numeric alone on a cached pattern,
-the training-loop case) against SciPy's A @ A. Prints the times and the
-ratios (SciPy time / sla time: above 1, sla is faster).
+n = 1e6): sla through Python (the first product: pattern and values, and
+the numeric phase alone on the cached pattern, the training-loop case)
+against SciPy's A @ A, measured interleaved in one process (round r runs
+SciPy, then sla's first product, then sla's cached product), so that
+other load on a shared machine hits all three alike. Prints the medians
+(and minima) of wall and CPU time, the ratios SciPy / sla of the medians
+(above 1: sla is faster), the other processes' share of the CPUs, and one
+JSON line. The C kernels' floor: build/bin/sla_bench_spgemm.
 
-    /usr/bin/python3 bench/bench_spgemm.py [N] [repeats]
+    /usr/bin/python3 bench/bench_spgemm.py [N] [repeats] [threads]
+
+threads (default 2) is given to sla.set_num_threads: torch may have set
+OpenMP's default to 1 (its count of physical cores), which sla follows.
 """
+import json
 import os
+import statistics
 import sys
 import time
 
@@ -18,20 +28,28 @@ import sla  # noqa: E402
 from sla import _algebra  # noqa: E402
 
 
-def best(f, reps):
-    t = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        f()
-        t.append(time.perf_counter() - t0)
-    return min(t)
+def busy_seconds():
+    """CPU seconds the whole machine spent busy (/proc/stat), or None."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:9]]
+        return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        return None
+
+
+def timed(f):
+    w0, c0 = time.perf_counter(), time.process_time()
+    r = f()
+    return r, time.perf_counter() - w0, time.process_time() - c0
 
 
 def main():
     N = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
-    reps = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    reps = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    sla.set_num_threads(int(sys.argv[3]) if len(sys.argv) > 3 else 2)
     A = sla.poisson(2, N)
-    S = A.to_scipy()
+    S = A.to_scipy().tocsr()
     pat = A.pattern
     va = A._csr_values(pat).contiguous()
 
@@ -39,22 +57,57 @@ def main():
         _algebra._cache.clear()
         return A @ A
 
-    res = _algebra._symbolic("matmul", pat, pat)
-
     def sla_numeric():
+        res = _algebra._symbolic("matmul", pat, pat)
         return _algebra.BinaryFn.apply(va, va, "matmul", pat, pat, res, 1.0, 1.0)
 
-    t_scipy = best(lambda: S @ S, reps)
-    t_full = best(sla_full, reps)
-    t_num = best(sla_numeric, reps)
+    names = ("scipy", "full", "numeric")
+    fns = (lambda: S @ S, sla_full, sla_numeric)
+    wall = {k: [] for k in names}
+    cpu = {k: [] for k in names}
+    for f in fns:  # warm-up: libraries loaded, pools and caches filled
+        f()
+    b0, t0, s0 = busy_seconds(), time.perf_counter(), time.process_time()
+    for _ in range(reps):
+        for k, f in zip(names, fns):
+            r, w, c = timed(f)
+            del r
+            wall[k].append(w)
+            cpu[k].append(c)
+    b1, t1, s1 = busy_seconds(), time.perf_counter(), time.process_time()
+    other = None
+    if b0 is not None and b1 is not None:
+        other = max(0.0, 100.0 * ((b1 - b0) - (s1 - s0)) / ((t1 - t0) * os.cpu_count()))
+
     C = A @ A
     ref = (S @ S).tocsr()
-    err = np.abs(C.to_scipy() - ref).max()
-    print("2-D Poisson N=%d: n=%d nnz(A)=%d nnz(A A)=%d threads=%d (max |diff| vs SciPy %.1e)"
-          % (N, A.shape[0], A.nnz, C.nnz, sla.get_num_threads() or torch.get_num_threads(), err))
-    print("scipy A @ A               %8.3f s" % t_scipy)
-    print("sla symbolic + numeric    %8.3f s   ratio scipy/sla %.2f" % (t_full, t_scipy / t_full))
-    print("sla numeric (cached)      %8.3f s   ratio scipy/sla %.2f" % (t_num, t_scipy / t_num))
+    ref.sort_indices()
+    got = C.to_scipy().tocsr()
+    same_pattern = (np.array_equal(got.indptr, ref.indptr)
+                    and np.array_equal(got.indices, ref.indices))
+    rel = float(np.abs(got.data - ref.data).max() / max(np.abs(ref.data).max(), 1e-300)) \
+        if same_pattern and ref.nnz else float("nan")
+    med = {k: statistics.median(wall[k]) for k in names}
+    cmed = {k: statistics.median(cpu[k]) for k in names}
+    threads = sla.get_num_threads() or torch.get_num_threads()
+    print("2-D Poisson N=%d: n=%d nnz(A)=%d nnz(A A)=%d, sla threads=%s, %d interleaved rounds; "
+          "pattern identical to SciPy's: %s, max rel diff %.1e; other load %s"
+          % (N, A.shape[0], A.nnz, C.nnz, threads, reps, same_pattern, rel,
+             "%.0f %%" % other if other is not None else "unknown"))
+    print("| | wall median (min) s | CPU median s | SciPy / sla (wall medians) |")
+    print("|---|---|---|---|")
+    labels = {"scipy": "SciPy A @ A", "full": "sla A @ A, first product (pattern + values)",
+              "numeric": "sla numeric on the cached pattern"}
+    for k in names:
+        ratio = "" if k == "scipy" else "%.2f" % (med["scipy"] / med[k])
+        print("| %s | %.4f (%.4f) | %.4f | %s |" % (labels[k], med[k], min(wall[k]), cmed[k],
+                                                    ratio))
+    print(json.dumps({"bench": "spgemm_py", "N": N, "n": A.shape[0], "nnzC": C.nnz,
+                      "threads": threads, "reps": reps, "same_pattern": same_pattern,
+                      "max_rel_diff": rel, "other_load_pct": other,
+                      "wall_median_s": med, "cpu_median_s": cmed,
+                      "ratio_full": med["scipy"] / med["full"],
+                      "ratio_numeric": med["scipy"] / med["numeric"]}))
 
 
 if __name__ == "__main__":

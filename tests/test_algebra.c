@@ -264,6 +264,104 @@ static void test_float32(void)
     sla_matrix_destroy(&C32);
 }
 
+/* sla_spgemm (symbolic and numeric in one pass) against sla_spgemm_symbolic
+ * + sla_spgemm_numeric and a dense product: the same pattern (valid CSR,
+ * sorted), the same values, at 1 and 2 threads (row chunks), with wide rows
+ * (the long-row sort), a batch, a float32 operand. */
+static void check_fused(sla_int m, sla_int k, sla_int n, int per_row, sla_int nbA, sla_int nbB,
+                        bool f32)
+{
+    sla_matrix *A = rand_mat(m, k, per_row, nbA, 101 + (unsigned long long)m);
+    sla_matrix *B = rand_mat(k, n, per_row, nbB, 211 + (unsigned long long)n);
+    if (!A || !B) return;
+    if (f32) { /* A as float32 */
+        sla_int nnz = sla_matrix_nnz(A);
+        sla_int *ci = malloc((size_t)(nnz + 1) * sizeof *ci);
+        float *v = malloc((size_t)(nnz * nbA + 1) * sizeof *v);
+        sla_matrix_get_colind(A, ci);
+        for (sla_int b = 0; b < nbA; b++)
+            for (sla_int q = 0; q < nnz; q++)
+                v[b * nnz + q] = (float)((const double *)sla_matrix_values(A, b))[q];
+        sla_matrix *A32 = NULL;
+        CHECK_OK(ctx, sla_matrix_from_csr(ctx, m, k, sla_matrix_rowptr(A), ci, SLA_F32, nbA, v,
+                                          SLA_COPY, &A32));
+        free(ci);
+        free(v);
+        sla_matrix_destroy(&A);
+        A = A32;
+        if (!A) return;
+    }
+    for (int nt = 1; nt <= 2; nt++) {
+        sla_ctx_set_threads(ctx, nt);
+        sla_matrix *C = NULL, *F = NULL;
+        CHECK_OK(ctx, sla_spgemm_symbolic(ctx, A, B, &C));
+        CHECK_OK(ctx, sla_spgemm(ctx, A, B, &F));
+        if (!C || !F) return;
+        CHECK_OK(ctx, sla_spgemm_numeric(ctx, A, B, C, NULL));
+        sla_int nnz = sla_matrix_nnz(C), nbC = sla_matrix_nbatch(C);
+        CHECK(sla_matrix_nnz(F) == nnz && sla_matrix_nbatch(F) == nbC);
+        CHECK(memcmp(sla_matrix_rowptr(C), sla_matrix_rowptr(F), (size_t)(m + 1) * 8) == 0);
+        sla_int *cc = malloc((size_t)(nnz + 1) * sizeof *cc), *fc = malloc((size_t)(nnz + 1) * 8);
+        sla_matrix_get_colind(C, cc);
+        sla_matrix_get_colind(F, fc);
+        CHECK(memcmp(cc, fc, (size_t)nnz * sizeof *cc) == 0);
+        /* the threaded COO form equals the serial getters', and is recognized */
+        sla_int *ri = malloc((size_t)(nnz + 1) * 8), *rj = malloc((size_t)(nnz + 1) * 8);
+        sla_int *cj = malloc((size_t)(nnz + 1) * 8);
+        sla_matrix_get_rowind(F, ri);
+        CHECK_OK(ctx, sla_matrix_get_coo(ctx, F, rj, cj));
+        CHECK(memcmp(ri, rj, (size_t)nnz * 8) == 0 && memcmp(fc, cj, (size_t)nnz * 8) == 0);
+        CHECK(sla_matrix_coo_equal(ctx, F, rj, cj) == 1);
+        if (nnz > 1) {
+            cj[nnz - 1] = -1; /* one column changed */
+            CHECK(sla_matrix_coo_equal(ctx, F, rj, cj) == 0);
+            rj[0] = -1;
+            CHECK(sla_matrix_coo_equal(ctx, F, rj, fc) == 0);
+        }
+        CHECK(sla_matrix_coo_equal(ctx, NULL, rj, cj) == 0);
+        free(ri);
+        free(rj);
+        free(cj);
+        /* a valid CSR pattern: columns in range, strictly increasing in each row */
+        sla_matrix *V = NULL;
+        CHECK_OK(ctx, sla_matrix_from_csr(ctx, m, n, sla_matrix_rowptr(F), fc, SLA_F64, 1, NULL,
+                                          SLA_COPY, &V));
+        sla_matrix_destroy(&V);
+        double err = 0;
+        for (sla_int b = 0; b < nbC; b++) {
+            CHECK(tu_reldiff(nnz, sla_matrix_values(C, b), sla_matrix_values(F, b)) == 0);
+            double *ref = op_dense(OP_GEMM, A, B, b);
+            double *got = dense_vals(F, (const double *)sla_matrix_values(F, b));
+            err = fmax(err, tu_reldiff(m * n, got, ref));
+            free(ref);
+            free(got);
+        }
+        CHECK(err < 1e-13);
+        free(cc);
+        free(fc);
+        sla_matrix_destroy(&C);
+        sla_matrix_destroy(&F);
+    }
+    sla_ctx_set_threads(ctx, 0);
+    sla_matrix_destroy(&A);
+    sla_matrix_destroy(&B);
+}
+
+static void test_fused(void)
+{
+    check_fused(30, 20, 25, 3, 1, 1, false);
+    check_fused(3000, 200, 150, 3, 1, 1, false); /* row chunks */
+    check_fused(1500, 300, 400, 12, 1, 1, false); /* rows of over 48 columns */
+    check_fused(1200, 100, 90, 4, 2, 1, false);   /* a batch */
+    check_fused(1200, 100, 90, 4, 1, 1, true);    /* float32 A */
+    check_fused(0, 7, 4, 1, 1, 1, false);
+    sla_matrix *A = rand_mat(5, 4, 2, 1, 3), *C = NULL;
+    CHECK_ERR(ctx, sla_spgemm(ctx, A, A, &C), SLA_ERR_DIMENSION, "5 x 4");
+    CHECK(C == NULL);
+    CHECK_ERR(ctx, sla_spgemm(ctx, A, A, NULL), SLA_ERR_ARGUMENT, "NULL");
+    sla_matrix_destroy(&A);
+}
+
 static void test_errors(void)
 {
     sla_matrix *A = rand_mat(5, 4, 2, 2, 3), *B = rand_mat(5, 4, 2, 3, 5), *C = NULL;
@@ -384,6 +482,7 @@ int main(void)
     sla_ctx_create(&ctx);
     test_ops();
     test_float32();
+    test_fused();
     test_errors();
     test_graph();
     sla_ctx_destroy(&ctx);

@@ -43,6 +43,13 @@ extern "C" {
 SLA_API sla_status sla_spgemm_symbolic(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *B,
                                        sla_matrix **C);
 
+/* Symbolic and numeric phase in one call: C = A B as a new matrix holding
+ * its pattern and values (float64, nbC value arrays). One pass over the
+ * products both finds and sums each row's entries: the fastest way to a
+ * product needed once (later value changes: sla_spgemm_numeric on C). */
+SLA_API sla_status sla_spgemm(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *B,
+                              sla_matrix **C);
+
 /* C_b = A_b B_b (b over the batch, broadcasting a single array). */
 SLA_API sla_status sla_spgemm_numeric(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *B,
                                       sla_matrix *C, double *cvals);

@@ -104,6 +104,20 @@ SLA_API void sla_matrix_get_colind(const sla_matrix *A, sla_int *colind);
  * pattern. */
 SLA_API void sla_matrix_get_rowind(const sla_matrix *A, sla_int *rowind);
 
+/* Both index arrays of the COO form, rowind and colind (nnz entries each,
+ * either may be NULL), written by the context's threads in row blocks (a
+ * large pattern handed to a binding, e.g. a product's). SLA_ERR_ARGUMENT
+ * for a NULL A. */
+SLA_API sla_status sla_matrix_get_coo(sla_ctx *ctx, const sla_matrix *A, sla_int *rowind,
+                                      sla_int *colind);
+
+/* 1 when rowind and colind (nnz entries each) are exactly A's COO form (as
+ * sla_matrix_get_coo writes it), else 0 (also for a NULL argument). For a
+ * binding that hands out a result's indices and must notice when they
+ * were rewritten in place; threaded like sla_matrix_get_coo. */
+SLA_API int sla_matrix_coo_equal(sla_ctx *ctx, const sla_matrix *A, const sla_int *rowind,
+                                 const sla_int *colind);
+
 /* Value array ib (type dtype, nnz entries), or NULL if ib is out of range. */
 SLA_API const void *sla_matrix_values(const sla_matrix *A, sla_int ib);
 

@@ -18,6 +18,7 @@ differentiates directly.
 import collections
 import ctypes
 import threading
+import weakref
 
 import torch
 from torch.autograd.function import once_differentiable
@@ -42,17 +43,73 @@ _laplacian = L._proto("sla_graph_laplacian", ctypes.c_int, P, P, _VPP)
 _laplacian_vjp = L._proto("sla_graph_laplacian_vjp", ctypes.c_int, P, P, P, PTR, PTR)
 _transpose = L._proto("sla_matrix_transpose", ctypes.c_int, P, P, PTR, _VPP)
 _ncols = L._proto("sla_matrix_ncols", ctypes.c_int64, P)
+_spgemm = L._proto("sla_spgemm", ctypes.c_int, P, P, P, _VPP)
+_nbatch = L._proto("sla_matrix_nbatch", ctypes.c_int64, P)
+_get_coo = L._proto("sla_matrix_get_coo", ctypes.c_int, P, P, PTR, PTR)
+_coo_equal = L._proto("sla_matrix_coo_equal", ctypes.c_int, P, P, PTR, PTR)
+
+
+class _Pool:
+    """Idle sla_matrix objects on one Pattern for one (dtype, nbatch): made
+    once by sla_matrix_from_csr (which validates the pattern), then pointed
+    at each call's values tensor by sla_matrix_borrow_values (which checks
+    the values finite), so an operand's pattern is not converted and
+    checked again on every product. Each matrix serves one call at a time."""
+
+    KEEP = 4
+
+    def __init__(self):
+        self.free = []
+        self.lock = threading.Lock()
+
+    def take(self):
+        with self.lock:
+            return self.free.pop() if self.free else None
+
+    def give(self, ptr):
+        with self.lock:
+            if len(self.free) < self.KEEP:
+                self.free.append(ptr)
+                return
+        L.sla_matrix_destroy(ctypes.byref(ptr))
+
+    def __del__(self):
+        if L.sla_matrix_destroy:
+            for ptr in getattr(self, "free", ()):
+                L.sla_matrix_destroy(ctypes.byref(ptr))
+
+
+_pools_lock = threading.Lock()
+
+
+def _pool(pat, key):
+    with _pools_lock:
+        pools = pat.__dict__.setdefault("_alg_pools", {})
+        p = pools.get(key)
+        if p is None:
+            p = pools[key] = _Pool()
+        return p
 
 
 class _CMat:
     """An sla_matrix on a Pattern borrowing a values tensor [B, nnz] (or,
     values None, a pattern-only matrix with zero values): private to one
-    call, so two operands on one pattern never share it."""
+    call, so two operands on one pattern never share it. Taken from and
+    given back to the pattern's pool (_Pool)."""
 
     def __init__(self, pat, values=None):
         if values is None:
             values = torch.zeros((1, pat.nnz), dtype=torch.float64)
         self.values = values  # kept alive while C reads it
+        self.pool = _pool(pat, (values.dtype, values.shape[0]))
+        ptr = self.pool.take()
+        if ptr is not None:
+            st = L.sla_matrix_borrow_values(L.ctx(), ptr, values.data_ptr())
+            if st:
+                self.pool.give(ptr)
+                L.check(st, "matrix")
+            self.ptr = ptr
+            return
         self.ptr = ctypes.c_void_p()
         L.check(L.sla_matrix_from_csr(L.ctx(), pat.nrows, pat.ncols, pat.rowptr.data_ptr(),
                                       pat.colind.data_ptr(), _core.c_dtype(values.dtype),
@@ -60,13 +117,15 @@ class _CMat:
                                       ctypes.byref(self.ptr)), "matrix")
 
     def __del__(self):
-        if getattr(self, "ptr", None) is not None and self.ptr.value and L.sla_matrix_destroy:
-            L.sla_matrix_destroy(ctypes.byref(self.ptr))
+        ptr = getattr(self, "ptr", None)
+        if ptr is not None and ptr.value and L.sla_matrix_destroy:
+            self.pool.give(ptr)
 
 
 class _Result:
-    """An owned sla_matrix made by C (a symbolic phase), with its pattern as
-    index tensors: rowind and colind in CSR order."""
+    """An owned sla_matrix made by C (a symbolic phase or sla_spgemm), with
+    its pattern as index tensors: rowind and colind in CSR order, written
+    by C's threads (sla_matrix_get_coo)."""
 
     def __init__(self, ptr):
         self.ptr = ptr
@@ -75,12 +134,88 @@ class _Result:
         self.nnz = int(L.sla_matrix_nnz(ptr))
         self.rowind = torch.empty(self.nnz, dtype=torch.int64)
         self.colind = torch.empty(self.nnz, dtype=torch.int64)
-        L.sla_matrix_get_rowind(ptr, self.rowind.data_ptr())
-        L.sla_matrix_get_colind(ptr, self.colind.data_ptr())
+        L.check(_get_coo(L.ctx(), ptr, self.rowind.data_ptr(), self.colind.data_ptr()),
+                "result pattern")
+
+    def values(self):
+        """C's own value arrays [nbatch, nnz] as a tensor sharing their
+        memory (no copy; the tensor keeps this result alive)."""
+        nb = int(_nbatch(self.ptr))
+        if nb * self.nnz == 0:
+            return torch.zeros((nb, self.nnz), dtype=torch.float64)
+        buf = (ctypes.c_double * (nb * self.nnz)).from_address(
+            L.sla_matrix_values(self.ptr, 0))
+        buf.owner = self  # torch.frombuffer keeps buf, buf keeps the C matrix
+        return torch.frombuffer(buf, dtype=torch.float64).reshape(nb, self.nnz)
+
+    def pattern(self):
+        """The result's Pattern (_ResultPattern), shared while one lives. A
+        weak reference: the pattern holds this result, and a cycle would
+        keep hundreds of MB alive until the cyclic garbage collector runs."""
+        ref = getattr(self, "_pattern", None)
+        p = ref() if ref is not None else None
+        if p is None:
+            p = _ResultPattern(self)
+            self._pattern = weakref.ref(p)
+        return p
 
     def __del__(self):
         if getattr(self, "ptr", None) is not None and self.ptr.value and L.sla_matrix_destroy:
             L.sla_matrix_destroy(ctypes.byref(self.ptr))
+
+
+class _ResultPattern(_core.Pattern):
+    """The Pattern of a C-made result (a _Result), adopted instead of
+    analysed again by sla_matrix_from_coo: C built it sorted and valid, and
+    it is already in CSR order (the COO -> CSR map is the identity). The
+    result's row and col tensors belong to the user, who may write them in
+    place, so matches() compares them with the C matrix's own (private)
+    pattern, and the index tensors a Pattern holds are private copies,
+    made from C on first use."""
+
+    def __init__(self, res):  # not Pattern.__init__, which would analyse the indices
+        self._res = res
+        self.nrows, self.ncols = res.nrows, res.ncols
+        self.nnz_in = self.nnz = res.nnz
+        self.identity = True
+        self._idx = None
+        self._idx_lock = threading.Lock()  # not _lock: held by solver() while it builds one
+        self._solvers = collections.OrderedDict()
+        self._matrices = {}
+        self._lock = threading.Lock()
+
+    def _indices(self):
+        with self._idx_lock:
+            if self._idx is None:
+                res = self._res
+                rowptr = torch.empty(res.nrows + 1, dtype=torch.int64)
+                ctypes.memmove(rowptr.data_ptr(), L.sla_matrix_rowptr(res.ptr),
+                               8 * (res.nrows + 1))
+                rowind = torch.empty(res.nnz, dtype=torch.int64)
+                colind = torch.empty(res.nnz, dtype=torch.int64)
+                L.check(_get_coo(L.ctx(), res.ptr, rowind.data_ptr(), colind.data_ptr()),
+                        "result pattern")
+                self._idx = (rowptr, rowind, colind)
+            return self._idx
+
+    rowptr = property(lambda self: self._indices()[0])
+    rowind = property(lambda self: self._indices()[1])
+    colind = property(lambda self: self._indices()[2])
+    row_in = rowind
+    col_in = colind
+    coo_map = property(lambda self: torch.arange(self.nnz, dtype=torch.int64))
+
+    def matches(self, row, col, nrows, ncols):
+        if (int(nrows), int(ncols)) != (self.nrows, self.ncols):
+            return False
+        if not isinstance(row, torch.Tensor) or not isinstance(col, torch.Tensor):
+            return False
+        if row.dim() != 1 or col.dim() != 1 or row.numel() != self.nnz \
+                or col.numel() != self.nnz:
+            return False
+        row = row.to(torch.int64).contiguous()
+        col = col.to(torch.int64).contiguous()
+        return bool(_coo_equal(L.ctx(), self._res.ptr, row.data_ptr(), col.data_ptr()))
 
 
 _SYMBOLIC = {"matmul": _spgemm_symbolic, "add": _spadd_symbolic, "mul": _spmul_symbolic}
@@ -89,22 +224,36 @@ _cache_lock = threading.Lock()
 CACHE_SIZE = 16
 
 
-def _symbolic(op, pa, pb):
-    """The cached result pattern of op on patterns pa, pb (a _Result)."""
+def _cached(op, pa, pb):
+    """The cached result pattern of op on patterns pa, pb, or None."""
     key = (op, id(pa), id(pb))
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None:
             _cache.move_to_end(key)
             return hit[2]
-    ma, mb = _CMat(pa), _CMat(pb)
+    return None
+
+
+def _store(op, pa, pb, res):
+    with _cache_lock:
+        _cache[(op, id(pa), id(pb))] = (pa, pb, res)  # the references keep the ids unique
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+
+
+def _symbolic(op, pa, pb, ma=None, mb=None):
+    """The cached result pattern of op on patterns pa, pb (a _Result);
+    ma, mb: C matrices on pa, pb when the caller has them."""
+    hit = _cached(op, pa, pb)
+    if hit is not None:
+        return hit
+    ma = ma or _CMat(pa)
+    mb = mb or _CMat(pb)
     out = ctypes.c_void_p()
     L.check(_SYMBOLIC[op](L.ctx(), ma.ptr, mb.ptr, ctypes.byref(out)), op)
     res = _Result(out)
-    with _cache_lock:
-        _cache[key] = (pa, pb, res)  # the references keep the ids unique
-        while len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
+    _store(op, pa, pb, res)
     return res
 
 
@@ -137,11 +286,29 @@ class BinaryFn(torch.autograd.Function):
     vb [nbB, nnzB], with the C VJP to both."""
 
     @staticmethod
-    def forward(ctx, va, vb, op, pa, pb, res, alpha, beta):
-        ma, mb = _CMat(pa, va), _CMat(pb, vb)
+    def forward(ctx, va, vb, op, pa, pb, res, alpha, beta, box=None):
+        # res None: no cached pattern yet; the result pattern is made here
+        # (for a product, with its values in one pass: sla_spgemm) and
+        # handed back in box["res"]
+        ma = _CMat(pa, va)
+        mb = ma if (vb is va and pb is pa) else _CMat(pb, vb)
         nbc = max(va.shape[0], vb.shape[0])
-        cv = torch.empty((nbc, res.nnz), dtype=torch.float64)
-        _numeric(op, ma, mb, res, cv, alpha, beta)
+        cv = None
+        if res is None:
+            res = _cached(op, pa, pb)
+        if res is None and op == "matmul":
+            out = ctypes.c_void_p()
+            L.check(_spgemm(L.ctx(), ma.ptr, mb.ptr, ctypes.byref(out)), "A @ B")
+            res = _Result(out)
+            cv = res.values()  # the product's values, in C's array (no copy)
+            _store(op, pa, pb, res)
+        elif res is None:
+            res = _symbolic(op, pa, pb, ma, mb)
+        if box is not None:
+            box["res"] = res
+        if cv is None:
+            cv = torch.empty((nbc, res.nnz), dtype=torch.float64)
+            _numeric(op, ma, mb, res, cv, alpha, beta)
         ctx.args = (op, pa, pb, res, alpha, beta)
         ctx.save_for_backward(va, vb)
         return cv
@@ -158,7 +325,7 @@ class BinaryFn(torch.autograd.Function):
             _vjp(op, _CMat(pa, va), _CMat(pb, vb), res, gc.to(torch.float64).contiguous(),
                  ga, gb, alpha, beta)
         return (ga.to(va.dtype) if need_a else None, gb.to(vb.dtype) if need_b else None,
-                None, None, None, None, None, None)
+                None, None, None, None, None, None, None)
 
 
 def _prod(shape):
@@ -187,18 +354,23 @@ def _binary(op, A, B, alpha=1.0, beta=1.0):
         raise ValueError("%s: batch shapes %s and %s differ (equal, or one matrix unbatched)"
                          % (op, ba, bb))
     bs = ba or bb
-    pa, pb = A.pattern, B.pattern
-    res = _symbolic(op, pa, pb)
+    pa = A.pattern  # each .pattern compares the indices with the pattern's (O(nnz))
+    pb = pa if B is A else B.pattern
     dtype = torch.promote_types(A.dtype, B.dtype)
     if _prod(bs) == 0:
         from .sparse import _connected
+        res = _symbolic(op, pa, pb)
         cv = _connected(torch.zeros((0, res.nnz), dtype=torch.float64), A.values, B.values)
     else:
         va = A._csr_values(pa).contiguous()
-        vb = B._csr_values(pb).contiguous()
-        cv = BinaryFn.apply(va, vb, op, pa, pb, res, float(alpha), float(beta))
-    return SparseTensor(cv.reshape(tuple(bs) + (res.nnz,)).to(dtype), res.rowind, res.colind,
-                        shape)
+        vb = va if B is A else B._csr_values(pb).contiguous()
+        box = {}
+        cv = BinaryFn.apply(va, vb, op, pa, pb, None, float(alpha), float(beta), box)
+        res = box["res"]
+    out = SparseTensor(cv.reshape(tuple(bs) + (res.nnz,)).to(dtype), res.rowind, res.colind,
+                       shape)
+    out._pattern = res.pattern()  # adopted: no second analysis of C's pattern
+    return out
 
 
 def matmul(A, B):

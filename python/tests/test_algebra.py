@@ -108,6 +108,100 @@ class TestAlgebra(unittest.TestCase):
         np.testing.assert_allclose(A.transpose().to_dense().numpy(), Ms.T.toarray())
         torch.testing.assert_close((A.T @ A).to_dense(), A.to_dense().T @ A.to_dense())
 
+    def test_matmul_paths(self):
+        """The first product (pattern and values in one pass, values handed
+        out without a copy) and the cached one give SciPy's sorted pattern
+        and values, at 1 and 2 threads, with row chunks; A @ A with B is A;
+        the values outlive the pattern cache; float32 operands."""
+        import gc
+        from sla import _algebra
+        t0 = sla.get_num_threads()
+        try:
+            for nt in (1, 2):
+                sla.set_num_threads(nt)
+                A, Ms = rnd(3000, 2000, 0.003, 21 + nt)
+                B, Ns = rnd(2000, 1500, 0.003, 31 + nt)
+                ref = (Ms @ Ns).tocsr()
+                ref.sort_indices()
+                for _ in range(2):  # first, then cached
+                    got = (A @ B).to_scipy().tocsr()
+                    np.testing.assert_array_equal(got.indptr, ref.indptr)
+                    np.testing.assert_array_equal(got.indices, ref.indices)
+                    np.testing.assert_allclose(got.data, ref.data, rtol=1e-13, atol=1e-15)
+                Q, Qs = rnd(3000, 3000, 0.002, 41 + nt)
+                got = (Q @ Q).to_scipy().tocsr()  # B is A
+                ref = (Qs @ Qs).tocsr()
+                ref.sort_indices()
+                np.testing.assert_array_equal(got.indices, ref.indices)
+                np.testing.assert_allclose(got.data, ref.data, rtol=1e-13, atol=1e-15)
+        finally:
+            sla.set_num_threads(t0)
+        # B is A: one pattern check, one operand matrix; values and gradient
+        S, Ss = rnd(40, 40, 0.1, 41, requires_grad=True)
+        C = S @ S
+        np.testing.assert_allclose(C.to_dense().detach().numpy(), (Ss @ Ss).toarray(),
+                                   atol=1e-14)
+        va = S.values.detach().clone().requires_grad_(True)
+        self.assertTrue(gradcheck(
+            lambda a: (lambda M: M @ M)(sla.SparseTensor(a, S.row, S.col, S.shape)).values,
+            (va,)))
+        # the first product's values live in C's array: still right after the
+        # cache that held it is cleared
+        A, Ms = rnd(50, 60, 0.1, 51)
+        B, Ns = rnd(60, 70, 0.1, 52)
+        _algebra._cache.clear()
+        C = A @ B
+        _algebra._cache.clear()
+        gc.collect()
+        junk = [torch.randn(C.nnz, dtype=F64) for _ in range(4)]  # reuse freed memory
+        np.testing.assert_allclose(C.to_dense().numpy(), (Ms @ Ns).toarray(), atol=1e-14)
+        del junk
+        # float32 operands: a float32 result with float64 sums rounded once
+        A32 = A.to(torch.float32)
+        C32 = A32 @ B.to(torch.float32)
+        self.assertEqual(C32.dtype, torch.float32)
+        ref32 = (Ms.astype(np.float32).astype(np.float64) @ Ns.astype(np.float32)
+                 .astype(np.float64)).toarray()
+        np.testing.assert_allclose(C32.to_dense().double().numpy(), ref32, rtol=1e-6, atol=1e-6)
+        # a non-finite value is refused, and the operand pool still works after
+        bad = A.with_values(A.values.clone())
+        bad.values[0] = float("nan")
+        with self.assertRaises(sla.SlaError):
+            bad @ B
+        np.testing.assert_allclose((A @ B).to_dense().numpy(), (Ms @ Ns).toarray(), atol=1e-14)
+
+    def test_result_pattern_adopted(self):
+        """A product's pattern is adopted from C (no second analysis): it
+        serves the next operations (a chained product, a sum, a solve), and
+        indices rewritten in place are noticed (a fresh analysis)."""
+        from sla import _algebra
+        A, Ms = rnd(60, 50, 0.08, 61)
+        B, Ns = rnd(50, 60, 0.08, 62)
+        E, Es = rnd(60, 40, 0.08, 63)
+        C = A @ B
+        self.assertIsInstance(C.pattern, _algebra._ResultPattern)
+        np.testing.assert_allclose((C @ E).to_dense().numpy(), (Ms @ Ns @ Es).toarray(),
+                                   atol=1e-13)
+        np.testing.assert_allclose((C + C.T).to_dense().numpy(),
+                                   (Ms @ Ns + (Ms @ Ns).T).toarray(), atol=1e-13)
+        n = 60
+        eye = sla.SparseTensor(torch.full((n,), 10.0, dtype=F64), torch.arange(n),
+                               torch.arange(n), (n, n))
+        K = (C @ C.T) + eye  # SPD
+        b = torch.ones(n, dtype=F64)
+        x = K.solve(b)
+        torch.testing.assert_close(K.to_dense() @ x, b, atol=1e-9, rtol=0)
+        # indices rewritten in place: the adopted pattern no longer matches
+        C2 = A @ B
+        col = C2.col.clone()
+        k = int((C2.row == C2.row[0]).sum())  # entries of the first stored row
+        C2.col[0], C2.col[k - 1] = col[k - 1], col[0]  # swap two columns of that row
+        self.assertNotIsInstance(C2.pattern, _algebra._ResultPattern)
+        dense = torch.zeros(C2.shape, dtype=F64)
+        dense.index_put_((C2.row, C2.col), C2.values.detach(), accumulate=True)
+        torch.testing.assert_close(C2.to_dense(), dense)
+        C2.col.copy_(col)  # the shared index tensor back as it was
+
     def test_errors(self):
         A, _ = rnd(5, 4, 0.5, 13)
         with self.assertRaises(ValueError):

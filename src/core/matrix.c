@@ -519,6 +519,43 @@ void sla_matrix_get_rowind(const sla_matrix *A, sla_int *rowind)
         for (sla_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) rowind[p] = i;
 }
 
+sla_status sla_matrix_get_coo(sla_ctx *ctx, const sla_matrix *A, sla_int *rowind,
+                              sla_int *colind)
+{
+    if (!A) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_matrix_get_coo: A is NULL");
+    int nt = sla__threads(ctx);
+    sla_int m = A->nrows;
+    const sla_int *rp = A->rowptr;
+    const int32_t *ci = A->colind;
+    /* rows in blocks: each thread first touches the part of the output it writes */
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 4096) if (nt > 1 && A->nnz >= 65536)
+    for (sla_int i = 0; i < m; i++) {
+        for (sla_int p = rp[i]; p < rp[i + 1]; p++) {
+            if (rowind) rowind[p] = i;
+            if (colind) colind[p] = ci[p];
+        }
+    }
+    return sla__ok(ctx, SLA_OK);
+}
+
+int sla_matrix_coo_equal(sla_ctx *ctx, const sla_matrix *A, const sla_int *rowind,
+                         const sla_int *colind)
+{
+    if (!A || (A->nnz > 0 && (!rowind || !colind))) return 0;
+    int nt = sla__threads(ctx);
+    sla_int m = A->nrows, diff = 0;
+    const sla_int *rp = A->rowptr;
+    const int32_t *ci = A->colind;
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : diff) \
+    if (nt > 1 && A->nnz >= 65536)
+    for (sla_int i = 0; i < m; i++) {
+        sla_int d = 0;
+        for (sla_int p = rp[i]; p < rp[i + 1]; p++) d += (rowind[p] != i) | (colind[p] != ci[p]);
+        diff += d;
+    }
+    return diff == 0;
+}
+
 const void *sla_matrix_values(const sla_matrix *A, sla_int ib)
 {
     if (!A || ib < 0 || ib >= A->nbatch) return NULL;

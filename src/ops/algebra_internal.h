@@ -47,17 +47,21 @@ static inline sla_status sla__alg_result(sla_ctx *ctx, const char *who, const sl
     return SLA_OK;
 }
 
-/* A new m x n matrix owning rowptr and colind, nbC zero float64 value
- * arrays. On failure frees rowptr and colind. */
-static inline sla_status sla__alg_wrap(sla_ctx *ctx, sla_int m, sla_int n, sla_int nbC,
-                                       sla_int *rowptr, int32_t *colind, sla_matrix **C)
+/* A new m x n matrix owning rowptr and colind, nbC float64 value arrays:
+ * zero, or (zero false) not initialized, for a caller that writes every
+ * value itself (in parallel, so that the pages are first touched by the
+ * threads that use them). On failure frees rowptr and colind. */
+static inline sla_status sla__alg_wrap_as(sla_ctx *ctx, sla_int m, sla_int n, sla_int nbC,
+                                          sla_int *rowptr, int32_t *colind, bool zero,
+                                          sla_matrix **C)
 {
     sla_allocator a = sla__ctx_alloc(ctx);
     sla_int nnz = rowptr[m];
     double *v = NULL;
     sla_matrix *M = NULL;
     if (!sla__check_extent(ctx, nbC, nnz, "batch x nnz of the result")) {
-        v = sla__calloc(&a, (size_t)(nbC * nnz), sizeof *v);
+        v = zero ? sla__calloc(&a, (size_t)(nbC * nnz), sizeof *v)
+                 : sla__malloc(&a, (size_t)(nbC * nnz), sizeof *v);
         if (v) M = sla__matrix_wrap(&a, m, n, nnz, nbC, SLA_F64, rowptr, colind, v);
     }
     if (!M) {
@@ -71,6 +75,13 @@ static inline sla_status sla__alg_wrap(sla_ctx *ctx, sla_int m, sla_int n, sla_i
     }
     *C = M;
     return sla__ok(ctx, SLA_OK);
+}
+
+/* sla__alg_wrap_as with zero value arrays. */
+static inline sla_status sla__alg_wrap(sla_ctx *ctx, sla_int m, sla_int n, sla_int nbC,
+                                       sla_int *rowptr, int32_t *colind, sla_matrix **C)
+{
+    return sla__alg_wrap_as(ctx, m, n, nbC, rowptr, colind, true, C);
 }
 
 static int sla__alg_cmp32(const void *x, const void *y)

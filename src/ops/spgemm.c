@@ -1,9 +1,11 @@
 /* Sparse-sparse matrix product C = A B (SpGEMM) and its VJP: a symbolic
- * phase that builds C's pattern once, a numeric phase (Gustavson's
- * row-by-row product, scattering into C's known pattern) for every batch
- * of values, and the gradients gA = (gC B^T) on A's pattern and
- * gB = (A^T gC) on B's pattern, computed on the patterns (never densely).
- * OpenMP over rows. */
+ * phase that builds C's pattern once (sorted columns), a numeric phase
+ * (Gustavson's row-by-row product into a per-thread dense accumulator,
+ * gathered along C's known pattern) for every batch of values, the two in
+ * one pass (sla_spgemm) for a product needed once, and the gradients
+ * gA = (gC B^T) on A's pattern and gB = (A^T gC) on B's pattern, computed
+ * on the patterns (never densely). OpenMP over row chunks of about equal
+ * work. */
 #include "algebra_internal.h"
 
 #include <string.h>
@@ -29,6 +31,186 @@ static int32_t *marks(sla_ctx *ctx, int nt, sla_int n)
     return w;
 }
 
+/* Number of row chunks for nt threads: several per thread, so that a
+ * thread slowed by other load hands its share to the others. */
+static int nchunks(int nt, sla_int m)
+{
+    if (nt <= 1 || m < 1024) return 1;
+    return 8 * nt;
+}
+
+/* bounds[0..nch]: rows split so that each chunk holds about 1/nch of
+ * work[m] (a prefix sum over rows: work[i] = work of rows < i). */
+static void split_rows(const sla_int *work, sla_int m, int nch, sla_int *bounds)
+{
+    bounds[0] = 0;
+    for (int c = 1; c < nch; c++) {
+        sla_int goal = (sla_int)((double)work[m] * c / nch), lo = bounds[c - 1], hi = m;
+        while (lo < hi) { /* the first row whose prefix reaches goal */
+            sla_int mid = lo + (hi - lo) / 2;
+            if (work[mid] < goal) lo = mid + 1;
+            else hi = mid;
+        }
+        bounds[c] = lo;
+    }
+    bounds[nch] = m;
+}
+
+/* Sort the n columns of buf ascending into out. */
+static inline void sort_into(const int32_t *buf, sla_int n, int32_t *out)
+{
+    if (n > 48) {
+        memcpy(out, buf, (size_t)n * sizeof *out);
+        sla__alg_sort(out, n);
+        return;
+    }
+    for (sla_int i = 0; i < n; i++) { /* insertion sort: rows of a few dozen */
+        int32_t v = buf[i];
+        sla_int j = i;
+        for (; j > 0 && out[j - 1] > v; j--) out[j] = out[j - 1];
+        out[j] = v;
+    }
+}
+
+/* Two passes over row chunks of about equal flops (Gustavson with a
+ * per-thread marker keyed by column): pass 1 counts the distinct columns of
+ * each row of C, a prefix sum over chunks and rows places them, pass 2
+ * gathers each row's columns into a scratch buffer (branch-free: every
+ * column is written, the cursor advances only for a new one) and sorts
+ * them into place. */
+static const double *f64_values(sla_ctx *ctx, const sla_matrix *M, sla_int ib, double **tmp);
+
+/* The symbolic phase; with av, bv (one value array each, float64) pass 2
+ * also accumulates C's values (acc: nt dense zero rows of n) and writes
+ * them to vals after each row's sort: the fused product. */
+static sla_status symbolic(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *B, sla_int nbC,
+                           const double *av, const double *bv, double *acc, sla_matrix **C)
+{
+    sla_allocator a = sla__ctx_alloc(ctx);
+    sla_status st;
+    sla_int m = A->nrows, n = B->ncols;
+    int nt = sla__threads(ctx), nch = nchunks(nt, m);
+    const sla_int *arp = A->rowptr, *brp = B->rowptr;
+    const int32_t *aci = A->colind, *bci = B->colind;
+    sla_int *rp = sla__malloc(&a, (size_t)m + 1, sizeof *rp);
+    sla_int *bounds = sla__malloc(&a, 2 * (size_t)nch + 2, sizeof *bounds);
+    int32_t *mark = marks(ctx, nt, n);
+    int32_t *ci = NULL, *scratch = NULL;
+    if (!rp || !bounds || !mark) goto nomem;
+    sla_int *off = bounds + nch + 1; /* off[c]: first entry of chunk c */
+    /* flops of each row, their prefix sum, the widest row */
+    rp[0] = 0;
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && m >= 4096)
+    for (sla_int i = 0; i < m; i++) {
+        sla_int f = 0;
+        for (sla_int p = arp[i]; p < arp[i + 1]; p++) f += brp[aci[p] + 1] - brp[aci[p]];
+        rp[i + 1] = f;
+    }
+    sla_int wide = 0;
+    for (sla_int i = 0; i < m; i++) {
+        if (rp[i + 1] > wide) wide = rp[i + 1];
+        rp[i + 1] += rp[i];
+    }
+    split_rows(rp, m, nch, bounds);
+    scratch = sla__malloc(&a, (size_t)nt * (size_t)(wide + 1), sizeof *scratch);
+    if (!scratch) goto nomem;
+    /* pass 1: rp[i + 1] = the number of distinct columns of row i, off[c] the chunk's */
+#pragma omp parallel num_threads(nt) if (nch > 1)
+    {
+        int32_t *mk = mark + (size_t)sla__alg_tid() * (size_t)n;
+#pragma omp for schedule(dynamic, 1)
+        for (int c = 0; c < nch; c++) {
+            sla_int tot = 0;
+            for (sla_int i = bounds[c]; i < bounds[c + 1]; i++) {
+                sla_int cnt = 0;
+                int32_t stamp = (int32_t)i;
+                for (sla_int p = arp[i]; p < arp[i + 1]; p++) {
+                    int32_t j = aci[p];
+                    for (sla_int q = brp[j]; q < brp[j + 1]; q++) {
+                        int32_t col = bci[q];
+                        cnt += mk[col] != stamp;
+                        mk[col] = stamp;
+                    }
+                }
+                rp[i + 1] = cnt;
+                tot += cnt;
+            }
+            off[c + 1] = tot;
+        }
+    }
+    off[0] = 0;
+    for (int c = 0; c < nch; c++) off[c + 1] += off[c];
+    ci = sla__malloc(&a, (size_t)(off[nch] > 0 ? off[nch] : 1), sizeof *ci);
+    if (!ci) goto nomem;
+    rp[m] = off[nch]; /* the count wrap reads; pass 2 writes the rest */
+    if ((st = sla__alg_wrap_as(ctx, m, n, nbC, rp, ci, false, C))) { /* frees rp and ci */
+        sla__free(&a, mark);
+        sla__free(&a, scratch);
+        sla__free(&a, bounds);
+        return st;
+    }
+    double *vals = (double *)(*C)->values;
+    sla_int nnzC = off[nch];
+    /* pass 2: row starts, and each row's columns, sorted */
+#pragma omp parallel num_threads(nt) if (nch > 1)
+    {
+        int tid = sla__alg_tid();
+        int32_t *mk = mark + (size_t)tid * (size_t)n;
+        int32_t *buf = scratch + (size_t)tid * (size_t)(wide + 1);
+        double *ac = acc ? acc + (size_t)tid * (size_t)n : NULL;
+#pragma omp for schedule(dynamic, 1)
+        for (int c = 0; c < nch; c++) {
+            sla_int at = off[c];
+            for (sla_int i = bounds[c]; i < bounds[c + 1]; i++) {
+                sla_int cnt = 0;
+                int32_t stamp = (int32_t)(-2 - i); /* not pass 1's, not -1 */
+                for (sla_int p = arp[i]; p < arp[i + 1]; p++) {
+                    int32_t j = aci[p];
+                    if (av) {
+                        double x = av[p];
+                        for (sla_int q = brp[j]; q < brp[j + 1]; q++) {
+                            int32_t col = bci[q];
+                            buf[cnt] = col;
+                            cnt += mk[col] != stamp;
+                            mk[col] = stamp;
+                            ac[col] += x * bv[q]; /* c_i,col += a_ij b_j,col */
+                        }
+                        continue;
+                    }
+                    for (sla_int q = brp[j]; q < brp[j + 1]; q++) {
+                        int32_t col = bci[q];
+                        buf[cnt] = col;
+                        cnt += mk[col] != stamp;
+                        mk[col] = stamp;
+                    }
+                }
+                sort_into(buf, cnt, ci + at);
+                if (av)
+                    for (sla_int p = at; p < at + cnt; p++) {
+                        vals[p] = ac[ci[p]];
+                        ac[ci[p]] = 0.0;
+                    }
+                else /* the symbolic C's values are zero */
+                    for (sla_int b = 0; b < nbC; b++)
+                        memset(vals + b * nnzC + at, 0, (size_t)cnt * sizeof *vals);
+                at += cnt;
+                rp[i + 1] = at;
+            }
+        }
+    }
+    sla__free(&a, mark);
+    sla__free(&a, scratch);
+    sla__free(&a, bounds);
+    return sla__ok(ctx, SLA_OK);
+nomem:
+    sla__free(&a, rp);
+    sla__free(&a, bounds);
+    sla__free(&a, mark);
+    sla__free(&a, scratch);
+    sla__free(&a, ci);
+    return sla__error(ctx, SLA_ERR_NOMEM, "sla_spgemm_symbolic: out of memory");
+}
+
 sla_status sla_spgemm_symbolic(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *B,
                                sla_matrix **C)
 {
@@ -36,75 +218,83 @@ sla_status sla_spgemm_symbolic(sla_ctx *ctx, const sla_matrix *A, const sla_matr
     *C = NULL;
     if (sla__require_real(ctx, A, "sla_spgemm_symbolic")) return SLA_ERR_UNSUPPORTED;
     if (sla__require_real(ctx, B, "sla_spgemm_symbolic")) return SLA_ERR_UNSUPPORTED;
-    sla_int nbC;
+    sla_int nbC = 1;
     sla_status st = check_shapes(ctx, "sla_spgemm_symbolic", A, B, &nbC);
     if (st) return st;
-    sla_allocator a = sla__ctx_alloc(ctx);
-    sla_int m = A->nrows, n = B->ncols;
-    int nt = sla__threads(ctx);
-    sla_int *rp = sla__calloc(&a, (size_t)m + 1, sizeof *rp);
-    int32_t *mark = marks(ctx, nt, n);
-    if (!rp || !mark) {
-        sla__free(&a, rp);
-        sla__free(&a, mark);
-        return sla__error(ctx, SLA_ERR_NOMEM, "sla_spgemm_symbolic: out of memory");
-    }
-    const sla_int *arp = A->rowptr, *brp = B->rowptr;
-    const int32_t *aci = A->colind, *bci = B->colind;
-    /* pass 1: the number of distinct columns of each row of C */
-#pragma omp parallel num_threads(nt) if (nt > 1 && m >= 256)
-    {
-        int32_t *mk = mark + (size_t)sla__alg_tid() * (size_t)n;
-#pragma omp for schedule(dynamic, 256)
-        for (sla_int i = 0; i < m; i++) {
-            sla_int c = 0;
-            for (sla_int p = arp[i]; p < arp[i + 1]; p++) {
-                int32_t j = aci[p];
-                for (sla_int q = brp[j]; q < brp[j + 1]; q++)
-                    if (mk[bci[q]] != (int32_t)i) {
-                        mk[bci[q]] = (int32_t)i;
-                        c++;
-                    }
-            }
-            rp[i + 1] = c;
-        }
-    }
-    for (sla_int i = 0; i < m; i++) rp[i + 1] += rp[i];
-    int32_t *ci = sla__malloc(&a, (size_t)(rp[m] > 0 ? rp[m] : 1), sizeof *ci);
-    if (!ci) {
-        sla__free(&a, rp);
-        sla__free(&a, mark);
-        return sla__error(ctx, SLA_ERR_NOMEM, "sla_spgemm_symbolic: out of memory for %lld entries",
-                          (long long)rp[m]);
-    }
-    memset(mark, 0xff, (size_t)nt * (size_t)(n > 0 ? n : 1) * sizeof *mark);
-    /* pass 2: the columns, sorted */
-#pragma omp parallel num_threads(nt) if (nt > 1 && m >= 256)
-    {
-        int32_t *mk = mark + (size_t)sla__alg_tid() * (size_t)n;
-#pragma omp for schedule(dynamic, 256)
-        for (sla_int i = 0; i < m; i++) {
-            sla_int c = rp[i];
-            for (sla_int p = arp[i]; p < arp[i + 1]; p++) {
-                int32_t j = aci[p];
-                for (sla_int q = brp[j]; q < brp[j + 1]; q++)
-                    if (mk[bci[q]] != (int32_t)i) {
-                        mk[bci[q]] = (int32_t)i;
-                        ci[c++] = bci[q];
-                    }
-            }
-            sla__alg_sort(ci + rp[i], rp[i + 1] - rp[i]);
-        }
-    }
-    sla__free(&a, mark);
-    return sla__alg_wrap(ctx, m, n, nbC, rp, ci, C);
+    return symbolic(ctx, A, B, nbC, NULL, NULL, NULL, C);
 }
 
-/* pos[col] = offset in C's row i of each of its columns (or back to -1). */
-static inline void set_row(const sla_matrix *C, sla_int i, int32_t *pos, bool on)
+sla_status sla_spgemm(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *B, sla_matrix **C)
 {
-    for (sla_int p = C->rowptr[i]; p < C->rowptr[i + 1]; p++)
-        pos[C->colind[p]] = on ? (int32_t)(p - C->rowptr[i]) : -1;
+    const char *who = "sla_spgemm";
+    if (!C) return sla__error(ctx, SLA_ERR_ARGUMENT, "%s: C is NULL", who);
+    *C = NULL;
+    if (sla__require_real(ctx, A, who)) return SLA_ERR_UNSUPPORTED;
+    if (sla__require_real(ctx, B, who)) return SLA_ERR_UNSUPPORTED;
+    sla_int nbC = 1;
+    sla_status st = check_shapes(ctx, who, A, B, &nbC);
+    if (st) return st;
+    if (nbC > 1) { /* a batch: the pattern, then every value array */
+        if ((st = symbolic(ctx, A, B, nbC, NULL, NULL, NULL, C))) return st;
+        if ((st = sla_spgemm_numeric(ctx, A, B, *C, NULL))) sla_matrix_destroy(C);
+        return st;
+    }
+    sla_allocator a = sla__ctx_alloc(ctx);
+    sla_int n = B->ncols > 0 ? B->ncols : 1;
+    double *ta = NULL, *tb = NULL;
+    double *acc = sla__calloc(&a, (size_t)sla__threads(ctx) * (size_t)n, sizeof *acc);
+    const double *av = acc ? f64_values(ctx, A, 0, &ta) : NULL;
+    const double *bv = av ? f64_values(ctx, B, 0, &tb) : NULL;
+    if (!bv) st = sla__error(ctx, SLA_ERR_NOMEM, "%s: out of memory for the workspace", who);
+    else st = symbolic(ctx, A, B, 1, av, bv, acc, C);
+    sla__free(&a, acc);
+    sla__free(&a, ta);
+    sla__free(&a, tb);
+    return st;
+}
+
+/* Value array ib of M as float64: M's own (float64), or converted into
+ * *tmp (float32; *tmp allocated on first use, nnz entries). NULL: no memory. */
+static const double *f64_values(sla_ctx *ctx, const sla_matrix *M, sla_int ib, double **tmp)
+{
+    if (M->dtype == SLA_F64) return (const double *)M->values + ib * M->nnz;
+    if (!*tmp) *tmp = sla__ctx_malloc(ctx, (size_t)(M->nnz > 0 ? M->nnz : 1), sizeof **tmp,
+                                      "float64 copies of a product's values");
+    if (!*tmp) return NULL;
+    const float *v = (const float *)M->values + ib * M->nnz;
+    for (sla_int p = 0; p < M->nnz; p++) (*tmp)[p] = (double)v[p];
+    return *tmp;
+}
+
+/* Rows [r0, r1) of C = A B (Gustavson): stamp C's columns of row i in mk,
+ * accumulate a_il b_lj into the dense acc[j] (a column without C's stamp
+ * is reported as bad), gather acc into out along C's pattern and clear it. */
+static sla_int numeric_rows(const sla_matrix *A, const sla_matrix *B, const sla_matrix *C,
+                            const double *av, const double *bv, double *out, sla_int r0,
+                            sla_int r1, int32_t *mk, double *acc)
+{
+    const sla_int *arp = A->rowptr, *brp = B->rowptr, *crp = C->rowptr;
+    const int32_t *aci = A->colind, *bci = B->colind, *cci = C->colind;
+    sla_int bad = -1;
+    for (sla_int i = r0; i < r1; i++) {
+        int32_t stamp = (int32_t)i;
+        for (sla_int p = crp[i]; p < crp[i + 1]; p++) mk[cci[p]] = stamp;
+        for (sla_int p = arp[i]; p < arp[i + 1]; p++) {
+            double a = av[p];
+            int32_t j = aci[p];
+            for (sla_int q = brp[j]; q < brp[j + 1]; q++) {
+                int32_t col = bci[q];
+                if (mk[col] != stamp) bad = i;
+                acc[col] += a * bv[q];
+            }
+        }
+        for (sla_int p = crp[i]; p < crp[i + 1]; p++) {
+            out[p] = acc[cci[p]];
+            acc[cci[p]] = 0.0;
+        }
+        if (bad >= 0) return bad;
+    }
+    return bad;
 }
 
 sla_status sla_spgemm_numeric(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *B,
@@ -119,46 +309,63 @@ sla_status sla_spgemm_numeric(sla_ctx *ctx, const sla_matrix *A, const sla_matri
     sla_status st = check_shapes(ctx, who, A, B, &nbC);
     if (!st) st = sla__alg_result(ctx, who, C, A->nrows, B->ncols, nbC, cvals, &cv);
     if (st) return st;
-    int nt = sla__threads(ctx);
-    int32_t *pos = marks(ctx, nt, C->ncols);
-    if (!pos) return SLA_ERR_NOMEM;
-    sla_int m = A->nrows, bad = -1;
-    const sla_int *arp = A->rowptr, *brp = B->rowptr, *crp = C->rowptr;
-    const int32_t *aci = A->colind, *bci = B->colind;
+    sla_allocator a = sla__ctx_alloc(ctx);
+    sla_int m = A->nrows, n = C->ncols > 0 ? C->ncols : 1, bad = -1;
+    int nt = sla__threads(ctx), nch = nchunks(nt, m);
+    int32_t *mark = marks(ctx, nt, n);
+    double *acc = sla__calloc(&a, (size_t)nt * (size_t)n, sizeof *acc);
+    sla_int *bounds = sla__malloc(&a, (size_t)nch + 1, sizeof *bounds);
+    double *ta = NULL, *tb = NULL;
+    if (!mark || !acc || !bounds) {
+        st = sla__error(ctx, SLA_ERR_NOMEM, "%s: out of memory for the workspace", who);
+        goto done;
+    }
+    split_rows(C->rowptr, m, nch, bounds); /* about equal nnz(C) per chunk */
+    const double *av = NULL, *bv = NULL;
     for (sla_int b = 0; b < nbC && bad < 0; b++) {
-        sla_int ia = A->nbatch == 1 ? 0 : b, ib = B->nbatch == 1 ? 0 : b;
+        /* float64 values are read in place; float32 ones converted once per array */
+        if (b == 0 || A->nbatch > 1) av = f64_values(ctx, A, A->nbatch == 1 ? 0 : b, &ta);
+        if (b == 0 || B->nbatch > 1) bv = f64_values(ctx, B, B->nbatch == 1 ? 0 : b, &tb);
+        if (!av || !bv) {
+            st = SLA_ERR_NOMEM;
+            goto done;
+        }
         double *out = cv + b * C->nnz;
-#pragma omp parallel num_threads(nt) if (nt > 1 && m >= 256)
+#pragma omp parallel num_threads(nt) if (nch > 1)
         {
-            int32_t *ps = pos + (size_t)sla__alg_tid() * (size_t)C->ncols;
-#pragma omp for schedule(dynamic, 256)
-            for (sla_int i = 0; i < m; i++) {
-                double *row = out + crp[i];
-                for (sla_int p = crp[i]; p < crp[i + 1]; p++) row[p - crp[i]] = 0.0;
-                set_row(C, i, ps, true);
-                for (sla_int p = arp[i]; p < arp[i + 1]; p++) {
-                    double av = sla__val(A, ia, p);
-                    int32_t j = aci[p];
-                    for (sla_int q = brp[j]; q < brp[j + 1]; q++) {
-                        int32_t o = ps[bci[q]];
-                        if (o < 0) {
-#pragma omp atomic write
-                            bad = i;
-                            continue;
-                        }
-                        row[o] += av * sla__val(B, ib, q);
-                    }
+            int tid = sla__alg_tid();
+            int32_t *mk = mark + (size_t)tid * (size_t)n;
+            double *ac = acc + (size_t)tid * (size_t)n;
+#pragma omp for schedule(dynamic, 1)
+            for (int c = 0; c < nch; c++) {
+                sla_int r = numeric_rows(A, B, C, av, bv, out, bounds[c], bounds[c + 1], mk, ac);
+                if (r >= 0) {
+#pragma omp critical(sla_spgemm_bad)
+                    if (bad < 0 || r < bad) bad = r;
                 }
-                set_row(C, i, ps, false);
             }
         }
     }
-    sla_free(ctx, pos);
     if (bad >= 0)
-        return sla__error(ctx, SLA_ERR_INDEX,
-                          "%s: C's pattern misses entries of row %lld of A B (use the C of "
-                          "sla_spgemm_symbolic)", who, (long long)bad);
-    return sla__ok(ctx, SLA_OK);
+        st = sla__error(ctx, SLA_ERR_INDEX,
+                        "%s: C's pattern misses entries of row %lld of A B (use the C of "
+                        "sla_spgemm_symbolic)", who, (long long)bad);
+    else
+        st = sla__ok(ctx, SLA_OK);
+done:
+    sla__free(&a, mark);
+    sla__free(&a, acc);
+    sla__free(&a, bounds);
+    sla__free(&a, ta);
+    sla__free(&a, tb);
+    return st;
+}
+
+/* pos[col] = offset in C's row i of each of its columns (or back to -1). */
+static inline void set_row(const sla_matrix *C, sla_int i, int32_t *pos, bool on)
+{
+    for (sla_int p = C->rowptr[i]; p < C->rowptr[i + 1]; p++)
+        pos[C->colind[p]] = on ? (int32_t)(p - C->rowptr[i]) : -1;
 }
 
 /* gA = (gC B^T) on A's pattern, row-parallel over A. */
