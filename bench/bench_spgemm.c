@@ -22,14 +22,6 @@
 
 #define MAX_REPS 64
 
-/* CPU seconds of this process, all threads (wall time alone misleads on a loaded machine). */
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int fail(sla_ctx *ctx, const char *what, sla_status st)
 {
     fprintf(stderr, "bench_spgemm: %s: %s: %s\n", what, sla_status_name(st), sla_ctx_message(ctx));
