@@ -2,8 +2,9 @@
  * set-up and refresh drivers, and the V-cycle. sla's own, for problems too
  * large for hypre's copy of the matrix; the set-up's pieces are in
  * saamg_aggregate.c (strength, aggregation, smoothed prolongator) and
- * saamg_coarse.c (Galerkin products, dense coarsest factor), the shared
- * structures in saamg.h.
+ * saamg_coarse.c (Galerkin products, dense coarsest factor), the
+ * polynomial smoothers in saamg_smooth.c, the shared structures in
+ * saamg.h.
  *
  * Why: BoomerAMG (precond=amg) copies the fine matrix into hypre's ParCSR
  * format (64 bytes per unknown on 2D Poisson) and its hierarchy and work
@@ -53,7 +54,7 @@
  * as it was, and took the process CPU per CG iteration (1 thread,
  * interleaved runs) from 54-55 to 49 ms (2D Poisson 1e6) and from 80-82
  * to 72-73 ms (3D Poisson 1e6).
- * Other smoothers (saamg_smoother): cheby, Chebyshev degree 2 in D^-1 A on
+ * Other smoothers (saamg_smoother, saamg_smooth.c): cheby, Chebyshev degree 2 in D^-1 A on
  * [lmax/30, lmax] (lmax: power iterations at the set-up, capped by the
  * Gershgorin bound), and spai0, x += M (b - A x) with M = diag(a_ii /
  * sum_j a_ij^2); both are polynomials in A times fixed diagonals, the same
@@ -173,20 +174,27 @@
                 r[i] = s;                                                                     \
         }                                                                                     \
     }                                                                                         \
-    /* r = b - A x on rows [lo, hi) (b NULL: r -= A x); bc != NULL: also  \
-     * bc += P^T r on those rows (serial callers only). */                 \
-    static void ramul_blk_##S(const sa_level *L, const T *v, const double *b, const double *x,\
-                              double *r, double *bc, sla_int lo, sla_int hi)                  \
+    /* Serial: x += P xc and the backward sweep in one pass. Row i reads  \
+     * x from its first column up, so the correction runs ahead of the    \
+     * sweep down to that column (p: rows >= p corrected); the same        \
+     * operations in the same order as prolong, then gs backward. */       \
+    static void gsb_prolong_##S(const sa_level *L, const T *v, const double *b, double *x,   \
+                                const double *xc)                                             \
     {                                                                                         \
         const sla_int *rp = L->rp;                                                            \
         const int32_t *ci = L->ci;                                                            \
-        for (sla_int i = lo; i < hi; i++) {                                                   \
-            double s = b ? b[i] : r[i];                                                       \
+        sla_int p = L->n;                                                                     \
+        for (sla_int i = L->n - 1; i >= 0; i--) {                                             \
+            sla_int first = rp[i] < rp[i + 1] && ci[rp[i]] < i ? ci[rp[i]] : i;               \
+            for (; p > first; p--) {                                                          \
+                double c = 0.0;                                                               \
+                for (sla_int q = L->prp[p - 1]; q < L->prp[p]; q++)                           \
+                    c += (double)L->pval[q] * xc[L->pci[q]];                                  \
+                x[p - 1] += c;                                                                \
+            }                                                                                 \
+            double s = b[i];                                                                  \
             for (sla_int k = rp[i]; k < rp[i + 1]; k++) s -= (double)v[k] * x[ci[k]];         \
-            r[i] = s;                                                                         \
-            if (bc)                                                                           \
-                for (sla_int q = L->prp[i]; q < L->prp[i + 1]; q++)                           \
-                    bc[L->pci[q]] += (double)L->pval[q] * s;                                  \
+            x[i] += s * L->dinv[i];                                                           \
         }                                                                                     \
     }
 
@@ -214,8 +222,6 @@ static void gs(const sa_level *L, const double *b, double *x, const double *xo, 
         else gs_blk_d(L, L->val, b, x, xo, lo, hi, fwd);
     }
 }
-
-static void restrict_(const sa_level *L, sla_int nc, const double *r, double *bc);
 
 /* Pre-smoothing from x = 0 (one forward sweep, hybrid blocks as gs with
  * xo = NULL) followed by the residual and the restriction bc = P^T r:
@@ -251,78 +257,11 @@ static void presmooth_restrict(const sa_level *L, const double *b, double *x, do
             else resid0_blk_d(L, L->val, x, r, NULL, lo, hi);
         }
     }
-    restrict_(L, nc, r, bc);
-}
-
-/* r = b - A x (b NULL: r -= A x), threaded on large levels; with bc
- * also bc = P^T r (in the same pass serially). */
-static void ramul(const sa_level *L, const double *b, const double *x, double *r, double *bc,
-                  sla_int nc, int nt)
-{
-    sla_int n = L->n;
-    bool par = nt > 1 && n >= SLA_PAR_MIN;
-    if (bc && !par) memset(bc, 0, (size_t)nc * sizeof *bc);
-#pragma omp parallel for num_threads(nt) schedule(static, 1) if (par)
-    for (int t = 0; t < (par ? nt : 1); t++) {
-        sla_int lo = par ? n * t / nt : 0, hi = par ? n * (t + 1) / nt : n;
-        double *bt = par ? NULL : bc;
-        if (L->f32) ramul_blk_f(L, L->val, b, x, r, bt, lo, hi);
-        else ramul_blk_d(L, L->val, b, x, r, bt, lo, hi);
-    }
-    if (bc && par) restrict_(L, nc, r, bc);
-}
-
-/* The Chebyshev smoother (degree SA_CHEBY_DEG) on D^-1 A over [lmax /
- * SA_CHEBY_RATIO, lmax]: x += p(D^-1 A) D^-1 (b - A x); from x = 0
- * (zero) x is written. r ends as b - A x, and with bc (pre-smoothing) bc
- * = P^T r; d is a work vector. The polynomial does not depend on x or b,
- * so pre- and post-smoothing are the same symmetric operator. */
-#define SA_CHEBY_DEG 2
-#define SA_CHEBY_RATIO 30.0
-static void cheby(const sa_level *L, const double *b, double *x, double *r, double *d,
-                  bool zero, double *bc, sla_int nc, int nt)
-{
-    sla_int n = L->n;
-    double hi = L->lmax, lo = hi / SA_CHEBY_RATIO;
-    double theta = 0.5 * (hi + lo), delta = 0.5 * (hi - lo), sigma = theta / delta, rho = 1.0 / sigma;
-    const double *rr = r;
-    if (zero) rr = b;
-    else ramul(L, b, x, r, NULL, 0, nt);
-    bool par = nt > 1 && n >= SLA_PAR_MIN;
-#pragma omp parallel for num_threads(nt) schedule(static) if (par)
-    for (sla_int i = 0; i < n; i++) {
-        d[i] = L->dinv[i] * rr[i] / theta;
-        x[i] = zero ? d[i] : x[i] + d[i];
-    }
-    for (int k = 2; k <= SA_CHEBY_DEG; k++) {
-        if (zero && k == 2) ramul(L, b, x, r, NULL, 0, nt); /* A d = A x */
-        else ramul(L, NULL, d, r, NULL, 0, nt);
-        double rn = 1.0 / (2.0 * sigma - rho), c1 = rn * rho, c2 = 2.0 * rn / delta;
-#pragma omp parallel for num_threads(nt) schedule(static) if (par)
-        for (sla_int i = 0; i < n; i++) {
-            d[i] = c1 * d[i] + c2 * L->dinv[i] * r[i];
-            x[i] += d[i];
-        }
-        rho = rn;
-    }
-    if (bc) ramul(L, NULL, d, r, bc, nc, nt); /* the residual after the last step */
-}
-
-/* SPAI0: x += M (b - A x), M = diag(a_ii / sum_j a_ij^2); from x = 0 x =
- * M b. Pre-smoothing (bc): then r = b - A x and bc = P^T r. */
-static void spai0(const sa_level *L, const double *b, double *x, double *r, bool zero, double *bc,
-                  sla_int nc, int nt)
-{
-    sla_int n = L->n;
-    bool par = nt > 1 && n >= SLA_PAR_MIN;
-    if (!zero) ramul(L, b, x, r, NULL, 0, nt);
-#pragma omp parallel for num_threads(nt) schedule(static) if (par)
-    for (sla_int i = 0; i < n; i++) x[i] = zero ? L->sm[i] * b[i] : x[i] + L->sm[i] * r[i];
-    if (bc) ramul(L, b, x, r, bc, nc, nt);
+    sla__saamg_restrict(L, nc, r, bc);
 }
 
 /* bc = P^T r (scatter, serial). */
-static void restrict_(const sa_level *L, sla_int nc, const double *r, double *bc)
+void sla__saamg_restrict(const sa_level *L, sla_int nc, const double *r, double *bc)
 {
     memset(bc, 0, (size_t)nc * sizeof *bc);
     for (sla_int i = 0; i < L->n; i++) {
@@ -331,8 +270,8 @@ static void restrict_(const sa_level *L, sla_int nc, const double *r, double *bc
     }
 }
 
-/* x += P xc */
-static void prolong(const sa_level *L, const double *xc, double *x, int nt)
+/* x += P xc; xcopy != NULL: also xcopy = the new x (the same pass). */
+static void prolong(const sa_level *L, const double *xc, double *x, double *xcopy, int nt)
 {
     sla_int n = L->n;
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && n >= SLA_PAR_MIN)
@@ -340,6 +279,7 @@ static void prolong(const sa_level *L, const double *xc, double *x, int nt)
         double s = 0.0;
         for (sla_int k = L->prp[i]; k < L->prp[i + 1]; k++) s += (double)L->pval[k] * xc[L->pci[k]];
         x[i] += s;
+        if (xcopy) xcopy[i] = x[i];
     }
 }
 
@@ -400,24 +340,29 @@ static void cycle(const saamg *g, const sa_work *w, int l, const double *b, doub
     const sa_level *C = &g->lev[l + 1];
     double *r = w->r[l];
     if (g->smoother == 1) {
-        cheby(L, b, x, r, w->d[l], true, w->b[l + 1], C->n, nt);
+        sla__saamg_cheby(L, b, x, r, w->d[l], true, w->b[l + 1], C->n, nt);
         cycle(g, w, l + 1, w->b[l + 1], w->x[l + 1], nt);
-        prolong(L, w->x[l + 1], x, nt);
-        cheby(L, b, x, r, w->d[l], false, NULL, 0, nt);
+        prolong(L, w->x[l + 1], x, NULL, nt);
+        sla__saamg_cheby(L, b, x, r, w->d[l], false, NULL, 0, nt);
         return;
     }
     if (g->smoother == 2) {
-        spai0(L, b, x, r, true, w->b[l + 1], C->n, nt);
+        sla__saamg_spai0(L, b, x, r, true, w->b[l + 1], C->n, nt);
         cycle(g, w, l + 1, w->b[l + 1], w->x[l + 1], nt);
-        prolong(L, w->x[l + 1], x, nt);
-        spai0(L, b, x, r, false, NULL, 0, nt);
+        prolong(L, w->x[l + 1], x, NULL, nt);
+        sla__saamg_spai0(L, b, x, r, false, NULL, 0, nt);
         return;
     }
     presmooth_restrict(L, b, x, r, C->n, w->b[l + 1], nt);
     cycle(g, w, l + 1, w->b[l + 1], w->x[l + 1], nt);
-    prolong(L, w->x[l + 1], x, nt);
-    if (nt > 1 && L->n >= SLA_PAR_MIN) sla__copy(L->n, x, r); /* r is free again */
-    gs(L, b, x, r, false, nt);
+    if (nt > 1 && L->n >= SLA_PAR_MIN) { /* r is free again: the hybrid sweep's x from before */
+        prolong(L, w->x[l + 1], x, r, nt);
+        gs(L, b, x, r, false, nt);
+    } else if (L->f32) {
+        gsb_prolong_f(L, L->val, b, x, w->x[l + 1]);
+    } else {
+        gsb_prolong_d(L, L->val, b, x, w->x[l + 1]);
+    }
 }
 
 /* One apply. The levels' own work vectors serve one apply at a time; a
@@ -566,61 +511,6 @@ static void set_fine(saamg *g, const sla_matrix *A, sla_int ib)
                       : (const void *)((const double *)A->values + ib * A->nnz);
 }
 
-/* The smoother's data on the levels with a P, from their current values:
- * spai0 its diagonal; cheby the bound lmax of the spectrum of D^-1 A:
- * 1.1 times the Rayleigh quotient (v, A v) / (v, D v) after 12 power
- * iterations with D^-1 A (a deterministic start), at most the Gershgorin
- * bound max_i sum_j |a_ij| / a_ii. Uses the levels' r (and wd) as work. */
-static sla_status smoother_setup(sla_ctx *ctx, const sla_allocator *a, saamg *g, int nt)
-{
-    for (int l = 0; l < g->nlev - 1 && g->smoother != 0; l++) {
-        sa_level *L = &g->lev[l];
-        sla_int n = L->n;
-        if (g->smoother == 2) {
-            if (!L->sm && !(L->sm = sla__malloc(a, (size_t)(n > 0 ? n : 1), sizeof *L->sm)))
-                return sla__saamg_nomem(ctx, l);
-            for (sla_int i = 0; i < n; i++) {
-                double s2 = 0.0;
-                for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) s2 += AVAL(L, k) * AVAL(L, k);
-                L->sm[i] = s2 > 0.0 ? (1.0 / L->dinv[i]) / s2 : 0.0;
-            }
-            continue;
-        }
-        if (!L->wd && !(L->wd = sla__malloc(a, (size_t)(n > 0 ? n : 1), sizeof *L->wd)))
-            return sla__saamg_nomem(ctx, l);
-        double gersh = 0.0;
-        for (sla_int i = 0; i < n; i++) {
-            double s = 0.0;
-            for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) s += fabs(AVAL(L, k));
-            if (s * L->dinv[i] > gersh) gersh = s * L->dinv[i];
-        }
-        double *v = L->wd, *y = L->r, lam = 0.0;
-        uint32_t h = 2463534242u;
-        for (sla_int i = 0; i < n; i++) { /* xorshift: a start with every eigencomponent */
-            h ^= h << 13, h ^= h >> 17, h ^= h << 5;
-            v[i] = (double)(h >> 8) / 16777216.0 - 0.5;
-        }
-        for (int it = 0; it < 12; it++) {
-            memset(y, 0, (size_t)n * sizeof *y);
-            ramul(L, NULL, v, y, NULL, 0, nt); /* y = -A v */
-            double vav = 0.0, vdv = 0.0, yy = 0.0;
-            for (sla_int i = 0; i < n; i++) {
-                vav -= v[i] * y[i];
-                vdv += v[i] * v[i] / L->dinv[i];
-                y[i] *= L->dinv[i];
-                yy += y[i] * y[i];
-            }
-            lam = vdv > 0.0 ? vav / vdv : 0.0;
-            if (!(yy > 0.0)) break;
-            double sc = 1.0 / sqrt(yy);
-            for (sla_int i = 0; i < n; i++) v[i] = y[i] * sc;
-        }
-        L->lmax = 1.1 * lam < gersh && lam > 0.0 ? 1.1 * lam : gersh;
-        if (!(L->lmax > 0.0)) L->lmax = 1.0;
-    }
-    return SLA_OK;
-}
-
 /* The whole hierarchy from the values of A_ib (g's levels empty). */
 static sla_status build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *pc)
 {
@@ -692,7 +582,7 @@ static sla_status build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *
         }
         for (sla_int i = 0; i < n; i++) g->d0[i] = (float)(1.0 / g->lev[0].dinv[i]);
     }
-    if ((st = smoother_setup(ctx, a, g, nt))) goto out;
+    if ((st = sla__saamg_smoother_setup(ctx, a, g, nt))) goto out;
     pc->apply = saamg_apply;
 out:
     sla__free(a, agg);
@@ -743,7 +633,7 @@ static sla_status renumber(sla_ctx *ctx, sla__pc *pc, int nt, double *drift)
         if ((st = sla__saamg_galerkin_numeric(ctx, a, L, l, g->symmetric, nt, &g->lev[l + 1]))) goto out;
     }
     if (g->dense && (st = sla__saamg_factor_coarse(ctx, a, g, &g->lev[g->nlev - 1]))) goto out;
-    st = smoother_setup(ctx, a, g, nt);
+    st = sla__saamg_smoother_setup(ctx, a, g, nt);
 out:
     sla__free(a, lv);
     return st;

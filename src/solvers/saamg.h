@@ -97,4 +97,14 @@ sla_status sla__saamg_galerkin_numeric(sla_ctx *ctx, const sla_allocator *a, con
 sla_status sla__saamg_factor_coarse(sla_ctx *ctx, const sla_allocator *a, saamg *g,
                                     const sa_level *L);
 
+/* precond_saamg.c: bc = P^T r (serial) */
+void sla__saamg_restrict(const sa_level *L, sla_int nc, const double *r, double *bc);
+
+/* saamg_smooth.c */
+void sla__saamg_cheby(const sa_level *L, const double *b, double *x, double *r, double *d, bool zero,
+                      double *bc, sla_int nc, int nt);
+void sla__saamg_spai0(const sa_level *L, const double *b, double *x, double *r, bool zero, double *bc,
+                      sla_int nc, int nt);
+sla_status sla__saamg_smoother_setup(sla_ctx *ctx, const sla_allocator *a, saamg *g, int nt);
+
 #endif
