@@ -12,7 +12,7 @@
  * unknowns (N = 1000, 2000), 3D Poisson with 1M (N = 100), anisotropic
  * diffusion -(0.01 u_xx + u_yy) with 1M (N = 1000). Methods: "amg" (CG +
  * AMG with the library's defaults, changed by --opts), "saamg" (CG + sla's
- * smoothed-aggregation AMG), "jacobi" (CG +
+ * smoothed-aggregation AMG, also changed by --opts, e.g. saamg_smoother), "jacobi" (CG +
  * Jacobi), "cholmod" (method cholesky; skipped when the factor would not
  * fit in memory: sla's memory_limit).
  *
@@ -22,7 +22,10 @@
  * whose runs take tens of seconds at 4M) (create = setup, solve, destroy)
  * and reports the medians; the AMG child first runs one tiny AMG solve so the
  * one-time MPI initialization is not counted in the set-up (it is reported
- * as "mpi_init_s"). The residual is sla's true ||b - A x|| / ||b||. The
+ * as "mpi_init_s"). "cpu set", "cpu sol": the process CPU seconds (all
+ * threads, CLOCK_PROCESS_CPUTIME_ID) of the set-up and the solve, and
+ * "ms/it" the solve's per iteration: on a loaded machine with --threads 1
+ * the measure that other processes disturb least. The residual is sla's true ||b - A x|| / ||b||. The
  * load column is the share of the machine's CPUs other processes used
  * during the child's run (/proc/stat), to tell a noisy measurement.
  *
@@ -103,6 +106,7 @@ typedef struct {
     char msg[200];
     long long n, nnz, iterations;
     double setup, solve, total, residual, mpi_init;
+    double setup_cpu, solve_cpu; /* process CPU seconds (all threads): the loaded machine's measure */
     double rss_matrix, rss_peak; /* bytes: after building the matrix, at the end */
     int converged;
 } result;
@@ -171,6 +175,14 @@ static sla_status make_matrix(sla_ctx *ctx, const problem *p, long N, int f32, s
     return st;
 }
 
+/* Process CPU time (all threads), s. */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* One (problem, method) in this (child) process. */
 static void run_child(const problem *p, long N, int method, int reps, int threads, const char *opts,
                       double rtol, int f32, result *r)
@@ -200,6 +212,7 @@ static void run_child(const problem *p, long N, int method, int reps, int thread
     } else if (method == 3) {
         o.method = SLA_METHOD_CG;
         o.precond = SLA_PRECOND_SAAMG;
+        if (opts && (r->status = sla_solver_options_parse(ctx, opts, &o))) goto out;
     } else if (method == 1) {
         o.method = SLA_METHOD_CG;
         o.precond = SLA_PRECOND_JACOBI;
@@ -226,16 +239,18 @@ static void run_child(const problem *p, long N, int method, int reps, int thread
     }
     for (long long i = 0; i < r->n; i++) b[i] = 1.0;
     r->rss_matrix = peak_rss_bytes();
-    double su[32], so[32], to[32];
+    double su[32], so[32], to[32], cu[32], co[32];
     if (reps > 32) reps = 32;
     for (int k = 0; k < reps; k++) {
         sla_solver *S = NULL;
         sla_solve_info info;
-        double t0 = now();
+        double c0 = cpu_now(), t0 = now();
         if ((r->status = sla_solver_create(ctx, A, &o, &S))) break;
-        double t1 = now();
+        double c1 = cpu_now(), t1 = now();
         r->status = sla_solver_solve(ctx, S, 0, 1, b, r->n, x, r->n, &info);
-        double t2 = now();
+        double t2 = now(), c2 = cpu_now();
+        cu[k] = c1 - c0;
+        co[k] = c2 - c1;
         sla_solver_destroy(&S);
         if (r->status < 0) break;
         su[k] = t1 - t0;
@@ -249,6 +264,8 @@ static void run_child(const problem *p, long N, int method, int reps, int thread
         r->setup = median(su, reps);
         r->solve = median(so, reps);
         r->total = median(to, reps);
+        r->setup_cpu = median(cu, reps);
+        r->solve_cpu = median(co, reps);
     }
 out_m:
     free(b);
@@ -324,9 +341,11 @@ static void print_row(const char *prob, const char *meth, const result *r, doubl
         printf("%-26s %-8s skipped: %.90s\n", prob, meth, r->msg);
         return;
     }
-    printf("%-26s %-8s %9lld %8.3f %8.3f %8.3f %6lld %9.2e %8.2f %7.0f %5.0f%%%s\n", prob, meth,
-           r->n, r->setup, r->solve, r->total, r->iterations, r->residual, r->rss_peak / 1e9,
-           r->rss_peak / (double)r->n, load, r->converged ? "" : "  NOT CONVERGED");
+    printf("%-26s %-8s %9lld %8.3f %8.3f %8.3f %6lld %9.2e %8.2f %7.0f %5.0f%% %8.3f %8.3f %7.2f%s\n",
+           prob, meth, r->n, r->setup, r->solve, r->total, r->iterations, r->residual,
+           r->rss_peak / 1e9, r->rss_peak / (double)r->n, load, r->setup_cpu, r->solve_cpu,
+           r->iterations > 0 ? 1e3 * r->solve_cpu / (double)r->iterations : 0.0,
+           r->converged ? "" : "  NOT CONVERGED");
 }
 
 static void json_row(FILE *f, int first, const char *prob, const char *meth, const result *r,
@@ -348,10 +367,10 @@ static void json_row(FILE *f, int first, const char *prob, const char *meth, con
                 ",\"n\":%lld,\"nnz\":%lld,\"rtol\":%g,\"reps\":%d,\"setup_s\":%.4f,"
                 "\"solve_s\":%.4f,\"total_s\":%.4f,\"iterations\":%lld,\"residual\":%.3e,"
                 "\"converged\":%s,\"peak_rss_bytes\":%.0f,\"matrix_rss_bytes\":%.0f,"
-                "\"bytes_per_dof\":%.1f,\"mpi_init_s\":%.3f",
+                "\"bytes_per_dof\":%.1f,\"mpi_init_s\":%.3f,\"setup_cpu_s\":%.4f,\"solve_cpu_s\":%.4f",
                 r->n, r->nnz, rtol, reps, r->setup, r->solve, r->total, r->iterations,
                 r->residual, r->converged ? "true" : "false", r->rss_peak, r->rss_matrix,
-                r->rss_peak / (double)r->n, r->mpi_init);
+                r->rss_peak / (double)r->n, r->mpi_init, r->setup_cpu, r->solve_cpu);
     }
     fprintf(f, ",\"other_load_pct\":%.1f}", load);
 }
@@ -397,8 +416,9 @@ int main(int argc, char **argv)
     printf("rtol 1e-8, b = ones, medians of %d (amg, saamg) and %d (jacobi, cholmod) runs; times in s; "
            "peak RSS of the whole process\n",
            reps, reps_slow);
-    printf("%-26s %-8s %9s %8s %8s %8s %6s %9s %8s %7s %6s\n", "problem", "method", "n", "setup",
-           "solve", "total", "iters", "residual", "peak GB", "B/DOF", "load");
+    printf("%-26s %-8s %9s %8s %8s %8s %6s %9s %8s %7s %6s %8s %8s %7s\n", "problem", "method", "n",
+           "setup", "solve", "total", "iters", "residual", "peak GB", "B/DOF", "load", "cpu set",
+           "cpu sol", "ms/it");
     for (int pi = 0; pi < NPROB; pi++) {
         if (!strstr(plist, problems[pi].name)) continue;
         for (int mo = 0; mo < NMETH; mo++) {

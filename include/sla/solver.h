@@ -250,6 +250,13 @@ typedef struct sla_solver_options {
                                  and the coarse factor; 1 = full: also re-smooth P
                                  with the new values on its pattern (aggregates and
                                  strength kept); 2 = none: rebuild everything */
+    int saamg_smoother;       /* precond=saamg's smoother: 0 = gs (the default):
+                                 Gauss-Seidel, forward down and backward up (hybrid
+                                 blocks with threads); 1 = cheby: Chebyshev degree 2
+                                 in D^-1 A on [lmax/30, lmax], lmax from power
+                                 iterations at the set-up; 2 = spai0: x += M (b - A x)
+                                 with M = diag(a_ii / sum_j a_ij^2). All three give a
+                                 symmetric cycle for symmetric A */
 } sla_solver_options;
 
 /* Values of sla_solver_options.equilibrate. */
@@ -273,7 +280,7 @@ SLA_API void sla_solver_options_set_monitor(sla_solver_options *opts, sla_monito
  * amg_pmax, amg_agg_levels, amg_relax, amg_cycle, amg_max_levels, amg_reuse,
  * auto_solves, max_seconds, amg_agg_interp, auto_direct_seconds, ilu_shift (on|off),
  * ilut_droptol, ilut_fill, ilut_pivot, equilibrate (auto|on|off),
- * saamg_reuse (interpolation|full|none).
+ * saamg_reuse (interpolation|full|none), saamg_smoother (gs|cheby|spai0).
  * An unknown key or value is SLA_ERR_ARGUMENT, naming the nearest valid one. */
 SLA_API sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str,
                                     sla_solver_options *opts);

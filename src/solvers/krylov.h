@@ -85,7 +85,8 @@ sla_status sla__amg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const s
                           sla__pc *pc);
 /* Smoothed-aggregation AMG (precond_saamg.c): always available. reuse:
  * what a refresh keeps (sla_solver_options.saamg_reuse). */
-sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, int reuse, sla__pc *pc);
+sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, int reuse, int smoother,
+                            sla__pc *pc);
 #ifdef SLA_HAVE_MPI
 #include <mpi.h>
 /* What the distributed AMG needs from the distributed layer, which fills

@@ -92,6 +92,7 @@ _Static_assert(sizeof(sla_ordering) == sizeof(int), "a CHOICE field is int-sized
 
 static const char *const equilibrate_names[] = {"auto", "on", "off"}; /* SLA_EQUILIBRATE_AUTO, _ON, _OFF */
 static const char *const reuse_names[] = {"interpolation", "full", "none"};
+static const char *const smoother_names[] = {"gs", "cheby", "spai0"};
 
 /* The keys: the fields read by the toolkit, OTHER ones by parse_other. */
 #define F(ky, mb, kd, l, h, op) \
@@ -129,6 +130,7 @@ static const sla__opt_field fields[] = {
     F("ilut_pivot", ilut_pivot, REAL, 0, 1, 0),
     C(equilibrate, equilibrate_names),
     C(saamg_reuse, reuse_names),
+    C(saamg_smoother, smoother_names),
 };
 #undef F
 #undef C

@@ -45,11 +45,15 @@ typedef struct sa_level {
     double *r;           /* residual */
     int32_t *agg;        /* saamg_reuse=full: the aggregates (n) and which */
     uint8_t *strong;     /* entries of A_l were strong at set-up (nnz) */
+    double *sm;          /* saamg_smoother=spai0: a_ii / sum_j a_ij^2 (else NULL) */
+    double lmax;         /* saamg_smoother=cheby: bound of the spectrum of D^-1 A */
+    double *wd;          /* saamg_smoother=cheby: the step (levels with a P) */
 } sa_level;
 
 typedef struct saamg {
     int nlev;
     int reuse;           /* at refresh: 0 interpolation, 1 full, 2 none */
+    int smoother;        /* 0 gs, 1 cheby, 2 spai0 (sla_solver_options.saamg_smoother) */
     bool stale;          /* a refresh failed: the next one rebuilds */
     bool symmetric;
     bool lock_ready;
@@ -92,5 +96,15 @@ sla_status sla__saamg_galerkin_numeric(sla_ctx *ctx, const sla_allocator *a, con
                                        int l, bool symmetric, int nt, sa_level *C);
 sla_status sla__saamg_factor_coarse(sla_ctx *ctx, const sla_allocator *a, saamg *g,
                                     const sa_level *L);
+
+/* precond_saamg.c: bc = P^T r (serial) */
+void sla__saamg_restrict(const sa_level *L, sla_int nc, const double *r, double *bc);
+
+/* saamg_smooth.c */
+void sla__saamg_cheby(const sa_level *L, const double *b, double *x, double *r, double *d, bool zero,
+                      double *bc, sla_int nc, int nt);
+void sla__saamg_spai0(const sa_level *L, const double *b, double *x, double *r, bool zero, double *bc,
+                      sla_int nc, int nt);
+sla_status sla__saamg_smoother_setup(sla_ctx *ctx, const sla_allocator *a, saamg *g, int nt);
 
 #endif

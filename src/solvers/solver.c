@@ -241,6 +241,9 @@ static sla_status check_options(sla_ctx *ctx, const sla_solver_options *o)
                           o->auto_direct_seconds);
     if (o->saamg_reuse < 0 || o->saamg_reuse > 2)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "saamg_reuse must be 0, 1 or 2 (got %d)", o->saamg_reuse);
+    if (o->saamg_smoother < 0 || o->saamg_smoother > 2)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "saamg_smoother must be 0 (gs), 1 (cheby) or 2 (spai0) (got %d)",
+                          o->saamg_smoother);
     if (!(o->max_seconds >= 0.0))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "max_seconds must be >= 0 (got %g)", o->max_seconds);
     if (o->equilibrate < SLA_EQUILIBRATE_AUTO || o->equilibrate > SLA_EQUILIBRATE_OFF)
