@@ -175,14 +175,6 @@ static sla_status make_matrix(sla_ctx *ctx, const problem *p, long N, int f32, s
     return st;
 }
 
-/* Process CPU time (all threads), s. */
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* One (problem, method) in this (child) process. */
 static void run_child(const problem *p, long N, int method, int reps, int threads, const char *opts,
                       double rtol, int f32, result *r)
