@@ -38,7 +38,9 @@ typedef struct sa_level {
     int32_t *own_ci;
     void *own_val;
     double *dinv;        /* 1 / a_ii */
-    sla_int *prp;        /* P_l: n x n_{l+1} (not on the coarsest level) */
+    int32_t *prp;        /* P_l: n x n_{l+1} (not on the coarsest level); 32-bit row
+                          * pointers (4 B per row less; more than 2^31 - 1 entries of P
+                          * are refused) */
     int32_t *pci;
     sa_real *pval;
     double *x, *b;       /* coarse levels: iterate and right-hand side */

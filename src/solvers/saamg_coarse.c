@@ -95,7 +95,8 @@ static sla_int ap_rows(const sa_level *L, const sla_int *trp, const int32_t *tci
                        ga_chunk *c)
 {
     /* locals, so that the stores below cannot alias the arrays' addresses */
-    const sla_int *restrict rp = L->rp, *restrict prp = L->prp;
+    const sla_int *restrict rp = L->rp;
+    const int32_t *restrict prp = L->prp;
     const int32_t *restrict ci = L->ci, *restrict pci = L->pci;
     const sa_real *restrict pval = L->pval;
     const double *restrict ad = L->f32 ? NULL : (const double *)L->val;
