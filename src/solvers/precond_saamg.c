@@ -446,15 +446,9 @@ static sla_status build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *
     }
     sa_level *Lc = &g->lev[g->nlev - 1];
     if (Lc->n <= SAAMG_DENSE_MAX && (st = sla__saamg_factor_coarse(ctx, a, g, Lc))) goto out;
-    if (g->reuse != 2) { /* the drift guard's reference */
-        sla_int n = g->lev[0].n;
-        g->d0 = sla__malloc(a, (size_t)(n > 0 ? n : 1), sizeof *g->d0);
-        if (!g->d0) {
-            st = sla__saamg_nomem(ctx, 0);
-            goto out;
-        }
-        for (sla_int i = 0; i < n; i++) g->d0[i] = (float)(1.0 / g->lev[0].dinv[i]);
-    }
+    /* the drift guard's reference (g->d0) is taken at the first refresh,
+     * from the set-up's 1/a_ii still in dinv: a solve that is never
+     * refreshed does not hold it (4 B per unknown) */
     pc->apply = saamg_apply;
 out:
     sla__free(a, agg);
@@ -526,7 +520,14 @@ static sla_status saamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, 
     }
     pc->apply = NULL;
     pc->note[0] = '\0';
-    if (keep) {
+    if (keep && !g->d0) { /* the first refresh: dinv still holds the set-up's 1/a_ii */
+        sla_int n = g->lev[0].n;
+        g->d0 = sla__malloc(&pc->alloc, (size_t)(n > 0 ? n : 1), sizeof *g->d0);
+        if (!g->d0) st = sla__saamg_nomem(ctx, 0);
+        else
+            for (sla_int i = 0; i < n; i++) g->d0[i] = (float)(1.0 / g->lev[0].dinv[i]);
+    }
+    if (keep && st == SLA_OK) {
         double drift = 1.0;
         st = renumber(ctx, pc, nt, &drift);
         if (st == SLA_OK && !(drift <= SAAMG_DRIFT)) {

@@ -57,7 +57,8 @@ typedef struct saamg {
     bool lock_ready;
     pthread_mutex_t lock; /* held by the apply using the levels' work vectors */
     sa_level lev[SAAMG_MAX_LEV];
-    float *d0;           /* saamg_reuse != none: a_ii of A at the set-up */
+    float *d0;           /* saamg_reuse != none: a_ii of A at the set-up (taken at the
+                          * first refresh; NULL before) */
     double *dense;       /* coarsest: factor, column major, or NULL (smoothed only) */
     int *piv;            /* LU pivots, or NULL for Cholesky */
 } saamg;
