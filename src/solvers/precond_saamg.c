@@ -217,6 +217,24 @@ static void coarse_solve(const saamg *g, const sa_level *L, const double *b, dou
     }
 }
 
+/* The offsets of the coarse levels' work vectors in level 0's residual
+ * (x_l, r_l on levels 1.., b_l on levels 2..: everything the coarse cycle
+ * uses but b_1, which is restricted from r_0), or false when they do not
+ * fit in its n_0 entries. r_0 is dead from the restriction to b_1 until
+ * the coarse correction has been prolongated (the cycle writes r_0 again
+ * only after that), so the coarse levels can work there. */
+static bool work_in_r0(const saamg *g, sla_int off[SAAMG_MAX_LEV][3])
+{
+    sla_int at = 0;
+    for (int l = 1; l < g->nlev; l++) {
+        sla_int m = g->lev[l].n;
+        off[l][0] = at, at += m;                                /* x */
+        off[l][1] = at, at += l < g->nlev - 1 ? m : 0;          /* r */
+        off[l][2] = at, at += l >= 2 ? m : 0;                   /* b */
+    }
+    return g->nlev > 1 && at <= g->lev[0].n;
+}
+
 /* The cycle's work vectors: r[l] (levels 0..nlev-2), x[l] and b[l]
  * (levels 1..nlev-1). */
 typedef struct sa_work {
@@ -256,10 +274,17 @@ static sla_status saamg_apply(const sla__pc *pc, bool transpose, const double *r
     double *block = NULL;
     bool own = r != z && pthread_mutex_trylock(&g->lock) == 0;
     if (own) {
+        sla_int off[SAAMG_MAX_LEV][3];
+        bool in = work_in_r0(g, off);
         for (int l = 0; l < g->nlev; l++) {
             w.r[l] = g->lev[l].r;
             w.x[l] = g->lev[l].x;
             w.b[l] = g->lev[l].b;
+            if (in && l >= 1) {
+                w.x[l] = g->lev[0].r + off[l][0];
+                if (l < g->nlev - 1) w.r[l] = g->lev[0].r + off[l][1];
+                if (l >= 2) w.b[l] = g->lev[0].r + off[l][2];
+            }
         }
     } else {
         size_t total = r == z ? (size_t)g->lev[0].n : 0;
@@ -384,6 +409,27 @@ static void set_fine(saamg *g, const sla_matrix *A, sla_int ib)
                       : (const void *)((const double *)A->values + ib * A->nnz);
 }
 
+/* The cycle's work vectors: r_0, b_1, and the coarse levels' x, r and b in
+ * r_0 when they fit (2D Poisson: x_1 and r_1 are n/3 of the n entries),
+ * else their own (g->lev[l].x, .r, .b). */
+static sla_status alloc_work(sla_ctx *ctx, const sla_allocator *a, saamg *g)
+{
+    if (g->nlev < 2) return SLA_OK;
+    sla_int off[SAAMG_MAX_LEV][3];
+    bool in = work_in_r0(g, off);
+    g->lev[0].r = sla__malloc(a, (size_t)g->lev[0].n, sizeof *g->lev[0].r);
+    g->lev[1].b = sla__malloc(a, (size_t)g->lev[1].n, sizeof *g->lev[1].b);
+    if (!g->lev[0].r || !g->lev[1].b) return sla__saamg_nomem(ctx, 1);
+    for (int l = 1; l < g->nlev && !in; l++) {
+        sa_level *L = &g->lev[l];
+        L->x = sla__malloc(a, (size_t)L->n, sizeof *L->x);
+        if (l < g->nlev - 1) L->r = sla__malloc(a, (size_t)L->n, sizeof *L->r);
+        if (l >= 2) L->b = sla__malloc(a, (size_t)L->n, sizeof *L->b);
+        if (!L->x || (l < g->nlev - 1 && !L->r) || (l >= 2 && !L->b)) return sla__saamg_nomem(ctx, l);
+    }
+    return SLA_OK;
+}
+
 /* The whole hierarchy from the values of A_ib (g's levels empty). */
 static sla_status build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *pc)
 {
@@ -436,14 +482,8 @@ static sla_status build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *
         sa_level *C = &g->lev[l + 1];
         if ((st = sla__saamg_galerkin(ctx, a, L, l, nagg, g->symmetric, nt, C))) goto out;
         g->nlev = l + 2;
-        L->r = sla__malloc(a, (size_t)L->n, sizeof *L->r);
-        C->x = sla__malloc(a, (size_t)C->n, sizeof *C->x);
-        C->b = sla__malloc(a, (size_t)C->n, sizeof *C->b);
-        if (!L->r || !C->x || !C->b) {
-            st = sla__saamg_nomem(ctx, l + 1);
-            goto out;
-        }
     }
+    if ((st = alloc_work(ctx, a, g))) goto out;
     sa_level *Lc = &g->lev[g->nlev - 1];
     if (Lc->n <= SAAMG_DENSE_MAX && (st = sla__saamg_factor_coarse(ctx, a, g, Lc))) goto out;
     /* the drift guard's reference (g->d0) is taken at the first refresh,
