@@ -37,7 +37,7 @@ typedef struct sa_level {
     sla_int *own_rp;     /* coarse levels own their arrays */
     int32_t *own_ci;
     void *own_val;
-    double *dinv;        /* 1 / a_ii */
+    float *dinv;         /* 1 / a_ii, rounded to float (4 B per row less than double) */
     int32_t *prp;        /* P_l: n x n_{l+1} (not on the coarsest level); 32-bit row
                           * pointers (4 B per row less; more than 2^31 - 1 entries of P
                           * are refused) */

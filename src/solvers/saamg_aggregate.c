@@ -30,9 +30,14 @@ static inline bool strong_t(double th2, double aij, double di, double dj)
     return aij * aij >= th2 * fabs(di * dj);
 }
 
-/* a_ii, as the strength test sees it (from the stored 1 / a_ii: the same
- * value everywhere) */
-#define DG(i) (1.0 / L->dinv[i])
+/* a_ii, as the strength test and the filtered diagonal see it: the
+ * matrix's own entry (dinv holds 1 / a_ii rounded to float, for the
+ * smoother only); set_diag has checked that every row has one */
+static inline double dg(const sa_level *L, sla_int i)
+{
+    return AVAL(L, find_in_row(L, i, i));
+}
+#define DG(i) dg(L, i)
 
 /* Whether entry k (row i, column j != i, value v) is a strong coupling:
  * the test on the current values, or (mask, saamg_reuse=full at refresh)
@@ -67,7 +72,7 @@ sla_status sla__saamg_set_diag(sla_ctx *ctx, const sla_allocator *a, sa_level *L
             return sla__error(ctx, SLA_ERR_SINGULAR,
                               "precond saamg: zero or missing diagonal at row %lld of level %d",
                               (long long)i, l);
-        L->dinv[i] = 1.0 / d;
+        L->dinv[i] = (float)(1.0 / d);
     }
     return SLA_OK;
 }
