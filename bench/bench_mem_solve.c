@@ -13,10 +13,21 @@
  * seconds to read or generate (wall and CPU), set up and solve, iterations, the peak
  * resident set (getrusage ru_maxrss, the process's high-water mark) in MiB
  * and per unknown. bench/mem_solve.sh runs it next to `sla solve`.
+ *
+ * SLA_BENCH_MMAP=1 in the environment: blocks of 1 MiB or more are
+ * mmapped (mallopt, as bench_amg does), undoing the mallopt(M_MMAP_MAX, 0)
+ * that libsuperlu_dist (linked through HYPRE) makes when it is loaded;
+ * without it every block comes from the brk heap and freed set-up arrays
+ * stay resident, so the peak also holds the heap's holes. With it the
+ * peak is the memory in use (the footprint of the library itself).
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <sla.h>
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +97,13 @@ int main(int argc, char **argv)
                         "read-pipe FILE\n", argv[0]);
         return 2;
     }
+#ifdef __GLIBC__
+    const char *mm = getenv("SLA_BENCH_MMAP");
+    if (mm && *mm && strcmp(mm, "0") != 0) {
+        mallopt(M_MMAP_MAX, 65536);
+        mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    }
+#endif
     const char *mode = argv[1];
     const bool gen = !strcmp(mode, "gen"), solve = gen || !strcmp(mode, "solve");
     const char *method = argc > 3 ? argv[3] : "cg", *precond = argc > 4 ? argv[4] : "saamg";
