@@ -42,13 +42,16 @@
  * 2 threads. Residuals, interpolation and the Galerkin product are
  * threaded too; aggregation and the prolongator are serial.
  *
- * Memory (2D Poisson, float32 matrix: 48 B per unknown): P 2.5 entries per
- * fine row at 8 bytes + row pointers (28 B), 1/a_ii and one residual
- * vector (16 B), coarse levels (n/6 rows at 9 entries on level 1, then
- * ~1/9 per level) ~27 B: ~71 B per unknown beside the matrix; with CG's
- * vectors and b, x the whole solve peaks at 167 B per unknown
- * (bench/SAAMG_RESULTS.md: 1e8 unknowns in 16.7 GB). The set-up's
- * transients (aggregate map, transpose of P) are freed before the solve.
+ * Memory (2D Poisson): P 2.5 entries per fine row at 8 bytes + 32-bit row
+ * pointers (24 B), 1/a_ii in float32 (4 B), one residual vector (8 B; the
+ * coarse levels' x, r and b but b_1 live in it during the coarse cycle),
+ * coarse levels (n/6 rows at 9 entries on level 1, then ~1/9 per level)
+ * ~24 B: ~60 B per unknown beside the matrix; with CG's 3 vectors, b, x
+ * and a float64 matrix (68 B) the solve holds ~168 B per unknown
+ * (bench/SAAMG_RESULTS.md, "Memory of the solve path"). The set-up's
+ * transients (aggregate map, strength flags, transpose of P, the Galerkin
+ * product's scratch) are freed before the next level's arrays, P^T and
+ * the scratch before the coarse operator is allocated.
  *
  * Thread safety: the levels' work vectors serve one apply at a time (a
  * mutex, try-locked); an apply that finds them busy, or one with z == r,
