@@ -13,16 +13,28 @@
  * seconds to read or generate (wall and CPU), set up and solve, iterations, the peak
  * resident set (getrusage ru_maxrss, the process's high-water mark) in MiB
  * and per unknown. bench/mem_solve.sh runs it next to `sla solve`.
+ *
+ * SLA_BENCH_MMAP=1 in the environment: blocks of 1 MiB or more are
+ * mmapped (mallopt, as bench_amg does), undoing the mallopt(M_MMAP_MAX, 0)
+ * that libsuperlu_dist (linked through HYPRE) makes when it is loaded;
+ * without it every block comes from the brk heap and freed set-up arrays
+ * stay resident, so the peak also holds the heap's holes. With it the
+ * peak is the memory in use (the footprint of the library itself).
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <sla.h>
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now(void)
 {
@@ -46,6 +58,17 @@ static double cpu_seconds(void)
     getrusage(RUSAGE_SELF, &ru);
     return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
            (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+}
+
+/* The resident set now (/proc/self/statm), MiB; 0 where unreadable. */
+static double rss_mib(void)
+{
+    long pages = 0, res = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return 0.0;
+    if (fscanf(f, "%ld %ld", &pages, &res) != 2) res = 0;
+    fclose(f);
+    return (double)res * (double)sysconf(_SC_PAGESIZE) / 1048576.0;
 }
 
 static int fail(sla_ctx *ctx, const char *what)
@@ -74,6 +97,13 @@ int main(int argc, char **argv)
                         "read-pipe FILE\n", argv[0]);
         return 2;
     }
+#ifdef __GLIBC__
+    const char *mm = getenv("SLA_BENCH_MMAP");
+    if (mm && *mm && strcmp(mm, "0") != 0) {
+        mallopt(M_MMAP_MAX, 65536);
+        mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    }
+#endif
     const char *mode = argv[1];
     const bool gen = !strcmp(mode, "gen"), solve = gen || !strcmp(mode, "solve");
     const char *method = argc > 3 ? argv[3] : "cg", *precond = argc > 4 ? argv[4] : "saamg";
@@ -88,7 +118,8 @@ int main(int argc, char **argv)
     if (st != SLA_OK) return fail(ctx, argv[2]);
     const double t_in = now() - t0, c_in = cpu_seconds() - c0;
     const sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
-    double t_setup = 0.0, t_solve = 0.0;
+    double t_setup = 0.0, t_solve = 0.0, peak_in = peak_mib(), peak_setup = 0.0,
+           rss_setup = 0.0;
     long long iters = -1;
     if (solve) {
         double *b = malloc((size_t)n * sizeof *b), *x = calloc((size_t)n, sizeof *x);
@@ -105,6 +136,8 @@ int main(int argc, char **argv)
         t0 = now();
         if (sla_solver_create(ctx, A, &opts, &S) != SLA_OK) return fail(ctx, "set-up");
         t_setup = now() - t0;
+        peak_setup = peak_mib();
+        rss_setup = rss_mib();
         sla_solve_info info;
         t0 = now();
         st = sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &info);
@@ -117,10 +150,11 @@ int main(int argc, char **argv)
     }
     const double peak = peak_mib();
     printf("{\"mode\":\"%s\",\"n\":%lld,\"nnz\":%lld,\"%s_s\":%.3f,\"%s_cpu_s\":%.3f,\"setup_s\":%.3f,"
-           "\"solve_s\":%.3f,\"iterations\":%lld,\"peak_mib\":%.1f,\"bytes_per_unknown\":%.1f}\n",
+           "\"solve_s\":%.3f,\"iterations\":%lld,\"peak_mib\":%.1f,\"bytes_per_unknown\":%.1f,"
+           "\"peak_input_mib\":%.1f,\"peak_setup_mib\":%.1f,\"rss_after_setup_mib\":%.1f}\n",
            mode, (long long)n, (long long)nnz, gen ? "gen" : "read", t_in, gen ? "gen" : "read",
            c_in, t_setup, t_solve,
-           iters, peak, n > 0 ? peak * 1048576.0 / (double)n : 0.0);
+           iters, peak, n > 0 ? peak * 1048576.0 / (double)n : 0.0, peak_in, peak_setup, rss_setup);
     sla_matrix_destroy(&A);
     sla_ctx_destroy(&ctx);
     return 0;

@@ -353,7 +353,7 @@ static void test_reuse_vjp(sla_ctx *ctx)
     sla_matrix *A = NULL;
     CHECK_OK(ctx, sla_gen_diffusion2d(ctx, N, k0, &A));
     sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
-    double *vals = malloc((size_t)nnz * sizeof *vals);
+    double *vals = calloc((size_t)nnz, sizeof *vals); /* from_csr reads the values */
     sla_int *colind = malloc((size_t)nnz * sizeof *colind);
     sla_matrix_get_colind(A, colind);
     sla_matrix *B = NULL;
@@ -430,7 +430,7 @@ static void test_reuse(sla_ctx *ctx)
     sla_matrix *A = NULL;
     CHECK_OK(ctx, sla_gen_diffusion2d(ctx, N, k0, &A));
     sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
-    double *vals = malloc((size_t)nnz * sizeof *vals);
+    double *vals = calloc((size_t)nnz, sizeof *vals); /* from_csr reads the values */
     sla_int *colind = malloc((size_t)nnz * sizeof *colind);
     sla_matrix_get_colind(A, colind);
     sla_matrix *B = NULL;

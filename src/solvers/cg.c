@@ -5,7 +5,8 @@
  * Jacobi apply and r.z); the p update. Convergence is declared only on the
  * true residual b - A x: when the recursive residual meets the tolerance
  * and the true one does not, r is replaced by the true residual and the
- * iteration restarts from there. */
+ * iteration restarts from there. Three n-vectors beside x and b: r, p and
+ * one that holds q = A p until r is updated and z = M^-1 r until p is. */
 #include "krylov.h"
 
 #include <math.h>
@@ -78,10 +79,12 @@ sla_status sla__cg(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const doubl
     bool has_pc = M && M->apply;
     const double *dinv = (has_pc && M->kind == SLA_PRECOND_JACOBI) ? M->dinv : NULL;
     sla_allocator al = sla__ctx_alloc(ctx);
-    double *work = sla__malloc(&al, (size_t)n, (has_pc ? 4 : 3) * sizeof(double));
+    /* three n-vectors: z = M^-1 r shares q's storage (q = A p is dead once
+     * r is updated, z once p is), and unpreconditioned z aliases r */
+    double *work = sla__malloc(&al, (size_t)n, 3 * sizeof(double));
     if (!work) return sla__error(ctx, SLA_ERR_NOMEM, "cg: out of memory for %lld-vectors", (long long)n);
     double *r = work, *p = work + n, *q = work + 2 * n;
-    double *z = has_pc ? work + 3 * n : r; /* unpreconditioned: z aliases r */
+    double *z = has_pc ? q : r;
 
     sla_status st = SLA_OK;
     double bnorm = sla__op_nrm2(A, b);

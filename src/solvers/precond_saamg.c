@@ -68,13 +68,19 @@
  * 0.84 s; 3D gs 15 / 1.05 s, cheby 17 / 1.79 s, spai0 17 / 1.08 s: gs
  * stays the default.
  *
- * Memory (2D Poisson, float32 matrix: 48 B per unknown): P 2.5 entries per
- * fine row at 8 bytes + row pointers (28 B), 1/a_ii and one residual
- * vector (16 B), coarse levels (n/6 rows at 9 entries on level 1, then
- * ~1/9 per level) ~27 B: ~71 B per unknown beside the matrix; with CG's
- * vectors and b, x the whole solve peaks at 167 B per unknown
- * (bench/SAAMG_RESULTS.md: 1e8 unknowns in 16.7 GB). The set-up's
- * transients (aggregate map, transpose of P) are freed before the solve.
+ * Memory (2D Poisson): P 2.5 entries per fine row at 8 bytes + 32-bit row
+ * pointers (24 B), 1/a_ii (8 B; in float32 it broke the exact symmetry
+ * of the fused pre-smoothing + residual below, which assumes the sweep's
+ * own rows have zero residual to rounding), one residual vector (8 B; the
+ * coarse levels' x, r and b but b_1 live in it during the coarse cycle,
+ * with the gs smoother), coarse levels (n/6 rows at 9 entries on level 1,
+ * then ~1/9 per level) ~24 B: ~64 B per unknown beside the matrix; with
+ * CG's 3 vectors, b, x and a float64 matrix (68 B) the solve holds ~172 B
+ * per unknown
+ * (bench/SAAMG_RESULTS.md, "Memory of the solve path"). The set-up's
+ * transients (aggregate map, strength flags, transpose of P, the Galerkin
+ * product's scratch) are freed before the next level's arrays, P^T and
+ * the scratch before the coarse operator is allocated.
  *
  * Thread safety: the levels' work vectors serve one apply at a time (a
  * mutex, try-locked); an apply that finds them busy, or one with z == r,
@@ -325,11 +331,31 @@ static void coarse_solve(const saamg *g, const sa_level *L, const double *b, dou
     }
 }
 
+/* The offsets of the coarse levels' work vectors in level 0's residual
+ * (x_l, r_l on levels 1.., b_l on levels 2..: everything the coarse cycle
+ * uses but b_1, which is restricted from r_0), or false when they do not
+ * fit in its n_0 entries. r_0 is dead from the restriction to b_1 until
+ * the coarse correction has been prolongated (the cycle writes r_0 again
+ * only after that), so the coarse levels can work there. */
+static bool work_in_r0(const saamg *g, sla_int off[SAAMG_MAX_LEV][3])
+{
+    if (g->smoother != 0) return false; /* cheby's set-up uses each level's r */
+    sla_int at = 0;
+    for (int l = 1; l < g->nlev; l++) {
+        sla_int m = g->lev[l].n;
+        off[l][0] = at, at += m;                                /* x */
+        off[l][1] = at, at += l < g->nlev - 1 ? m : 0;          /* r */
+        off[l][2] = at, at += l >= 2 ? m : 0;                   /* b */
+    }
+    return g->nlev > 1 && at <= g->lev[0].n;
+}
+
 /* The cycle's work vectors: r[l] (levels 0..nlev-2), x[l] and b[l]
  * (levels 1..nlev-1). */
 typedef struct sa_work {
     double *r[SAAMG_MAX_LEV], *x[SAAMG_MAX_LEV], *b[SAAMG_MAX_LEV];
     double *d[SAAMG_MAX_LEV]; /* cheby: levels 0..nlev-2 */
+    bool in_r0;               /* levels 1.. work inside r[0] (work_in_r0) */
 } sa_work;
 
 /* x = M^-1 b on level l (x overwritten). */
@@ -359,7 +385,12 @@ static void cycle(const saamg *g, const sa_work *w, int l, const double *b, doub
     presmooth_restrict(L, b, x, r, C->n, w->b[l + 1], nt);
     cycle(g, w, l + 1, w->b[l + 1], w->x[l + 1], nt);
     if (nt > 1 && L->n >= SLA_PAR_MIN) { /* r is free again: the hybrid sweep's x from before */
-        prolong(L, w->x[l + 1], x, r, nt);
+        if (l == 0 && w->in_r0) { /* x_1 lives in r_0: the copy after the prolongation */
+            prolong(L, w->x[l + 1], x, NULL, nt);
+            sla__copy(L->n, x, r);
+        } else {
+            prolong(L, w->x[l + 1], x, r, nt);
+        }
         gs(L, b, x, r, false, nt);
     } else if (L->f32) {
         gsb_prolong_f(L, L->val, b, x, w->x[l + 1]);
@@ -381,11 +412,19 @@ static sla_status saamg_apply(const sla__pc *pc, bool transpose, const double *r
     double *block = NULL;
     bool own = r != z && pthread_mutex_trylock(&g->lock) == 0;
     if (own) {
+        sla_int off[SAAMG_MAX_LEV][3];
+        bool in = work_in_r0(g, off);
+        w.in_r0 = in;
         for (int l = 0; l < g->nlev; l++) {
             w.r[l] = g->lev[l].r;
             w.x[l] = g->lev[l].x;
             w.b[l] = g->lev[l].b;
             w.d[l] = g->lev[l].wd;
+            if (in && l >= 1) {
+                w.x[l] = g->lev[0].r + off[l][0];
+                if (l < g->nlev - 1) w.r[l] = g->lev[0].r + off[l][1];
+                if (l >= 2) w.b[l] = g->lev[0].r + off[l][2];
+            }
         }
     } else {
         size_t total = r == z ? (size_t)g->lev[0].n : 0;
@@ -514,6 +553,27 @@ static void set_fine(saamg *g, const sla_matrix *A, sla_int ib)
                       : (const void *)((const double *)A->values + ib * A->nnz);
 }
 
+/* The cycle's work vectors: r_0, b_1, and the coarse levels' x, r and b in
+ * r_0 when they fit (2D Poisson: x_1 and r_1 are n/3 of the n entries),
+ * else their own (g->lev[l].x, .r, .b). */
+static sla_status alloc_work(sla_ctx *ctx, const sla_allocator *a, saamg *g)
+{
+    if (g->nlev < 2) return SLA_OK;
+    sla_int off[SAAMG_MAX_LEV][3];
+    bool in = work_in_r0(g, off);
+    g->lev[0].r = sla__malloc(a, (size_t)g->lev[0].n, sizeof *g->lev[0].r);
+    g->lev[1].b = sla__malloc(a, (size_t)g->lev[1].n, sizeof *g->lev[1].b);
+    if (!g->lev[0].r || !g->lev[1].b) return sla__saamg_nomem(ctx, 1);
+    for (int l = 1; l < g->nlev && !in; l++) {
+        sa_level *L = &g->lev[l];
+        L->x = sla__malloc(a, (size_t)L->n, sizeof *L->x);
+        if (l < g->nlev - 1) L->r = sla__malloc(a, (size_t)L->n, sizeof *L->r);
+        if (l >= 2) L->b = sla__malloc(a, (size_t)L->n, sizeof *L->b);
+        if (!L->x || (l < g->nlev - 1 && !L->r) || (l >= 2 && !L->b)) return sla__saamg_nomem(ctx, l);
+    }
+    return SLA_OK;
+}
+
 /* The whole hierarchy from the values of A_ib (g's levels empty). */
 static sla_status build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *pc)
 {
@@ -566,25 +626,13 @@ static sla_status build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *
         sa_level *C = &g->lev[l + 1];
         if ((st = sla__saamg_galerkin(ctx, a, L, l, nagg, g->symmetric, nt, C))) goto out;
         g->nlev = l + 2;
-        L->r = sla__malloc(a, (size_t)L->n, sizeof *L->r);
-        C->x = sla__malloc(a, (size_t)C->n, sizeof *C->x);
-        C->b = sla__malloc(a, (size_t)C->n, sizeof *C->b);
-        if (!L->r || !C->x || !C->b) {
-            st = sla__saamg_nomem(ctx, l + 1);
-            goto out;
-        }
     }
+    if ((st = alloc_work(ctx, a, g))) goto out;
     sa_level *Lc = &g->lev[g->nlev - 1];
     if (Lc->n <= SAAMG_DENSE_MAX && (st = sla__saamg_factor_coarse(ctx, a, g, Lc))) goto out;
-    if (g->reuse != 2) { /* the drift guard's reference */
-        sla_int n = g->lev[0].n;
-        g->d0 = sla__malloc(a, (size_t)(n > 0 ? n : 1), sizeof *g->d0);
-        if (!g->d0) {
-            st = sla__saamg_nomem(ctx, 0);
-            goto out;
-        }
-        for (sla_int i = 0; i < n; i++) g->d0[i] = (float)(1.0 / g->lev[0].dinv[i]);
-    }
+    /* the drift guard's reference (g->d0) is taken at the first refresh,
+     * from the set-up's 1/a_ii still in dinv: a solve that is never
+     * refreshed does not hold it (4 B per unknown) */
     if ((st = sla__saamg_smoother_setup(ctx, a, g, nt))) goto out;
     pc->apply = saamg_apply;
 out:
@@ -658,7 +706,14 @@ static sla_status saamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, 
     }
     pc->apply = NULL;
     pc->note[0] = '\0';
-    if (keep) {
+    if (keep && !g->d0) { /* the first refresh: dinv still holds the set-up's 1/a_ii */
+        sla_int n = g->lev[0].n;
+        g->d0 = sla__malloc(&pc->alloc, (size_t)(n > 0 ? n : 1), sizeof *g->d0);
+        if (!g->d0) st = sla__saamg_nomem(ctx, 0);
+        else
+            for (sla_int i = 0; i < n; i++) g->d0[i] = (float)(1.0 / g->lev[0].dinv[i]);
+    }
+    if (keep && st == SLA_OK) {
         double drift = 1.0;
         st = renumber(ctx, pc, nt, &drift);
         if (st == SLA_OK && !(drift <= SAAMG_DRIFT)) {

@@ -38,7 +38,9 @@ typedef struct sa_level {
     int32_t *own_ci;
     void *own_val;
     double *dinv;        /* 1 / a_ii */
-    sla_int *prp;        /* P_l: n x n_{l+1} (not on the coarsest level) */
+    int32_t *prp;        /* P_l: n x n_{l+1} (not on the coarsest level); 32-bit row
+                          * pointers (4 B per row less; more than 2^31 - 1 entries of P
+                          * are refused) */
     int32_t *pci;
     sa_real *pval;
     double *x, *b;       /* coarse levels: iterate and right-hand side */
@@ -59,7 +61,8 @@ typedef struct saamg {
     bool lock_ready;
     pthread_mutex_t lock; /* held by the apply using the levels' work vectors */
     sa_level lev[SAAMG_MAX_LEV];
-    float *d0;           /* saamg_reuse != none: a_ii of A at the set-up */
+    float *d0;           /* saamg_reuse != none: a_ii of A at the set-up (taken at the
+                          * first refresh; NULL before) */
     double *dense;       /* coarsest: factor, column major, or NULL (smoothed only) */
     int *piv;            /* LU pivots, or NULL for Cholesky */
 } saamg;

@@ -210,10 +210,19 @@ sla_status sla__saamg_build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L,
                 if (sg[q] && agg[L->ci[q]] == agg[j]) seen = true;
             if (!seen) c++;
         }
-        L->prp[i + 1] = c;
+        L->prp[i + 1] = (int32_t)c;
     }
-    for (sla_int i = 0; i < n; i++) L->prp[i + 1] += L->prp[i];
-    sla_int pnnz = L->prp[n];
+    sla_int pnnz = 0;
+    for (sla_int i = 0; i < n; i++) {
+        pnnz += L->prp[i + 1];
+        if (pnnz > INT32_MAX) {
+            st = sla__error(ctx, SLA_ERR_TOO_LARGE,
+                            "precond saamg: the prolongator of level %d has more than 2^31 - 1 "
+                            "entries (its 32-bit row pointers)", l);
+            goto out;
+        }
+        L->prp[i + 1] = (int32_t)pnnz;
+    }
     L->pci = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *L->pci);
     L->pval = sla__malloc(a, (size_t)(pnnz > 0 ? pnnz : 1), sizeof *L->pval);
     if (!L->pci || !L->pval) {
