@@ -179,9 +179,9 @@ SLA_API sla_status sla_matrix_properties(sla_ctx *ctx, const sla_matrix *A,
                                  sla_matrix_props *props);
 
 /* How sla_svds and sla_lsq (LSQR, LSMR) form the products A^T u (their
- * `transpose` option): AUTO is EXPLICIT on more than one thread (unless
- * the transpose would take over a quarter of the available memory) and
- * SCATTER on one, as measured by bench_svds and bench_lsq; EXPLICIT builds the CSR of A^T once per call (memory: about
+ * `transpose` option): AUTO is SCATTER (measured on a quiet machine by
+ * bench_svds and bench_lsq: the explicit transpose gained nothing at 1 or
+ * 2 threads, 0.97-1.05x; src/core/transpose.c); EXPLICIT builds the CSR of A^T once per call (memory: about
  * the matrix again, nnz values and indices) and gathers by its rows,
  * threaded without reductions; SCATTER scatters A's rows into y (no extra
  * memory; with threads, nt private copies of y summed at the end). The

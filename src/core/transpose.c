@@ -70,24 +70,20 @@ void sla__csrt_spmv(const sla__csrt *T, const double *x, double *y, int nt)
     }
 }
 
-/* Measured (bench_svds, bench_lsq: scatter and explicit alternating in one
- * process, CPU time; short-ray tomography; on a shared machine under 50-80 %
- * other load). One thread: explicit against scatter, its build included,
- * 1.04x (svds, 4e4 x 2e4, 617 products), 1.06x / 1.05x (LSQR / LSMR, 1e5 x
- * 2.5e4, 100 iterations), 0.98x (LSQR, 2e5 x 5e4): no gain worth doubling
- * the matrix's memory, so auto scatters. Two threads (OMP_WAIT_POLICY=
- * passive, so that CPU time counts work, not spinning): 1.00x / 1.11x
- * (LSQR / LSMR, 1e5); svds 1.46x (spinning waits); and the threaded scatter
- * needs nt private copies of y (nt * ncols doubles) and their sum, which
- * the gather does not. So auto builds the transpose on more than one
- * thread, unless its memory (nnz doubles and ints, ncols + 1 row
- * pointers) would take more than a quarter of the memory available now.
- * To be confirmed on a quiet machine (docs/benchmarks.md). */
+/* Measured on a quiet machine (2026-12-04, bench_svds and bench_lsq's A/B
+ * part: scatter and explicit alternating in one process, wall seconds,
+ * other load 0-2 %): LSQR 1e6 x 2.5e5 (nnz 1.1e7), 100 iterations: one
+ * thread 6.14 s scatter / 6.20 s explicit, two threads 3.14 / 3.34 s;
+ * LSMR 6.12 / 6.15 and 3.13 / 3.38 s; svds k = 10 on 1e5 x 5e4: 1.52 /
+ * 1.46 s on one thread, 1.22 / 1.25 s on two. The transpose's build and
+ * its second copy of the matrix (135 MB for the LSQR problem) buy
+ * nothing on this machine class (the threaded scatter's private copies of
+ * y are small against the matrix), so auto scatters; explicit stays an
+ * option (the earlier rule, explicit on more than one thread, came from
+ * runs under 50-80 % other load, where spinning waits blurred it). */
 bool sla__transpose_auto(const sla_matrix *A, int nt)
 {
-    if (nt <= 1) return false;
-    double need = (double)A->nnz * (double)(sizeof(double) + sizeof(int32_t)) +
-                  ((double)A->ncols + 1.0) * (double)sizeof(sla_int);
-    double avail = sla__available_memory();
-    return avail <= 0.0 || need <= 0.25 * avail;
+    (void)A;
+    (void)nt;
+    return false;
 }

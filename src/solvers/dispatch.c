@@ -93,6 +93,7 @@ static sla_method krylov_choice(const sla_solver *S)
 #define SLA_AUTO_AMG_SETUP_S_PER_NNZ_2D 5e-8  /* at <= 5 entries per row */
 #define SLA_AUTO_AMG_SETUP_S_PER_NNZ_3D 1e-7  /* at >= 7 entries per row */
 #define SLA_AUTO_AMG_ITER_S_PER_NNZ 1.2e-8 /* one thread */
+#define SLA_AUTO_AMG_SETUP_THREAD_GAIN 0.55 /* each further thread */
 #define SLA_AUTO_AMG_ITERATIONS 16.0
 /* Below this many rows auto does not consider AMG: plain CG or a
  * factorization costs milliseconds there, and the per-entry model above has
@@ -186,8 +187,12 @@ static double amg_seconds(const sla_solver *S, double its, double solves, int nt
     double f = per_row <= 5.0 ? 0.0 : per_row >= 7.0 ? 1.0 : 0.5 * (per_row - 5.0);
     double setup = SLA_AUTO_AMG_SETUP_S_PER_NNZ_2D +
                    f * (SLA_AUTO_AMG_SETUP_S_PER_NNZ_3D - SLA_AUTO_AMG_SETUP_S_PER_NNZ_2D);
-    return setup * nnz +
-           solves * its * SLA_AUTO_AMG_ITER_S_PER_NNZ * nnz / (double)(nt > 1 ? nt : 1);
+    /* the set-up is threaded too (Galerkin product, prolongator, structure
+     * queries): 1.5-1.7x faster on 2 threads (3-D Poisson 1e6: 0.70 ->
+     * 0.41-0.45 s, 2-D 0.24 -> 0.14-0.17 s; bench/RESULTS.md, 2026-12-04);
+     * priced as one thread's time over 1 + 0.55 (nt - 1) */
+    double tsetup = setup * nnz / (1.0 + SLA_AUTO_AMG_SETUP_THREAD_GAIN * (double)((nt > 1 ? nt : 1) - 1));
+    return tsetup + solves * its * SLA_AUTO_AMG_ITER_S_PER_NNZ * nnz / (double)(nt > 1 ? nt : 1);
 }
 
 /* Predicted seconds of one numeric factorization and `solves` solves with
