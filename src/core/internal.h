@@ -184,10 +184,6 @@ typedef struct sla__csrt {
  * int32; T is then empty). Free with sla__csrt_free (safe on an empty T). */
 sla_status sla__csrt_build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__csrt *T);
 void sla__csrt_free(sla_ctx *ctx, sla__csrt *T);
-/* Whether SLA_TRANSPOSE_AUTO builds the explicit transpose of A for a
- * run of many A^T products on nt threads (the rule measured by
- * bench_svds and bench_lsq; transpose.c). */
-bool sla__transpose_auto(const sla_matrix *A, int nt);
 /* y = T x, a gather by rows of T (= A^T x), threaded without reductions. */
 void sla__csrt_spmv(const sla__csrt *T, const double *x, double *y, int nt);
 

@@ -80,10 +80,5 @@ void sla__csrt_spmv(const sla__csrt *T, const double *x, double *y, int nt)
  * nothing on this machine class (the threaded scatter's private copies of
  * y are small against the matrix), so auto scatters; explicit stays an
  * option (the earlier rule, explicit on more than one thread, came from
- * runs under 50-80 % other load, where spinning waits blurred it). */
-bool sla__transpose_auto(const sla_matrix *A, int nt)
-{
-    (void)A;
-    (void)nt;
-    return false;
-}
+ * runs under 50-80 % other load, where spinning waits blurred it): svds
+ * and LSQR/LSMR build the transpose only for SLA_TRANSPOSE_EXPLICIT. */

@@ -80,7 +80,7 @@ sla_status sla__lsq_op_init(sla_ctx *ctx, sla__lsq_op *op, const sla_matrix *A, 
     op->mm = op->m + (damp > 0.0 ? op->n : 0);
     op->nt = sla__threads(ctx);
     op->work = NULL;
-    if (mode == SLA_TRANSPOSE_EXPLICIT || (mode == SLA_TRANSPOSE_AUTO && sla__transpose_auto(A, op->nt))) {
+    if (mode == SLA_TRANSPOSE_EXPLICIT) {
         sla_status st = sla__csrt_build(ctx, A, 0, &op->T);
         if (st != SLA_ERR_TOO_LARGE) return st; /* too many rows for int32: scatter */
     }

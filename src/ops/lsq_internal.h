@@ -18,8 +18,8 @@ typedef struct sla__lsq_op {
     sla__csrt T;         /* the explicit A^T (T.rowptr NULL: scatter instead) */
 } sla__lsq_op;
 
-/* Set up op for the view A: the explicit transpose by mode (auto: by
- * sla__transpose_auto), else op->work for the threaded scatter (both
+/* Set up op for the view A: the explicit transpose when mode asks for it
+ * (auto scatters: src/core/transpose.c), else op->work for the threaded scatter (both
  * through ctx). */
 sla_status sla__lsq_op_init(sla_ctx *ctx, sla__lsq_op *op, const sla_matrix *A, double damp,
                             sla_transpose_mode mode);

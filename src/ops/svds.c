@@ -269,10 +269,9 @@ static sla_status svds_run(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const 
         }
     }
     /* Lanczos on B^T B: one product with A^T per step; the explicit
-     * transpose by o->transpose (auto: sla__transpose_auto). Not for the
-     * shift-invert path, whose steps are solves. */
-    if (!E.S && (o->transpose == SLA_TRANSPOSE_EXPLICIT ||
-                 (o->transpose == SLA_TRANSPOSE_AUTO && sla__transpose_auto(&Av, nt)))) {
+     * transpose only when asked (auto scatters: src/core/transpose.c).
+     * Not for the shift-invert path, whose steps are solves. */
+    if (!E.S && o->transpose == SLA_TRANSPOSE_EXPLICIT) {
         st = sla__csrt_build(ctx, &Av, 0, &E.T);
         if (st == SLA_ERR_TOO_LARGE) st = SLA_OK; /* rows past int32: scatter */
         if (st) goto done;
