@@ -106,6 +106,25 @@ run solve "$DATA/bayer10.mtx" --json; expect 0 "auto on bayer10"
 jeq method umfpack "auto on bayer10"; stdout_has 'klu refused' "auto on bayer10: the note names the retry"
 run solve "$DATA/bayer10.mtx" --method klu; expect 2 "explicit klu on bayer10 refuses"
 run solve "$DATA/dwt_878.mtx"; expect 2 "auto on the singular dwt_878"; stderr_has 'singular' "dwt_878"
+if grep -q '"hierarchy"' "$OUT"; then fail "solve --json: a hierarchy without saamg"; else ok; fi
+# saamg: the hierarchy (levels, rows, nnz per level, complexities) in the report
+H=$tmp/H.mtx
+run gen poisson2d 60 -o "$H"; expect 0 "gen poisson2d 60"
+run solve "$H" --method cg --precond saamg --json; expect 0 "solve saamg --json"
+if /usr/bin/python3 -c '
+import json, sys
+h = json.load(sys.stdin)["hierarchy"]
+L = h["levels"]
+assert L >= 2 and len(h["rows"]) == L and len(h["nnz"]) == L and len(h["p_nnz"]) == L
+assert h["rows"][0] == 3600 and h["nnz"][0] == 17760 and h["p_nnz"][-1] == 0
+assert all(h["rows"][l + 1] < h["rows"][l] for l in range(L - 1))
+assert abs(h["operator_complexity"] - sum(h["nnz"]) / h["nnz"][0]) < 1e-3
+assert abs(h["grid_complexity"] - sum(h["rows"]) / h["rows"][0]) < 1e-3
+assert h["coarse_direct"] is True
+' <"$OUT"; then ok; else fail "solve saamg --json: hierarchy"; fi
+run solve "$H" --method cg --precond saamg; expect 0 "solve saamg (text)"
+stdout_has 'hierarchy: [0-9]+ levels, operator complexity' "solve saamg (text): hierarchy"
+stdout_has 'level 0: 3600 rows, 17760 nonzeros' "solve saamg (text): level 0"
 run solve "$A";         expect 0 "solve (text)"; stdout_has 'iterations [0-9]+' "solve (text)"
 stdout_has 'converged_rtol' "solve (text)"
 run solve "$A" --json --rtol=1e-12 --threads 2 --atol 0; expect 0 "--opt=value, --threads"

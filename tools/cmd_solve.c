@@ -137,6 +137,35 @@ void cli_print_solve_info_json(FILE *f, const sla_solve_info *w)
     cli_json_string(f, reason);
 }
 
+/* The multigrid hierarchy (precond saamg) as JSON ("hierarchy":{...}) or
+ * text; nothing for a solver without one. */
+static void print_hierarchy(sla_ctx *ctx, const sla_solver *S, int json)
+{
+    sla_hierarchy_info h;
+    if (sla_solver_hierarchy(ctx, S, 0, &h) != SLA_OK || h.levels == 0) return;
+    if (json) {
+        printf(",\"hierarchy\":{\"levels\":%d", h.levels);
+        const char *names[3] = {"rows", "nnz", "p_nnz"};
+        const sla_int *arr[3] = {h.rows, h.nnz, h.p_nnz};
+        for (int k = 0; k < 3; k++) {
+            printf(",\"%s\":[", names[k]);
+            for (int l = 0; l < h.levels; l++) printf("%s%lld", l ? "," : "", (long long)arr[k][l]);
+            printf("]");
+        }
+        printf(",\"operator_complexity\":%.4f,\"grid_complexity\":%.4f,\"coarse_direct\":%s}",
+               h.operator_complexity, h.grid_complexity, h.coarse_direct ? "true" : "false");
+        return;
+    }
+    printf("  hierarchy: %d levels, operator complexity %.3f, grid complexity %.3f, coarsest %s\n",
+           h.levels, h.operator_complexity, h.grid_complexity, h.coarse_direct ? "factorized" : "smoothed");
+    for (int l = 0; l < h.levels; l++) {
+        printf("    level %d: %lld rows, %lld nonzeros (%.1f per row)", l, (long long)h.rows[l],
+               (long long)h.nnz[l], h.rows[l] ? (double)h.nnz[l] / (double)h.rows[l] : 0.0);
+        if (l + 1 < h.levels) printf(", P %lld nonzeros", (long long)h.p_nnz[l]);
+        printf("\n");
+    }
+}
+
 /* The solver flags of `sla solve` and the library option each one sets. */
 static const cli_flag_key solve_flags[] = {
     {"--method", "method"},           {"--precond", "precond"},
@@ -433,6 +462,7 @@ int cmd_solve(int argc, char **argv)
         json_number(stdout, "%.6g", setup);
         printf(",\"solve_seconds\":");
         json_number(stdout, "%.6g", fw.solve_seconds);
+        print_hierarchy(ctx, S, 1);
         if (adj_path && !ainfo) { /* skipped: x is not finite */
             printf(",\"adjoint\":null");
         } else if (adj_path) {
@@ -454,6 +484,7 @@ int cmd_solve(int argc, char **argv)
         printf("  iterations %lld, residual %.3e, %s\n", (long long)fw.iterations, fw.residual,
                reason);
         printf("  setup %.3f s, solve %.3f s\n", setup, fw.solve_seconds);
+        print_hierarchy(ctx, S, 0);
         if (fw.note[0]) printf("  note: %s\n", fw.note);
         if (adj_path && !ainfo) {
             printf("adjoint skipped: %s\n", adj_skipped);

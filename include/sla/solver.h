@@ -349,6 +349,32 @@ SLA_API void sla_solver_destroy(sla_solver **S);
 SLA_API sla_method sla_solver_method(const sla_solver *S);
 SLA_API double sla_solver_setup_seconds(const sla_solver *S);
 
+/* The multigrid hierarchy of a solver's preconditioner (precond=saamg,
+ * also when method=auto chose it): what AMG users compare hierarchies by.
+ * Level 0 is A itself; level l + 1 = P_l^T A_l P_l. */
+#define SLA_HIERARCHY_MAX_LEVELS 32
+typedef struct sla_hierarchy_info {
+    int levels;                   /* number of levels (0: no hierarchy, e.g. after a
+                                     failed refresh) */
+    sla_int rows[SLA_HIERARCHY_MAX_LEVELS];   /* rows of A_l */
+    sla_int nnz[SLA_HIERARCHY_MAX_LEVELS];    /* stored entries of A_l */
+    sla_int p_nnz[SLA_HIERARCHY_MAX_LEVELS];  /* stored entries of the prolongator
+                                     P_l (rows[l] x rows[l + 1]); 0 on the coarsest */
+    double operator_complexity;   /* sum_l nnz[l] / nnz[0] */
+    double grid_complexity;       /* sum_l rows[l] / rows[0] */
+    bool coarse_direct;           /* the coarsest level is solved by a dense
+                                     factorization (else only smoothed) */
+} sla_hierarchy_info;
+
+/* The hierarchy of the preconditioner of value array ib of S, as it stands
+ * (after the last set-up or refresh), into *out (zeroed first).
+ * Errors: SLA_ERR_ARGUMENT (NULL S or out, ib out of range),
+ * SLA_ERR_UNSUPPORTED (S has no multigrid hierarchy of sla's own: a direct
+ * method, another preconditioner, a complex solver; hypre's precond=amg
+ * keeps its hierarchy inside hypre). */
+SLA_API sla_status sla_solver_hierarchy(sla_ctx *ctx, const sla_solver *S, sla_int ib,
+                                        sla_hierarchy_info *out);
+
 /* Solve A_ib X = B for nrhs right-hand sides (column-major, leading
  * dimensions ldb, ldx >= n). info receives nrhs reports (may be NULL).
  * Returns SLA_OK when every column converged, SLA_NOT_CONVERGED when some

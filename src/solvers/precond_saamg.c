@@ -757,3 +757,23 @@ sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, int r
     if (st == SLA_OK) pc->refresh = saamg_refresh;
     return st;
 }
+
+void sla__saamg_hierarchy(const sla__pc *pc, sla_hierarchy_info *out)
+{
+    const saamg *g = pc->fact;
+    memset(out, 0, sizeof *out);
+    if (!g || !pc->apply) return; /* a failed refresh left none */
+    out->levels = g->nlev;
+    double nnz = 0.0, rows = 0.0;
+    for (int l = 0; l < g->nlev; l++) {
+        const sa_level *L = &g->lev[l];
+        out->rows[l] = L->n;
+        out->nnz[l] = L->rp[L->n];
+        out->p_nnz[l] = l < g->nlev - 1 && L->prp ? L->prp[L->n] : 0;
+        nnz += (double)out->nnz[l];
+        rows += (double)out->rows[l];
+    }
+    out->operator_complexity = out->nnz[0] > 0 ? nnz / (double)out->nnz[0] : 1.0;
+    out->grid_complexity = out->rows[0] > 0 ? rows / (double)out->rows[0] : 1.0;
+    out->coarse_direct = g->dense != NULL;
+}

@@ -367,6 +367,25 @@ size_t sla_solve_info_size(void) { return sizeof(sla_solve_info); }
 sla_method sla_solver_method(const sla_solver *S) { return S ? S->method : SLA_METHOD_AUTO; }
 double sla_solver_setup_seconds(const sla_solver *S) { return S ? S->setup_seconds : 0.0; }
 
+sla_status sla_solver_hierarchy(sla_ctx *ctx, const sla_solver *S, sla_int ib, sla_hierarchy_info *out)
+{
+    if (out) memset(out, 0, sizeof *out);
+    if (!S || !out) return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_hierarchy: NULL %s", S ? "out" : "solver");
+    if (ib < 0 || ib >= S->A->nbatch)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_solver_hierarchy: value array %lld out of range [0, %lld)",
+                          (long long)ib, (long long)S->A->nbatch);
+    const sla__pc *pc = !S->z && !S->dops && S->pc ? S->pc[ib] : NULL;
+    if (!pc || pc->kind != SLA_PRECOND_SAAMG)
+        return sla__error(ctx, SLA_ERR_UNSUPPORTED,
+                          "sla_solver_hierarchy: the %ssolver (method %s, precond %s) has no multigrid "
+                          "hierarchy of sla's own (precond=saamg%s)",
+                          S->z ? "complex " : "", sla_method_name(S->method),
+                          S->dops ? "none" : sla_precond_name(S->opts.precond),
+                          pc && pc->kind == SLA_PRECOND_AMG ? "; precond amg's is inside hypre" : "");
+    sla__saamg_hierarchy(pc, out);
+    return SLA_OK;
+}
+
 static void info_init(const sla_solver *S, sla_method m, sla_solve_info *info)
 {
     memset(info, 0, sizeof *info);

@@ -1,0 +1,182 @@
+/* sla_solver_hierarchy (precond saamg): the reported levels, rows, nonzeros
+ * and complexities against counts the test makes itself from the
+ * hierarchy's arrays (rows of A_{l+1} = the columns P_l reaches; the
+ * pattern of P_l^T A_l P_l by brute force), kept after a refresh, and the
+ * errors (no hierarchy, bad arguments). */
+#include "test_util.h"
+
+#include "solvers/saamg.h"
+#include "solvers/solver_internal.h"
+
+/* The number of distinct (I, J) with some P_l[i, I] A_l[i, j] P_l[j, J]
+ * stored: the pattern of the Galerkin product, by a dense marker per row. */
+static sla_int galerkin_nnz(const sa_level *L, sla_int nc)
+{
+    /* rows of P^T: the fine rows reaching each coarse column */
+    sla_int n = L->n, cnt = 0;
+    sla_int *deg = calloc((size_t)nc + 1, sizeof *deg);
+    for (sla_int k = 0; k < L->prp[n]; k++) deg[L->pci[k] + 1]++;
+    for (sla_int I = 0; I < nc; I++) deg[I + 1] += deg[I];
+    sla_int *fill = malloc((size_t)nc * sizeof *fill), *rows = malloc((size_t)(L->prp[n] + 1) * sizeof *rows);
+    for (sla_int I = 0; I < nc; I++) fill[I] = deg[I];
+    for (sla_int i = 0; i < n; i++)
+        for (sla_int k = L->prp[i]; k < L->prp[i + 1]; k++) rows[fill[L->pci[k]]++] = i;
+    char *mark = calloc((size_t)nc, 1);
+    sla_int *list = malloc((size_t)nc * sizeof *list);
+    for (sla_int I = 0; I < nc; I++) {
+        sla_int m = 0;
+        for (sla_int q = deg[I]; q < deg[I + 1]; q++) {
+            sla_int i = rows[q];
+            for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
+                sla_int j = L->ci[k];
+                for (sla_int p = L->prp[j]; p < L->prp[j + 1]; p++)
+                    if (!mark[L->pci[p]]) mark[L->pci[p]] = 1, list[m++] = L->pci[p];
+            }
+        }
+        cnt += m;
+        for (sla_int t = 0; t < m; t++) mark[list[t]] = 0;
+    }
+    free(deg), free(fill), free(rows), free(mark), free(list);
+    return cnt;
+}
+
+/* The reported hierarchy against the preconditioner's arrays and A. */
+static void check_against(sla_ctx *ctx, const sla_solver *S, const sla_matrix *A, const char *what)
+{
+    sla_hierarchy_info h;
+    CHECK_OK(ctx, sla_solver_hierarchy(ctx, S, 0, &h));
+    const saamg *g = S->pc[0]->fact;
+    CHECK(h.levels == g->nlev && h.levels >= 2);
+    CHECK(h.rows[0] == sla_matrix_nrows(A) && h.nnz[0] == sla_matrix_nnz(A));
+    double sr = 0.0, sn = 0.0;
+    for (int l = 0; l < h.levels; l++) {
+        const sa_level *L = &g->lev[l];
+        sr += (double)h.rows[l], sn += (double)h.nnz[l];
+        if (l + 1 == h.levels) {
+            CHECK(h.p_nnz[l] == 0);
+            break;
+        }
+        sla_int nc = 0, pn = 0; /* the columns P_l reaches; its entries */
+        for (sla_int i = 0; i < L->n; i++)
+            for (sla_int k = L->prp[i]; k < L->prp[i + 1]; k++, pn++)
+                if (L->pci[k] + 1 > nc) nc = L->pci[k] + 1;
+        CHECK(h.rows[l + 1] == nc);
+        CHECK(h.p_nnz[l] == pn);
+        CHECK(h.nnz[l + 1] == galerkin_nnz(L, nc));
+        CHECK(h.rows[l + 1] < h.rows[l]);
+    }
+    CHECK(fabs(h.operator_complexity - sn / (double)h.nnz[0]) <= 1e-12 * h.operator_complexity);
+    CHECK(fabs(h.grid_complexity - sr / (double)h.rows[0]) <= 1e-12 * h.grid_complexity);
+    CHECK(h.coarse_direct == (h.rows[h.levels - 1] <= SAAMG_DENSE_MAX));
+    printf("  %s: %d levels, rows", what, h.levels);
+    for (int l = 0; l < h.levels; l++) printf(" %lld", (long long)h.rows[l]);
+    printf(", nnz");
+    for (int l = 0; l < h.levels; l++) printf(" %lld", (long long)h.nnz[l]);
+    printf(", operator complexity %.3f, grid %.3f\n", h.operator_complexity, h.grid_complexity);
+}
+
+static void test_counts(sla_ctx *ctx)
+{
+    printf("hierarchy statistics against independent counts:\n");
+    sla_solver_options o;
+    sla_solver_options_default(&o);
+    o.method = SLA_METHOD_CG;
+    o.precond = SLA_PRECOND_SAAMG;
+    for (int reuse = 0; reuse < 3; reuse++) {
+        sla_matrix *A = NULL;
+        CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 90, &A));
+        o.saamg_reuse = reuse;
+        sla_solver *S = NULL;
+        CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+        check_against(ctx, S, A, "poisson2d 90^2");
+        sla_hierarchy_info h0, h1;
+        CHECK_OK(ctx, sla_solver_hierarchy(ctx, S, 0, &h0));
+        CHECK_OK(ctx, sla_solver_refresh(ctx, S)); /* the same values: the same hierarchy */
+        CHECK_OK(ctx, sla_solver_hierarchy(ctx, S, 0, &h1));
+        CHECK(memcmp(&h0, &h1, sizeof h0) == 0);
+        sla_solver_destroy(&S);
+        sla_matrix_destroy(&A);
+    }
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 3, 24, &A));
+    sla_solver *S = NULL;
+    o.saamg_reuse = 0;
+    CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+    check_against(ctx, S, A, "poisson3d 24^3");
+    sla_solver_destroy(&S);
+    sla_matrix_destroy(&A);
+
+    sla_int N = 100, nc = (N + 1) * (N + 1);
+    double *kappa = malloc((size_t)nc * sizeof *kappa);
+    unsigned s = 1;
+    for (sla_int c = 0; c < nc; c++) {
+        s = s * 1103515245u + 12345u;
+        kappa[c] = pow(10.0, (double)(s >> 8) / 8388608.0 - 1.0); /* 10^u, u in [-1, 1) */
+    }
+    CHECK_OK(ctx, sla_gen_diffusion2d(ctx, N, kappa, &A));
+    CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+    check_against(ctx, S, A, "diffusion2d 100^2, kappa 10^u");
+    sla_solver_destroy(&S);
+    sla_matrix_destroy(&A);
+    free(kappa);
+
+    /* a matrix below the coarsening threshold: one level, complexities 1 */
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 20, &A));
+    CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+    sla_hierarchy_info h;
+    CHECK_OK(ctx, sla_solver_hierarchy(ctx, S, 0, &h));
+    CHECK(h.levels == 1 && h.rows[0] == 400 && h.nnz[0] == sla_matrix_nnz(A) && h.p_nnz[0] == 0);
+    CHECK(h.operator_complexity == 1.0 && h.grid_complexity == 1.0 && h.coarse_direct);
+    sla_solver_destroy(&S);
+    sla_matrix_destroy(&A);
+}
+
+static void test_errors(sla_ctx *ctx)
+{
+    printf("errors:\n");
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 40, &A));
+    sla_solver_options o;
+    sla_solver_options_default(&o);
+    o.method = SLA_METHOD_CG;
+    o.precond = SLA_PRECOND_SAAMG;
+    sla_solver *S = NULL;
+    CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+    sla_hierarchy_info h;
+    h.levels = 7;
+    CHECK(sla_solver_hierarchy(ctx, NULL, 0, &h) == SLA_ERR_ARGUMENT && h.levels == 0);
+    CHECK(sla_solver_hierarchy(ctx, S, 0, NULL) == SLA_ERR_ARGUMENT);
+    CHECK(sla_solver_hierarchy(ctx, S, 1, &h) == SLA_ERR_ARGUMENT);
+    CHECK(strstr(sla_ctx_message(ctx), "out of range") != NULL);
+    CHECK(sla_solver_hierarchy(ctx, S, -1, &h) == SLA_ERR_ARGUMENT);
+    sla_solver_destroy(&S);
+    const sla_precond_kind others[] = {SLA_PRECOND_NONE, SLA_PRECOND_JACOBI, SLA_PRECOND_IC0};
+    for (int k = 0; k < 3; k++) {
+        o.precond = others[k];
+        CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+        h.levels = 7;
+        CHECK(sla_solver_hierarchy(ctx, S, 0, &h) == SLA_ERR_UNSUPPORTED && h.levels == 0);
+        CHECK(strstr(sla_ctx_message(ctx), sla_precond_name(others[k])) != NULL);
+        printf("  %s: %s\n", sla_precond_name(others[k]), sla_ctx_message(ctx));
+        sla_solver_destroy(&S);
+    }
+    if (sla_method_available(SLA_METHOD_CHOLESKY)) {
+        o.method = SLA_METHOD_CHOLESKY;
+        o.precond = SLA_PRECOND_SAAMG; /* ignored by a direct method */
+        CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+        CHECK(sla_solver_hierarchy(ctx, S, 0, &h) == SLA_ERR_UNSUPPORTED);
+        printf("  cholesky: %s\n", sla_ctx_message(ctx));
+        sla_solver_destroy(&S);
+    }
+    sla_matrix_destroy(&A);
+}
+
+int main(void)
+{
+    sla_ctx *ctx = NULL;
+    if (sla_ctx_create(&ctx) != SLA_OK) return 1;
+    test_counts(ctx);
+    test_errors(ctx);
+    sla_ctx_destroy(&ctx);
+    return tu_finish("test_saamg_hierarchy");
+}
