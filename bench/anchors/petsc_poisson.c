@@ -5,6 +5,7 @@
  *
  *   mpiexec -n P petsc_poisson --problem p2d|p3d|diff --N N [--pc gamg|hypre]
  *                              [--rtol 1e-8] [--steps K] [--change 0.01]
+ *                              [--start cold|warm] [--adjoint 0|1]
  *                              [--json FILE] [PETSc options, e.g. -pc_gamg_threshold 0.02]
  *
  * Each rank assembles its block of rows (MatCreateAIJ + MatSetValues; not
@@ -18,7 +19,16 @@
  * K times, kappa *= 1 + change u (bench_saamg_reuse's sequence), the new
  * values set into A, then refresh (PCSetUp on the new values; GAMG with
  * PCGAMGSetReuseInterpolation, hypre a new set-up) + KSPSolve, medians over
- * the K steps. "other_load_pct": the share of the machine's CPUs that
+ * the K steps. --start warm: each step's KSPSolve starts from the previous
+ * x (KSPSetInitialGuessNonzero; cold, the default: x0 = 0). --adjoint 1:
+ * each step then also solves the adjoint system A^T l = 1 with the same
+ * refreshed preconditioner, from l = 0, as sla_anchor does with
+ * sla_solver_solve_vjp; A is symmetric (MAT_SPD), so this is KSPSolve
+ * with the right-hand side 1 (KSPSolveTranspose with PCHYPRE, PETSc
+ * 3.18.5, returned after 1 iteration with ||1 - A l|| / ||1|| = 1.0: not
+ * a solution; the driver checks the adjoint's true residual and reports
+ * converged false above 10 rtol). "adjoint_s" its median, "step_s" the
+ * median of refresh + solve + adjoint. "other_load_pct": the share of the machine's CPUs that
  * processes other than the ranks used meanwhile (/proc/stat). */
 #define _POSIX_C_SOURCE 200809L
 #include <petscksp.h>
@@ -79,10 +89,10 @@ static double true_residual(Mat A, Vec b, Vec x, Vec r)
 
 int main(int argc, char **argv)
 {
-    const char *problem = "p2d", *pcname = "gamg", *json = NULL;
+    const char *problem = "p2d", *pcname = "gamg", *json = NULL, *start = "cold";
     long long N = 100;
     double rtol = 1e-8, change = 0.01;
-    int steps = 0;
+    int steps = 0, adjoint = 0;
     CHK(PetscInitialize(&argc, &argv, NULL, NULL));
     MPI_Comm_rank(PETSC_COMM_WORLD, &rank_);
     MPI_Comm_size(PETSC_COMM_WORLD, &size_);
@@ -94,13 +104,18 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[a], "--steps")) steps = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--change")) change = atof(argv[++a]);
         else if (!strcmp(argv[a], "--json")) json = argv[++a];
+        else if (!strcmp(argv[a], "--start")) start = argv[++a];
+        else if (!strcmp(argv[a], "--adjoint")) adjoint = atoi(argv[++a]);
     }
+    int warm = !strcmp(start, "warm");
     int dim = !strcmp(problem, "p3d") ? 3 : 2, diff = !strcmp(problem, "diff");
     if ((strcmp(problem, "p2d") && dim == 2 && !diff) || N < 2 || (steps && !diff) || steps > 64 ||
-        (strcmp(pcname, "gamg") && strcmp(pcname, "hypre"))) {
+        (strcmp(pcname, "gamg") && strcmp(pcname, "hypre")) || (strcmp(start, "cold") && !warm) ||
+        adjoint < 0 || adjoint > 1 || ((adjoint || warm) && !steps)) {
         if (!rank_)
             fprintf(stderr, "usage: petsc_poisson --problem p2d|p3d|diff --N N [--pc gamg|hypre] "
-                            "[--rtol R] [--steps K (diff only, <= 64)] [--change C] [--json FILE]\n");
+                            "[--rtol R] [--steps K (diff only, <= 64)] [--change C] [--start cold|warm] "
+                            "[--adjoint 0|1] (both with --steps) [--json FILE]\n");
         PetscFinalize();
         return 2;
     }
@@ -121,9 +136,10 @@ int main(int argc, char **argv)
     double cks;
     long long nnz;
     set_rows(A, &g, kappa, rs, re, &cks, &nnz);
-    Vec b, x, r, one;
+    Vec b, x, r, one, lam;
     CHK(MatCreateVecs(A, &x, &b));
     CHK(VecDuplicate(b, &r));
+    CHK(VecDuplicate(b, &lam));
     CHK(VecDuplicate(b, &one));
     CHK(VecSet(one, 1.0));
     CHK(MatMult(A, one, b));
@@ -161,10 +177,12 @@ int main(int argc, char **argv)
     double other = other_load_pct(l0, mark());
 
     /* ---- training steps: new values, refresh + solve ---- */
-    double tr[64], ts[64], tt[64], it[64], rr[64];
+    double tr[64], ts[64], tt[64], it[64], rr[64], ta[64], ia[64], tw[64];
+    double adj_s = 0.0, step_s = total, adj_its = 0.0;
     double first_total = total, first_setup = setup;
     if (steps) {
         unsigned long long s2 = 777;
+        if (warm) CHK(KSPSetInitialGuessNonzero(ksp, PETSC_TRUE)); /* x holds the last solution */
         l0 = mark();
         for (int st = 0; st < steps; st++) {
             anchor_kappa_step(N, change, &s2, kappa);
@@ -181,26 +199,50 @@ int main(int argc, char **argv)
             tr[st] = all_max(a1 - a0), ts[st] = all_max(a2 - a1), tt[st] = all_max(a2 - a0);
             CHK(KSPGetIterationNumber(ksp, &its));
             it[st] = (double)its;
+            KSPConvergedReason fr;
+            CHK(KSPGetConvergedReason(ksp, &fr));
+            ta[st] = ia[st] = 0.0;
+            if (adjoint) { /* A^T l = 1 with the same preconditioner, from l = 0 */
+                CHK(KSPSetInitialGuessNonzero(ksp, PETSC_FALSE));
+                MPI_Barrier(PETSC_COMM_WORLD);
+                double a3 = MPI_Wtime();
+                CHK(KSPSolve(ksp, one, lam)); /* A^T = A: see the header */
+                ta[st] = all_max(MPI_Wtime() - a3);
+                PetscInt ai;
+                KSPConvergedReason ar;
+                CHK(KSPGetIterationNumber(ksp, &ai));
+                CHK(KSPGetConvergedReason(ksp, &ar));
+                ia[st] = (double)ai;
+                double lres = true_residual(A, one, lam, r);
+                if (lres > 10.0 * rtol) ar = KSP_DIVERGED_BREAKDOWN; /* not a solution */
+                if (ar <= 0) fr = ar;
+                if (warm) CHK(KSPSetInitialGuessNonzero(ksp, PETSC_TRUE));
+            }
+            tw[st] = tt[st] + ta[st];
+            if (fr <= 0) reason = fr;
             rr[st] = true_residual(A, b, x, r);
         }
         other = other_load_pct(l0, mark());
-        CHK(KSPGetConvergedReason(ksp, &reason));
+        if (reason > 0) CHK(KSPGetConvergedReason(ksp, &reason));
         setup = median(tr, steps), solve = median(ts, steps), total = median(tt, steps);
         its = (PetscInt)median(it, steps);
+        adj_s = median(ta, steps), adj_its = median(ia, steps), step_s = adjoint ? median(tw, steps) : total;
         res = rr[0];
         for (int st = 1; st < steps; st++) res = fmax(res, rr[st]);
     }
 
     if (!rank_) {
-        char line[1024];
+        char line[1536];
         snprintf(line, sizeof line,
                  "{\"system\":\"petsc\",\"solver\":\"cg+%s\",\"problem\":\"%s\",\"N\":%lld,\"n\":%lld,"
                  "\"nnz\":%lld,\"checksum\":%.17g,\"ranks\":%d,\"threads\":1,\"step\":\"%s\",\"steps\":%d,"
-                 "\"change\":%g,\"rtol\":%g,\"setup_s\":%.5f,\"solve_s\":%.5f,\"total_s\":%.5f,"
-                 "\"first_setup_s\":%.5f,\"first_total_s\":%.5f,\"iterations\":%lld,\"residual\":%.3e,\"converged\":%s,"
+                 "\"change\":%g,\"rtol\":%g,\"start\":\"%s\",\"setup_s\":%.5f,\"solve_s\":%.5f,\"total_s\":%.5f,"
+                 "\"first_setup_s\":%.5f,\"first_total_s\":%.5f,\"iterations\":%lld,\"residual\":%.3e,"
+                 "\"adjoint\":%s,\"adjoint_s\":%.5f,\"adjoint_iterations\":%lld,\"step_s\":%.5f,\"converged\":%s,"
                  "\"other_load_pct\":%.1f,\"petsc\":\"%d.%d.%d\"}",
-                 pcname, problem, N, g.n, nnz, cks, size_, steps ? "train" : "first", steps, change, rtol,
-                 setup, solve, total, first_setup, first_total, (long long)its, res, reason > 0 ? "true" : "false", other,
+                 pcname, problem, N, g.n, nnz, cks, size_, steps ? "train" : "first", steps, change, rtol, start,
+                 setup, solve, total, first_setup, first_total, (long long)its, res, adjoint ? "true" : "false", adj_s,
+                 (long long)adj_its, step_s, reason > 0 ? "true" : "false", other,
                  PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR);
         printf("%s\n", line);
         FILE *f = json ? fopen(json, "a") : NULL;
@@ -211,6 +253,7 @@ int main(int argc, char **argv)
     CHK(VecDestroy(&b));
     CHK(VecDestroy(&r));
     CHK(VecDestroy(&one));
+    CHK(VecDestroy(&lam));
     CHK(MatDestroy(&A));
     free(kappa);
     CHK(PetscFinalize());

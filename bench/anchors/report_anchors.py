@@ -19,7 +19,8 @@ NAMES = {"p2d": "2-D Poisson", "p3d": "3-D Poisson", "diff": "training step: 2-D
 def label(r):
     par = f"{r['ranks']} rank{'s' if r['ranks'] > 1 else ''}" if r["ranks"] > 1 or r["system"] == "petsc" \
         else f"{r['threads']} thread{'s' if r['threads'] > 1 else ''}"
-    return f"{r['system']} {r['solver']}, {par}"
+    warm = ", warm start" if r.get("start") == "warm" else ""
+    return f"{r['system']} {r['solver']}, {par}{warm}"
 
 
 def cores(r):
@@ -29,13 +30,16 @@ def cores(r):
 def summarize(runs):
     groups = {}
     for r in runs:
-        key = (r["problem"], r["N"], r["system"], r["solver"], r["ranks"], r["threads"])
+        r.setdefault("start", "cold")
+        key = (r["problem"], r["N"], r["system"], r["solver"], r["ranks"], r["threads"], r["start"])
         groups.setdefault(key, []).append(r)
     rows = []
     for key, rs in groups.items():
         m = dict(rs[0])
-        for f in ("setup_s", "solve_s", "total_s", "first_setup_s", "first_total_s", "iterations"):
-            m[f] = statistics.median(x[f] for x in rs)
+        for f in ("setup_s", "solve_s", "total_s", "first_setup_s", "first_total_s", "iterations",
+                  "adjoint_s", "adjoint_iterations", "step_s"):
+            if all(f in x for x in rs):
+                m[f] = statistics.median(x[f] for x in rs)
         m["residual"] = max(x["residual"] for x in rs)
         m["converged"] = all(x["converged"] for x in rs)
         m["other_load_pct"] = max(x["other_load_pct"] for x in rs)
@@ -62,9 +66,10 @@ def check_matrices(runs):
 
 
 def ratio_ref(rows, r):
-    """sla's row to compare r with: cg+saamg on the same number of cores."""
+    """sla's row to compare r with: cg+saamg on the same number of cores, from the same start
+    (cold x0 = 0, or warm: the previous step's x)."""
     ref = [x for x in rows if x["system"] == "sla" and x["solver"] == "cg+saamg" and x["cores"] == r["cores"]
-           and (x["problem"], x["N"]) == (r["problem"], r["N"])]
+           and (x["problem"], x["N"], x["start"]) == (r["problem"], r["N"], r["start"])]
     return ref[0] if ref else None
 
 
@@ -113,6 +118,8 @@ def main():
     for r in rows:
         ref = ratio_ref(rows, r)
         r["ratio_vs_sla_saamg"] = r["total_s"] / ref["total_s"] if ref and ref["total_s"] > 0 else None
+        r["step_ratio_vs_sla_saamg"] = (r["step_s"] / ref["step_s"] if ref and r.get("adjoint") and ref.get("adjoint")
+                                        and ref["step_s"] > 0 else None)
     img, pnote = plot(rows, plots, out)
     json.dump({"rows": rows, "matrix_check": {f"{p}:{N}": {"ok": ok, "note": t} for (p, N), (ok, t) in checks.items()},
                "petsc": next((r.get("petsc") for r in runs if r.get("petsc")), None)},
@@ -132,7 +139,12 @@ def main():
       "the residual the true one computed after. Time to solution = set-up + solve (matrix assembly "
       "excluded); training step: kappa *= 1 + 0.01 u per step, refresh + solve (sla: sla_solver_refresh "
       "with saamg_reuse = interpolation; PETSc: PCSetUp with PCGAMGSetReuseInterpolation, hypre a full "
-      "set-up), medians over the steps. One process per run; every configuration once per round, "
+      "set-up), medians over the steps; each step also solves the adjoint system A^T l = 1 with the refreshed "
+      "hierarchy (sla_solver_solve_vjp, gb only; PETSc: KSPSolve with the same KSP, A being symmetric), "
+      "x0 = 0, its time in 'adjoint s', refresh + solve + adjoint in 'step s' and its ratio in 'step ratio'. "
+      "Rows marked 'warm start' start each step's solve from the previous step's x (sla: use_x0; PETSc: "
+      "KSPSetInitialGuessNonzero) and are compared with sla's warm row; the goal's comparison is cold. "
+      "One process per run; every configuration once per round, "
       "rounds interleaved (ABAB), medians over the rounds. Ratio: the row's total time / sla CG + saamg's "
       "on the same number of cores (> 1: slower than sla CG + saamg). AMGCL is left out: Debian has no package of it "
       "(`apt-cache search amgcl` finds nothing).")
@@ -140,19 +152,24 @@ def main():
     for prob in ("p2d", "p3d", "diff"):
         for N in sorted({r["N"] for r in rows if r["problem"] == prob}):
             pr = sorted((r for r in rows if (r["problem"], r["N"]) == (prob, N)),
-                        key=lambda r: (r["cores"], r["system"] != "sla", r["solver"]))
+                        key=lambda r: (r["start"], r["cores"], r["system"] != "sla", r["solver"]))
             ok, note = checks[(prob, N)]
             step = prob == "diff"
+            adj = step and any(r.get("adjoint") for r in pr)
             w(f"**{NAMES[prob]}, N = {N}, n = {pr[0]['n']}** (matrices: {'equal' if ok else 'DIFFERENT'}, {note})")
             w("")
             w(f"| system | {'refresh' if step else 'set-up'} s | solve s | total s | iterations | residual | "
-              f"ratio | {'first solve s | ' if step else ''}rounds | other load |")
-            w("|---|---|---|---|---|---|---|" + ("---|" if step else "") + "---|---|")
+              f"ratio | {'adjoint s | adjoint its | step s | step ratio | ' if adj else ''}"
+              f"{'first solve s | ' if step else ''}rounds | other load |")
+            w("|---|---|---|---|---|---|---|" + ("---|---|---|---|" if adj else "") + ("---|" if step else "") + "---|---|")
             for r in pr:
                 rt = f"{r['ratio_vs_sla_saamg']:.2f}" if r["ratio_vs_sla_saamg"] else "-"
                 conv = "" if r["converged"] else " (not converged)"
                 w(f"| {r['label']} | {r['setup_s']:.3f} | {r['solve_s']:.3f} | **{r['total_s']:.3f}** | "
                   f"{r['iterations']:.0f} | {r['residual']:.1e}{conv} | {rt} | "
+                  + ((f"{r['adjoint_s']:.3f} | {r['adjoint_iterations']:.0f} | **{r['step_s']:.3f}** | "
+                      + (f"{r['step_ratio_vs_sla_saamg']:.2f} | " if r.get("step_ratio_vs_sla_saamg") else "- | ")
+                      if r.get("adjoint") else "- | - | - | - | ") if adj else "")
                   + (f"{r['first_total_s']:.3f} | " if step else "")
                   + f"{r['reps']} | {r['other_load_pct']:.0f} % |")
             w("")

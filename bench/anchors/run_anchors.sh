@@ -15,6 +15,9 @@
 #   SLA_BENCH_ANCHOR_REPS      interleaved rounds, medians over them (default 3)
 #   SLA_BENCH_ANCHOR_STEPS     training steps per diff run, medians (default 3)
 #   SLA_BENCH_ANCHOR_CHANGE    kappa change per step (default 0.01: <= 1 %)
+#   SLA_BENCH_ANCHOR_WARM      1 (default): diff also runs warm-started steps (each solve from the
+#                              previous x) for sla saamg and PETSc GAMG/hypre, as separate rows
+# diff runs also time the adjoint solve of each step (--adjoint 1).
 #   SLA_BENCH_QUICK=1          small sizes (p2d:100,p2d:316,p3d:20,diff:100), 2 rounds
 #   SLA_BENCH_WAIT             seconds to wait for a quiet machine before each round (default 30)
 set -euo pipefail
@@ -75,7 +78,7 @@ IFS=, read -ra plist <<< "$probs"
 for pn in "${plist[@]}"; do
   p=${pn%%:*}; N=${pn##*:}
   a=(--problem "$p" --N "$N")
-  [ "$p" = diff ] && a+=(--steps "$steps" --change "$change")
+  [ "$p" = diff ] && a+=(--steps "$steps" --change "$change" --adjoint 1)
   echo "== anchors: $p N = $N ($reps interleaved rounds) ==" >&2
   for ((r = 1; r <= reps; r++)); do
     wait_quiet
@@ -89,6 +92,14 @@ for pn in "${plist[@]}"; do
       one "sla amg 2r" env OMP_NUM_THREADS=1 mpiexec -n 2 "$sla" "${a[@]}" --precond amg --threads 1
     fi
     one "petsc hypre 2r" env OMP_NUM_THREADS=1 mpiexec -n 2 "$petsc" "${a[@]}" --pc hypre
+    if [ "$p" = diff ] && [ "${SLA_BENCH_ANCHOR_WARM:-1}" = 1 ]; then
+      w=("${a[@]}" --start warm)
+      one "sla saamg 1t warm" env OMP_NUM_THREADS=1 "$sla" "${w[@]}" --precond saamg --threads 1
+      one "petsc gamg 1r warm" env OMP_NUM_THREADS=1 mpiexec -n 1 "$petsc" "${w[@]}" --pc gamg
+      one "sla saamg 2t warm" env OMP_NUM_THREADS=2 "$sla" "${w[@]}" --precond saamg --threads 2
+      one "petsc gamg 2r warm" env OMP_NUM_THREADS=1 mpiexec -n 2 "$petsc" "${w[@]}" --pc gamg
+      one "petsc hypre 2r warm" env OMP_NUM_THREADS=1 mpiexec -n 2 "$petsc" "${w[@]}" --pc hypre
+    fi
   done
 done
 /usr/bin/python3 "$here/report_anchors.py" "$raw" "$out" "$plots"

@@ -3,7 +3,8 @@
  * same format (run_all.sh part anchors runs the two in turn).
  *
  *   sla_anchor --problem p2d|p3d|diff --N N [--precond saamg|amg] [--threads T]
- *              [--rtol 1e-8] [--steps K] [--change 0.01] [--json FILE]
+ *              [--rtol 1e-8] [--steps K] [--change 0.01] [--start cold|warm]
+ *              [--adjoint 0|1] [--json FILE]
  *   mpiexec -n P sla_anchor ... --precond amg      (P > 1: sla_dist_solver)
  *
  * The matrix is sla_gen_poisson(2 or 3, N) or sla_gen_diffusion2d(N, kappa)
@@ -15,7 +16,16 @@
  * --steps K (diff, one process): K times kappa *= 1 + change u
  * (bench_saamg_reuse's sequence), the new values into the matrix (not
  * timed), then sla_solver_refresh (saamg_reuse = interpolation: aggregates
- * and prolongators kept) + solve, medians over the K steps. With P > 1
+ * and prolongators kept) + solve, medians over the K steps. --start warm:
+ * each step's solve starts from the previous step's x (use_x0; what a
+ * training loop re-solving after a small change would do; cold, the
+ * default: x0 = 0). --adjoint 1: each step then also runs the adjoint
+ * solve with the refreshed hierarchy, sla_solver_solve_vjp with gx = 1
+ * (gb only: the solve PETSc's KSPSolveTranspose does; the O(nnz) pass for
+ * gA is left out on both sides), from x0 = 0; "adjoint_s" its median,
+ * "step_s" the median of refresh + solve + adjoint. The JSON also gives
+ * the hierarchy of saamg (levels, operator and grid complexity) as it
+ * stands at the end. With P > 1
  * ranks (a build with MPI): rank 0 generates, scatters contiguous row
  * blocks, and the distributed solver runs CG + BoomerAMG over all ranks
  * (times: the maximum over ranks). "other_load_pct": the share of the
@@ -56,9 +66,10 @@ static double checksum(const sla_matrix *A)
 }
 
 typedef struct {
-    double setup, solve, total, first_setup, first_total, residual, other;
-    long long iterations;
+    double setup, solve, total, first_setup, first_total, residual, other, adjoint, step;
+    long long iterations, adjoint_iterations;
     int converged;
+    sla_hierarchy_info h; /* saamg: the hierarchy at the end (levels 0: none) */
 } run;
 
 #ifdef SLA_ANCHOR_DIST
@@ -102,11 +113,11 @@ static int dist_first(sla_ctx *ctx, const sla_matrix *A, const sla_solver_option
 /* One process: first solve, then --steps training steps (diff: vals is
  * the array A borrows, kappa the cells). */
 static int serial_run(sla_ctx *ctx, sla_matrix *A, const sla_solver_options *o, long long N, int steps,
-                      double change, double *kappa, double *vals, run *r)
+                      double change, int adjoint, double *kappa, double *vals, run *r)
 {
     sla_int n = sla_matrix_nrows(A);
     double *one = malloc((size_t)n * sizeof *one), *b = malloc((size_t)n * sizeof *b);
-    double *x = malloc((size_t)n * sizeof *x);
+    double *x = calloc((size_t)n, sizeof *x), *gb = malloc((size_t)n * sizeof *gb);
     for (sla_int i = 0; i < n; i++) one[i] = 1.0;
     TRY(sla_matvec(ctx, A, 0, 1, one, n, b, n)); /* b = A 1 */
     load_mark l0 = load_now();
@@ -120,7 +131,7 @@ static int serial_run(sla_ctx *ctx, sla_matrix *A, const sla_solver_options *o, 
     r->setup = r->first_setup = t1 - t0, r->solve = t2 - t1, r->total = r->first_total = t2 - t0;
     r->iterations = (long long)inf.iterations, r->residual = inf.residual, r->converged = inf.converged;
     if (steps) {
-        double tr[64], ts[64], tt[64], it[64];
+        double tr[64], ts[64], tt[64], it[64], ta[64], ia[64], tw[64];
         unsigned long long s2 = 777;
         l0 = load_now();
         for (int st = 0; st < steps; st++) {
@@ -134,13 +145,24 @@ static int serial_run(sla_ctx *ctx, sla_matrix *A, const sla_solver_options *o, 
             tr[st] = a1 - a0, ts[st] = a2 - a1, tt[st] = a2 - a0, it[st] = (double)inf.iterations;
             r->residual = st ? fmax(r->residual, inf.residual) : inf.residual;
             r->converged = st ? r->converged && inf.converged : inf.converged;
+            ta[st] = ia[st] = 0.0;
+            if (adjoint) { /* dL/db = A^-T gx with the refreshed hierarchy */
+                sla_solve_info ai;
+                TRY(sla_solver_solve_vjp(ctx, S, 0, 1, x, n, one, n, gb, n, NULL, &ai));
+                ta[st] = now() - a2, ia[st] = (double)ai.iterations;
+                r->converged = r->converged && ai.converged;
+            }
+            tw[st] = tt[st] + ta[st];
         }
         r->setup = median(tr, steps), r->solve = median(ts, steps), r->total = median(tt, steps);
         r->iterations = (long long)median(it, steps);
+        r->adjoint = median(ta, steps), r->adjoint_iterations = (long long)median(ia, steps);
+        r->step = median(tw, steps);
     }
+    if (sla_solver_hierarchy(ctx, S, 0, &r->h) != SLA_OK) r->h.levels = 0;
     r->other = other_load_pct(l0, load_now());
     sla_solver_destroy(&S);
-    free(one), free(b), free(x);
+    free(one), free(b), free(x), free(gb);
     return 0;
 }
 
@@ -152,10 +174,10 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
 #endif
-    const char *problem = "p2d", *pre = "saamg", *json = NULL;
+    const char *problem = "p2d", *pre = "saamg", *json = NULL, *start = "cold";
     long long N = 100;
     double rtol = 1e-8, change = 0.01;
-    int steps = 0, threads = 1, bad = 0;
+    int steps = 0, threads = 1, bad = 0, adjoint = 0;
     for (int a = 1; a < argc; a++) {
         if (a + 1 >= argc) bad = 1;
         else if (!strcmp(argv[a], "--problem")) problem = argv[++a];
@@ -166,15 +188,20 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[a], "--steps")) steps = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--change")) change = atof(argv[++a]);
         else if (!strcmp(argv[a], "--json")) json = argv[++a];
+        else if (!strcmp(argv[a], "--start")) start = argv[++a];
+        else if (!strcmp(argv[a], "--adjoint")) adjoint = atoi(argv[++a]);
         else bad = 1;
     }
     int dim = !strcmp(problem, "p3d") ? 3 : 2, diff = !strcmp(problem, "diff");
     if (bad || (strcmp(problem, "p2d") && dim == 2 && !diff) || N < 2 || (steps && !diff) || steps > 64 ||
-        steps < 0 || (strcmp(pre, "saamg") && strcmp(pre, "amg")) || (size_ > 1 && (steps || strcmp(pre, "amg")))) {
+        steps < 0 || (strcmp(pre, "saamg") && strcmp(pre, "amg")) || (size_ > 1 && (steps || strcmp(pre, "amg"))) ||
+        (strcmp(start, "cold") && strcmp(start, "warm")) || adjoint < 0 || adjoint > 1 ||
+        ((adjoint || !strcmp(start, "warm")) && !steps)) {
         if (!rank_)
             fprintf(stderr, "usage: sla_anchor --problem p2d|p3d|diff --N N [--precond saamg|amg] "
                             "[--threads T] [--rtol R] [--steps K (diff, one rank, <= 64)] [--change C] "
-                            "[--json FILE]; over MPI ranks: --precond amg, no --steps\n");
+                            "[--start cold|warm] [--adjoint 0|1] (both with --steps) [--json FILE]; over MPI "
+                            "ranks: --precond amg, no --steps\n");
 #ifdef SLA_ANCHOR_DIST
         MPI_Finalize();
 #endif
@@ -189,6 +216,7 @@ int main(int argc, char **argv)
     o.precond = strcmp(pre, "amg") ? SLA_PRECOND_SAAMG : SLA_PRECOND_AMG;
     o.rtol = rtol;
     o.saamg_reuse = 0; /* interpolation */
+    o.use_x0 = !strcmp(start, "warm"); /* x starts at 0 before the first solve */
 
     /* ---- the matrix (rank 0), not timed ---- */
     sla_matrix *A = NULL, *B = NULL;
@@ -221,18 +249,25 @@ int main(int argc, char **argv)
         r.first_setup = r.setup, r.first_total = r.total;
     } else
 #endif
-        rc = serial_run(ctx, B ? B : A, &o, N, steps, change, kappa, vals, &r);
+        rc = serial_run(ctx, B ? B : A, &o, N, steps, change, adjoint, kappa, vals, &r);
     if (!rc && !rank_) {
-        char line[1024];
-        snprintf(line, sizeof line,
+        char line[1536];
+        int len = snprintf(line, sizeof line,
                  "{\"system\":\"sla\",\"solver\":\"cg+%s\",\"problem\":\"%s\",\"N\":%lld,\"n\":%lld,"
                  "\"nnz\":%lld,\"checksum\":%.17g,\"ranks\":%d,\"threads\":%d,\"step\":\"%s\",\"steps\":%d,"
-                 "\"change\":%g,\"rtol\":%g,\"setup_s\":%.5f,\"solve_s\":%.5f,\"total_s\":%.5f,"
+                 "\"change\":%g,\"rtol\":%g,\"start\":\"%s\",\"setup_s\":%.5f,\"solve_s\":%.5f,\"total_s\":%.5f,"
                  "\"first_setup_s\":%.5f,\"first_total_s\":%.5f,\"iterations\":%lld,\"residual\":%.3e,"
-                 "\"converged\":%s,\"other_load_pct\":%.1f}",
+                 "\"adjoint\":%s,\"adjoint_s\":%.5f,\"adjoint_iterations\":%lld,\"step_s\":%.5f,"
+                 "\"converged\":%s,\"other_load_pct\":%.1f",
                  pre, problem, N, n, nnz, cks, size_, threads, steps ? "train" : "first", steps, change, rtol,
-                 r.setup, r.solve, r.total, r.first_setup, r.first_total, r.iterations, r.residual,
+                 start, r.setup, r.solve, r.total, r.first_setup, r.first_total, r.iterations, r.residual,
+                 adjoint ? "true" : "false", r.adjoint, r.adjoint_iterations, adjoint ? r.step : r.total,
                  r.converged ? "true" : "false", r.other);
+        if (r.h.levels > 0 && len > 0 && (size_t)len < sizeof line)
+            len += snprintf(line + len, sizeof line - (size_t)len,
+                            ",\"levels\":%d,\"operator_complexity\":%.4f,\"grid_complexity\":%.4f",
+                            r.h.levels, r.h.operator_complexity, r.h.grid_complexity);
+        if (len > 0 && (size_t)len + 2 < sizeof line) line[len] = '}', line[len + 1] = '\0';
         printf("%s\n", line);
         FILE *f = json ? fopen(json, "a") : NULL;
         if (f) fprintf(f, "%s\n", line), fclose(f);
