@@ -671,31 +671,64 @@ static sla_status props_real(sla_ctx *ctx, const sla_matrix *A, sla_int ib, doub
     const sla_int n = A->nrows, nnz = A->nnz;
     const int nt = sla__threads(ctx);
     double maxabs = 0.0, symerr = 0.0;
-    int ssym = 1, pdiag = 1, ddom = 1;
+    int pdiag = 1, ddom = 1;
+    sla_int upper = 0, lower = 0, found = 0;
+    if (!props->square) {
 #pragma omp parallel for num_threads(nt) schedule(static) reduction(max : maxabs) if (nt > 1 && nnz >= SLA_PAR_MIN)
-    for (sla_int p = 0; p < nnz; p++) maxabs = fmax(maxabs, fabs(sla__val(A, ib, p)));
-    props->max_abs = maxabs;
-    if (!props->square) return sla__ok(ctx, SLA_OK);
-#pragma omp parallel for num_threads(nt) schedule(static) reduction(max : symerr) reduction(&& : ssym, pdiag, ddom) if (nt > 1 && n >= SLA_PAR_MIN)
+        for (sla_int p = 0; p < nnz; p++) {
+            double a = fabs(sla__val(A, ib, p));
+            if (a > maxabs) maxabs = a; /* a NaN is skipped, as fmax does */
+        }
+        props->max_abs = maxabs;
+        return sla__ok(ctx, SLA_OK);
+    }
+    /* One pass: max |a|, the diagonal, and the mirror of each strictly
+     * upper entry (one binary search per pair instead of one per entry;
+     * the refresh of a solver runs this on every new set of values). When
+     * every upper entry has its mirror and there are as many lower entries,
+     * every lower entry is some upper entry's mirror: the pattern is
+     * symmetric, and the pairs' differences are the whole symmetry error.
+     * Otherwise a second pass measures the entries without a mirror. */
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(max : maxabs, symerr) reduction(&& : pdiag, ddom) reduction(+ : upper, lower, found) if (nt > 1 && n >= SLA_PAR_MIN)
     for (sla_int i = 0; i < n; i++) {
         double off = 0.0, diag = 0.0;
         bool has_diag = false;
         for (sla_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
             sla_int j = A->colind[p];
-            double v = sla__val(A, ib, p);
+            double v = sla__val(A, ib, p), a = fabs(v);
+            if (a > maxabs) maxabs = a;
             if (j == i) {
                 diag = v;
                 has_diag = true;
                 continue;
             }
-            off += fabs(v);
+            off += a;
+            if (j < i) {
+                lower++;
+                continue;
+            }
+            upper++;
             sla_int q = sla__find(A, j, i);
-            if (q < 0) ssym = 0;
-            symerr = fmax(symerr, fabs(v - (q >= 0 ? sla__val(A, ib, q) : 0.0)));
+            if (q < 0) continue;
+            found++;
+            double d = fabs(v - sla__val(A, ib, q));
+            if (d > symerr) symerr = d;
         }
         if (!has_diag || !(diag > 0.0)) pdiag = 0;
         if (fabs(diag) < off) ddom = 0;
     }
+    int ssym = found == upper && lower == upper;
+    if (!ssym) { /* entries without a mirror: |a_ij - 0| */
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(max : symerr) if (nt > 1 && n >= SLA_PAR_MIN)
+        for (sla_int i = 0; i < n; i++)
+            for (sla_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++) {
+                sla_int j = A->colind[p];
+                if (j == i || sla__find(A, j, i) >= 0) continue;
+                double d = fabs(sla__val(A, ib, p));
+                if (d > symerr) symerr = d;
+            }
+    }
+    props->max_abs = maxabs;
     props->structurally_symmetric = ssym;
     props->symmetry_error = maxabs > 0.0 ? symerr / maxabs : 0.0;
     props->symmetric = props->symmetry_error <= tol;

@@ -53,6 +53,10 @@ struct sla__pc {
     /* Optional: update for new values of the same pattern, reusing what can
      * be reused (e.g. an AMG hierarchy); NULL means rebuild from scratch. */
     sla_status (*refresh)(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, sla_int ib);
+    /* Set by a caller that has just found A_ib exactly symmetric (values and
+     * pattern), before refresh: the preconditioner may skip its own check.
+     * The refresh clears it. */
+    bool sym_known;
     /* IC(0), ILU(0), ILUT: shift zero or tiny pivots (set before set-up,
      * from options.ilu_shift) instead of failing; set-up counts the
      * pivots it replaced in `shifted` and says so in `note` ("" if none),

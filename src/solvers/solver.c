@@ -203,6 +203,8 @@ sla_status sla__solver_setup_pcs(sla_ctx *ctx, sla_solver *S)
     for (sla_int b = 0; b < S->A->nbatch; b++) {
         sla_status st;
         if (S->pc[b] && S->pc[b]->refresh) { /* reuse what the values do not change */
+            /* exact: structure() ran on these values (K = A when not equilibrated) */
+            S->pc[b]->sym_known = S->symmetric && !S->eq_on;
             st = S->pc[b]->refresh(ctx, S->pc[b], S->K, b);
         } else {
             sla__pc_destroy(&S->pc[b]);
