@@ -131,6 +131,69 @@ static void test_counts(sla_ctx *ctx)
     sla_matrix_destroy(&A);
 }
 
+/* saamg_theta: parsing, 0 and 0.08 the default hierarchy, a smaller
+ * threshold aggregates across more of a random coefficient's weak
+ * couplings (fewer coarse rows) and still converges, refreshes keep it. */
+static void test_theta(sla_ctx *ctx)
+{
+    printf("saamg_theta:\n");
+    sla_solver_options o;
+    sla_solver_options_default(&o);
+    CHECK(o.saamg_theta == 0.0);
+    const char *bad[] = {"saamg_theta=1", "saamg_theta=-0.1", "saamg_theta=abc", "saamg_theta=nan"};
+    for (int k = 0; k < 4; k++) {
+        CHECK(sla_solver_options_parse(ctx, bad[k], &o) == SLA_ERR_ARGUMENT);
+        CHECK(strstr(sla_ctx_message(ctx), "saamg_theta") != NULL);
+        printf("  %s: %s\n", bad[k], sla_ctx_message(ctx));
+    }
+    CHECK(sla_solver_options_parse(ctx, "saamg_thta=0.1", &o) == SLA_ERR_ARGUMENT);
+    CHECK(strstr(sla_ctx_message(ctx), "saamg_theta") != NULL); /* the nearest key named */
+    CHECK_OK(ctx, sla_solver_options_parse(ctx, "saamg_theta=0.01", &o));
+    CHECK(o.saamg_theta == 0.01);
+
+    sla_int N = 120, nc = (N + 1) * (N + 1), n = N * N;
+    double *kappa = malloc((size_t)nc * sizeof *kappa);
+    unsigned s = 3;
+    for (sla_int c = 0; c < nc; c++) {
+        s = s * 1103515245u + 12345u;
+        kappa[c] = pow(10.0, (double)(s >> 8) / 8388608.0 - 1.0);
+    }
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_gen_diffusion2d(ctx, N, kappa, &A));
+    double *b = malloc((size_t)n * sizeof *b), *x = malloc((size_t)n * sizeof *x);
+    for (sla_int i = 0; i < n; i++) b[i] = 1.0;
+    const double thetas[] = {0.0, 0.08, 0.01};
+    sla_hierarchy_info h[3];
+    long long its[3];
+    for (int k = 0; k < 3; k++) {
+        sla_solver_options_default(&o);
+        o.method = SLA_METHOD_CG;
+        o.precond = SLA_PRECOND_SAAMG;
+        o.saamg_theta = thetas[k];
+        o.saamg_reuse = k == 2 ? 1 : 0; /* full: P re-smoothed with the same threshold */
+        sla_solver *S = NULL;
+        CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+        check_against(ctx, S, A, k == 2 ? "diffusion2d 120^2, saamg_theta 0.01" : "diffusion2d 120^2");
+        CHECK_OK(ctx, sla_solver_hierarchy(ctx, S, 0, &h[k]));
+        sla_solve_info inf;
+        CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &inf));
+        its[k] = (long long)inf.iterations;
+        sla_hierarchy_info hr;
+        CHECK_OK(ctx, sla_solver_refresh(ctx, S));
+        CHECK_OK(ctx, sla_solver_hierarchy(ctx, S, 0, &hr));
+        CHECK(memcmp(&hr, &h[k], sizeof hr) == 0);
+        CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &inf));
+        CHECK(inf.iterations == its[k]);
+        printf("  theta %g: %lld iterations\n", thetas[k], its[k]);
+        sla_solver_destroy(&S);
+    }
+    CHECK(memcmp(&h[0], &h[1], sizeof h[0]) == 0 && its[0] == its[1]);
+    CHECK(h[2].rows[1] < h[0].rows[1] && h[2].operator_complexity < h[0].operator_complexity);
+    CHECK(its[2] <= its[0] + 4);
+    sla_matrix_destroy(&A);
+    free(kappa), free(b), free(x);
+}
+
 static void test_errors(sla_ctx *ctx)
 {
     printf("errors:\n");
@@ -177,6 +240,7 @@ int main(void)
     if (sla_ctx_create(&ctx) != SLA_OK) return 1;
     test_counts(ctx);
     test_errors(ctx);
+    test_theta(ctx);
     sla_ctx_destroy(&ctx);
     return tu_finish("test_saamg_hierarchy");
 }

@@ -17,6 +17,8 @@
 #   SLA_BENCH_ANCHOR_CHANGE    kappa change per step (default 0.01: <= 1 %)
 #   SLA_BENCH_ANCHOR_WARM      1 (default): diff also runs warm-started steps (each solve from the
 #                              previous x) for sla saamg and PETSc GAMG/hypre, as separate rows
+#   SLA_BENCH_ANCHOR_THETA     e.g. 0.01: diff also runs sla saamg with that fine-level strength
+#                              threshold (saamg_theta; a tuned setting, rows "cg+saamg(theta=...)")
 # diff runs also time the adjoint solve of each step (--adjoint 1).
 #   SLA_BENCH_QUICK=1          small sizes (p2d:100,p2d:316,p3d:20,diff:100), 2 rounds
 #   SLA_BENCH_WAIT             seconds to wait for a quiet machine before each round (default 30)
@@ -92,6 +94,11 @@ for pn in "${plist[@]}"; do
       one "sla amg 2r" env OMP_NUM_THREADS=1 mpiexec -n 2 "$sla" "${a[@]}" --precond amg --threads 1
     fi
     one "petsc hypre 2r" env OMP_NUM_THREADS=1 mpiexec -n 2 "$petsc" "${a[@]}" --pc hypre
+    if [ "$p" = diff ] && [ -n "${SLA_BENCH_ANCHOR_THETA:-}" ]; then
+      t=(--saamg-theta "$SLA_BENCH_ANCHOR_THETA")
+      one "sla saamg 1t theta" env OMP_NUM_THREADS=1 "$sla" "${a[@]}" "${t[@]}" --precond saamg --threads 1
+      one "sla saamg 2t theta" env OMP_NUM_THREADS=2 "$sla" "${a[@]}" "${t[@]}" --precond saamg --threads 2
+    fi
     if [ "$p" = diff ] && [ "${SLA_BENCH_ANCHOR_WARM:-1}" = 1 ]; then
       w=("${a[@]}" --start warm)
       one "sla saamg 1t warm" env OMP_NUM_THREADS=1 "$sla" "${w[@]}" --precond saamg --threads 1

@@ -4,7 +4,7 @@
  *
  *   sla_anchor --problem p2d|p3d|diff --N N [--precond saamg|amg] [--threads T]
  *              [--rtol 1e-8] [--steps K] [--change 0.01] [--start cold|warm]
- *              [--adjoint 0|1] [--json FILE]
+ *              [--adjoint 0|1] [--saamg-theta T] [--json FILE]
  *   mpiexec -n P sla_anchor ... --precond amg      (P > 1: sla_dist_solver)
  *
  * The matrix is sla_gen_poisson(2 or 3, N) or sla_gen_diffusion2d(N, kappa)
@@ -25,7 +25,9 @@
  * gA is left out on both sides), from x0 = 0; "adjoint_s" its median,
  * "step_s" the median of refresh + solve + adjoint. The JSON also gives
  * the hierarchy of saamg (levels, operator and grid complexity) as it
- * stands at the end. With P > 1
+ * stands at the end. --saamg-theta T: saamg's fine-level strength
+ * threshold (sla_solver_options.saamg_theta; a tuned setting: the solver
+ * is then labelled "cg+saamg(theta=T)", a row of its own). With P > 1
  * ranks (a build with MPI): rank 0 generates, scatters contiguous row
  * blocks, and the distributed solver runs CG + BoomerAMG over all ranks
  * (times: the maximum over ranks). "other_load_pct": the share of the
@@ -176,7 +178,7 @@ int main(int argc, char **argv)
 #endif
     const char *problem = "p2d", *pre = "saamg", *json = NULL, *start = "cold";
     long long N = 100;
-    double rtol = 1e-8, change = 0.01;
+    double rtol = 1e-8, change = 0.01, theta = 0.0;
     int steps = 0, threads = 1, bad = 0, adjoint = 0;
     for (int a = 1; a < argc; a++) {
         if (a + 1 >= argc) bad = 1;
@@ -190,17 +192,20 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[a], "--json")) json = argv[++a];
         else if (!strcmp(argv[a], "--start")) start = argv[++a];
         else if (!strcmp(argv[a], "--adjoint")) adjoint = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--saamg-theta")) theta = atof(argv[++a]);
         else bad = 1;
     }
     int dim = !strcmp(problem, "p3d") ? 3 : 2, diff = !strcmp(problem, "diff");
     if (bad || (strcmp(problem, "p2d") && dim == 2 && !diff) || N < 2 || (steps && !diff) || steps > 64 ||
         steps < 0 || (strcmp(pre, "saamg") && strcmp(pre, "amg")) || (size_ > 1 && (steps || strcmp(pre, "amg"))) ||
         (strcmp(start, "cold") && strcmp(start, "warm")) || adjoint < 0 || adjoint > 1 ||
+        !(theta >= 0.0 && theta < 1.0) || (theta > 0.0 && strcmp(pre, "saamg")) ||
         ((adjoint || !strcmp(start, "warm")) && !steps)) {
         if (!rank_)
             fprintf(stderr, "usage: sla_anchor --problem p2d|p3d|diff --N N [--precond saamg|amg] "
                             "[--threads T] [--rtol R] [--steps K (diff, one rank, <= 64)] [--change C] "
-                            "[--start cold|warm] [--adjoint 0|1] (both with --steps) [--json FILE]; over MPI "
+                            "[--start cold|warm] [--adjoint 0|1] (both with --steps) [--saamg-theta T "
+                            "(saamg, [0, 1))] [--json FILE]; over MPI "
                             "ranks: --precond amg, no --steps\n");
 #ifdef SLA_ANCHOR_DIST
         MPI_Finalize();
@@ -217,6 +222,10 @@ int main(int argc, char **argv)
     o.rtol = rtol;
     o.saamg_reuse = 0; /* interpolation */
     o.use_x0 = !strcmp(start, "warm"); /* x starts at 0 before the first solve */
+    o.saamg_theta = theta;
+    char solver[64];
+    if (theta > 0.0) snprintf(solver, sizeof solver, "cg+%s(theta=%g)", pre, theta);
+    else snprintf(solver, sizeof solver, "cg+%s", pre);
 
     /* ---- the matrix (rank 0), not timed ---- */
     sla_matrix *A = NULL, *B = NULL;
@@ -253,13 +262,13 @@ int main(int argc, char **argv)
     if (!rc && !rank_) {
         char line[1536];
         int len = snprintf(line, sizeof line,
-                 "{\"system\":\"sla\",\"solver\":\"cg+%s\",\"problem\":\"%s\",\"N\":%lld,\"n\":%lld,"
+                 "{\"system\":\"sla\",\"solver\":\"%s\",\"problem\":\"%s\",\"N\":%lld,\"n\":%lld,"
                  "\"nnz\":%lld,\"checksum\":%.17g,\"ranks\":%d,\"threads\":%d,\"step\":\"%s\",\"steps\":%d,"
                  "\"change\":%g,\"rtol\":%g,\"start\":\"%s\",\"setup_s\":%.5f,\"solve_s\":%.5f,\"total_s\":%.5f,"
                  "\"first_setup_s\":%.5f,\"first_total_s\":%.5f,\"iterations\":%lld,\"residual\":%.3e,"
                  "\"adjoint\":%s,\"adjoint_s\":%.5f,\"adjoint_iterations\":%lld,\"step_s\":%.5f,"
                  "\"converged\":%s,\"other_load_pct\":%.1f",
-                 pre, problem, N, n, nnz, cks, size_, threads, steps ? "train" : "first", steps, change, rtol,
+                 solver, problem, N, n, nnz, cks, size_, threads, steps ? "train" : "first", steps, change, rtol,
                  start, r.setup, r.solve, r.total, r.first_setup, r.first_total, r.iterations, r.residual,
                  adjoint ? "true" : "false", r.adjoint, r.adjoint_iterations, adjoint ? r.step : r.total,
                  r.converged ? "true" : "false", r.other);

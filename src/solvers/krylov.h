@@ -91,6 +91,10 @@ sla_status sla__amg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const s
  * what a refresh keeps (sla_solver_options.saamg_reuse). */
 sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, int reuse, int smoother,
                             sla__pc *pc);
+/* The same with level 0's strength threshold (sla_solver_options.saamg_theta;
+ * 0: the default). */
+sla_status sla__saamg_setup_theta(sla_ctx *ctx, const sla_matrix *A, sla_int ib, int reuse, int smoother,
+                                  double theta, sla__pc *pc);
 /* The sizes of an saamg preconditioner's hierarchy (pc->kind saamg). */
 void sla__saamg_hierarchy(const sla__pc *pc, sla_hierarchy_info *out);
 #ifdef SLA_HAVE_MPI

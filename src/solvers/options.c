@@ -131,6 +131,7 @@ static const sla__opt_field fields[] = {
     C(equilibrate, equilibrate_names),
     C(saamg_reuse, reuse_names),
     C(saamg_smoother, smoother_names),
+    F("saamg_theta", saamg_theta, REAL, 0, 1, SLA__OPT_HI_OPEN),
 };
 #undef F
 #undef C

@@ -581,6 +581,7 @@ static sla_status build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *
     saamg *g = pc->fact;
     int nt = sla__threads(ctx);
     set_fine(g, A, ib);
+    g->lev[0].theta = g->theta0;
     g->symmetric = is_symmetric(&g->lev[0], nt);
     g->nlev = 1;
     sla_status st = SLA_OK;
@@ -675,7 +676,7 @@ static sla_status renumber(sla_ctx *ctx, sla__pc *pc, int nt, double *drift)
                 st = sla__saamg_nomem(ctx, l);
                 goto out;
             }
-            double th = SAAMG_THETA * ldexp(1.0, -l), th2 = th * th;
+            double th = sla__saamg_theta(L, l), th2 = th * th;
             sla__saamg_smooth_p(L, L->agg, th2, L->strong,
                                 sla__saamg_smoothing_weight(L, th2, L->strong, nt), lv);
             sla__free(a, lv);
@@ -698,15 +699,15 @@ static sla_status saamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, 
     saamg *g = pc->fact;
     int nt = sla__threads(ctx);
     sla_status st = SLA_OK;
-    bool keep = g->reuse != 2 && !g->stale && g->nlev > 0;
+    bool keep = g->reuse != 2 && !g->stale && g->nlev > 0, sym_known = pc->sym_known;
+    pc->sym_known = false;
     if (keep) {
         set_fine(g, A, ib);
         /* symmetry decides the coarse symmetrization and the factor: a change
          * rebuilds (the caller's exact check, when it made one, spares ours:
          * 4 % of a refresh of diffusion2d 1e6) */
-        keep = (pc->sym_known ? true : is_symmetric(&g->lev[0], nt)) == g->symmetric;
+        keep = (sym_known || is_symmetric(&g->lev[0], nt)) == g->symmetric;
     }
-    pc->sym_known = false;
     pc->apply = NULL;
     pc->note[0] = '\0';
     if (keep && !g->d0) { /* the first refresh: dinv still holds the set-up's 1/a_ii */
@@ -743,6 +744,12 @@ static sla_status saamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, 
 sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, int reuse, int smoother,
                             sla__pc *pc)
 {
+    return sla__saamg_setup_theta(ctx, A, ib, reuse, smoother, 0.0, pc);
+}
+
+sla_status sla__saamg_setup_theta(sla_ctx *ctx, const sla_matrix *A, sla_int ib, int reuse, int smoother,
+                                  double theta, sla__pc *pc)
+{
     const sla_allocator *a = &pc->alloc;
     if (A->nrows > INT32_MAX)
         return sla__error(ctx, SLA_ERR_TOO_LARGE,
@@ -753,6 +760,7 @@ sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, int r
     pc->destroy = saamg_destroy;
     g->reuse = reuse;
     g->smoother = smoother;
+    g->theta0 = theta;
     if (pthread_mutex_init(&g->lock, NULL) != 0)
         return sla__error(ctx, SLA_ERR_NOMEM, "precond saamg: cannot create a mutex");
     g->lock_ready = true;

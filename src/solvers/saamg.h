@@ -6,6 +6,7 @@
 
 #include "krylov.h"
 
+#include <math.h>
 #include <pthread.h>
 
 #ifndef SAAMG_THETA
@@ -50,12 +51,15 @@ typedef struct sa_level {
     double *sm;          /* saamg_smoother=spai0: a_ii / sum_j a_ij^2 (else NULL) */
     double lmax;         /* saamg_smoother=cheby: bound of the spectrum of D^-1 A */
     double *wd;          /* saamg_smoother=cheby: the step (levels with a P) */
+    double theta;        /* strength threshold of this level (0: SAAMG_THETA / 2^l) */
 } sa_level;
 
 typedef struct saamg {
     int nlev;
     int reuse;           /* at refresh: 0 interpolation, 1 full, 2 none */
     int smoother;        /* 0 gs, 1 cheby, 2 spai0 (sla_solver_options.saamg_smoother) */
+    double theta0;       /* level 0's strength threshold (sla_solver_options.saamg_theta;
+                          * 0: the default) */
     bool stale;          /* a refresh failed: the next one rebuilds */
     bool symmetric;
     bool lock_ready;
@@ -80,6 +84,13 @@ static inline sla_int find_in_row(const sa_level *L, sla_int i, sla_int j)
         else hi = m - 1;
     }
     return -1;
+}
+
+/* The strength threshold of level l: its own (L->theta, the fine level's
+ * from sla_solver_options.saamg_theta), else SAAMG_THETA / 2^l. */
+static inline double sla__saamg_theta(const sa_level *L, int l)
+{
+    return L->theta > 0.0 ? L->theta : SAAMG_THETA * ldexp(1.0, -l);
 }
 
 sla_status sla__saamg_nomem(sla_ctx *ctx, int l);

@@ -128,7 +128,7 @@ sla_status sla__saamg_build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L,
                               int32_t *agg, bool keep, int nt, sla_int *nagg_out)
 {
     sla_int n = L->n, nnz = L->rp[n];
-    double th = SAAMG_THETA * ldexp(1.0, -l), th2 = th * th;
+    double th = sla__saamg_theta(L, l), th2 = th * th;
     int ntp = nt > 1 && n >= SLA_PAR_MIN ? nt : 1;
     *nagg_out = 0;
     sla_status st = sla__saamg_set_diag(ctx, a, L, l);
