@@ -22,7 +22,8 @@
  * the K steps. --start warm: each step's KSPSolve starts from the previous
  * x (KSPSetInitialGuessNonzero; cold, the default: x0 = 0). --adjoint 1:
  * each step then also solves the adjoint system A^T l = 1 with the same
- * refreshed preconditioner, from l = 0, as sla_anchor does with
+ * refreshed preconditioner, from l = 0 (--start warm: from the previous
+ * step's l), as sla_anchor does with
  * sla_solver_solve_vjp; A is symmetric (MAT_SPD), so this is KSPSolve
  * with the right-hand side 1 (KSPSolveTranspose with PCHYPRE, PETSc
  * 3.18.5, returned after 1 iteration with ||1 - A l|| / ||1|| = 1.0: not
@@ -140,6 +141,7 @@ int main(int argc, char **argv)
     CHK(MatCreateVecs(A, &x, &b));
     CHK(VecDuplicate(b, &r));
     CHK(VecDuplicate(b, &lam));
+    CHK(VecSet(lam, 0.0));
     CHK(VecDuplicate(b, &one));
     CHK(VecSet(one, 1.0));
     CHK(MatMult(A, one, b));
@@ -203,7 +205,7 @@ int main(int argc, char **argv)
             CHK(KSPGetConvergedReason(ksp, &fr));
             ta[st] = ia[st] = 0.0;
             if (adjoint) { /* A^T l = 1 with the same preconditioner, from l = 0 */
-                CHK(KSPSetInitialGuessNonzero(ksp, PETSC_FALSE));
+                if (!warm) CHK(KSPSetInitialGuessNonzero(ksp, PETSC_FALSE));
                 MPI_Barrier(PETSC_COMM_WORLD);
                 double a3 = MPI_Wtime();
                 CHK(KSPSolve(ksp, one, lam)); /* A^T = A: see the header */
@@ -216,7 +218,6 @@ int main(int argc, char **argv)
                 double lres = true_residual(A, one, lam, r);
                 if (lres > 10.0 * rtol) ar = KSP_DIVERGED_BREAKDOWN; /* not a solution */
                 if (ar <= 0) fr = ar;
-                if (warm) CHK(KSPSetInitialGuessNonzero(ksp, PETSC_TRUE));
             }
             tw[st] = tt[st] + ta[st];
             if (fr <= 0) reason = fr;

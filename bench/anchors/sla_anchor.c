@@ -22,7 +22,9 @@
  * default: x0 = 0). --adjoint 1: each step then also runs the adjoint
  * solve with the refreshed hierarchy, sla_solver_solve_vjp with gx = 1
  * (gb only: the solve PETSc's KSPSolveTranspose does; the O(nnz) pass for
- * gA is left out on both sides), from x0 = 0; "adjoint_s" its median,
+ * gA is left out on both sides), from x0 = 0 (--start warm: from the
+ * previous step's adjoint solution, sla_solver_solve_transpose with
+ * use_x0, the same solve for symmetric A); "adjoint_s" its median,
  * "step_s" the median of refresh + solve + adjoint. The JSON also gives
  * the hierarchy of saamg (levels, operator and grid complexity) as it
  * stands at the end. --saamg-theta T: saamg's fine-level strength
@@ -119,7 +121,7 @@ static int serial_run(sla_ctx *ctx, sla_matrix *A, const sla_solver_options *o, 
 {
     sla_int n = sla_matrix_nrows(A);
     double *one = malloc((size_t)n * sizeof *one), *b = malloc((size_t)n * sizeof *b);
-    double *x = calloc((size_t)n, sizeof *x), *gb = malloc((size_t)n * sizeof *gb);
+    double *x = calloc((size_t)n, sizeof *x), *gb = calloc((size_t)n, sizeof *gb);
     for (sla_int i = 0; i < n; i++) one[i] = 1.0;
     TRY(sla_matvec(ctx, A, 0, 1, one, n, b, n)); /* b = A 1 */
     load_mark l0 = load_now();
@@ -150,7 +152,10 @@ static int serial_run(sla_ctx *ctx, sla_matrix *A, const sla_solver_options *o, 
             ta[st] = ia[st] = 0.0;
             if (adjoint) { /* dL/db = A^-T gx with the refreshed hierarchy */
                 sla_solve_info ai;
-                TRY(sla_solver_solve_vjp(ctx, S, 0, 1, x, n, one, n, gb, n, NULL, &ai));
+                if (o->use_x0) /* warm: from the last step's adjoint solution */
+                    TRY(sla_solver_solve_transpose(ctx, S, 0, 1, one, n, gb, n, &ai));
+                else
+                    TRY(sla_solver_solve_vjp(ctx, S, 0, 1, x, n, one, n, gb, n, NULL, &ai));
                 ta[st] = now() - a2, ia[st] = (double)ai.iterations;
                 r->converged = r->converged && ai.converged;
             }
