@@ -37,7 +37,8 @@ def summarize(runs):
     for key, rs in groups.items():
         m = dict(rs[0])
         for f in ("setup_s", "solve_s", "total_s", "first_setup_s", "first_total_s", "iterations",
-                  "adjoint_s", "adjoint_iterations", "step_s"):
+                  "adjoint_s", "adjoint_iterations", "step_s", "levels", "operator_complexity",
+                  "grid_complexity"):
             if all(f in x for x in rs):
                 m[f] = statistics.median(x[f] for x in rs)
         m["residual"] = max(x["residual"] for x in rs)
@@ -142,8 +143,10 @@ def main():
       "set-up), medians over the steps; each step also solves the adjoint system A^T l = 1 with the refreshed "
       "hierarchy (sla_solver_solve_vjp, gb only; PETSc: KSPSolve with the same KSP, A being symmetric), "
       "x0 = 0, its time in 'adjoint s', refresh + solve + adjoint in 'step s' and its ratio in 'step ratio'. "
-      "Rows marked 'warm start' start each step's solve from the previous step's x (sla: use_x0; PETSc: "
-      "KSPSetInitialGuessNonzero) and are compared with sla's warm row; the goal's comparison is cold. "
+      "Rows marked 'warm start' start each step's solve from the previous step's x and its adjoint from the "
+      "previous adjoint solution (sla: use_x0; PETSc: KSPSetInitialGuessNonzero) and are compared with sla's "
+      "warm row; the goal's comparison is cold. Rows 'cg+saamg(theta=T)' use a tuned fine-level strength "
+      "threshold (saamg_theta; SLA_BENCH_ANCHOR_THETA). "
       "One process per run; every configuration once per round, "
       "rounds interleaved (ABAB), medians over the rounds. Ratio: the row's total time / sla CG + saamg's "
       "on the same number of cores (> 1: slower than sla CG + saamg). AMGCL is left out: Debian has no package of it "
@@ -173,6 +176,13 @@ def main():
                   + (f"{r['first_total_s']:.3f} | " if step else "")
                   + f"{r['reps']} | {r['other_load_pct']:.0f} % |")
             w("")
+            hier = sorted({(r["solver"], r["levels"], r["operator_complexity"], r["grid_complexity"])
+                           for r in pr if r.get("levels")})
+            if hier:
+                w("saamg's hierarchy (sla_solver_hierarchy): " + "; ".join(
+                    f"{sv}: {lv:.0f} levels, operator complexity {oc:.3f}, grid complexity {gc:.3f}"
+                    for sv, lv, oc, gc in hier))
+                w("")
     if img:
         w(f"![time to solution against unknowns, sla and PETSc]({img})")
         w("")
