@@ -129,6 +129,37 @@ static void test_counts(sla_ctx *ctx)
     CHECK(h.operator_complexity == 1.0 && h.grid_complexity == 1.0 && h.coarse_direct);
     sla_solver_destroy(&S);
     sla_matrix_destroy(&A);
+
+    /* a failed refresh (a negative diagonal: not SPD) leaves no hierarchy;
+     * the next refresh on good values rebuilds it */
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 50, &A));
+    sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
+    double *vals = malloc((size_t)nnz * sizeof *vals);
+    memcpy(vals, sla_matrix_values(A, 0), (size_t)nnz * sizeof *vals);
+    sla_int *ci = malloc((size_t)nnz * sizeof *ci);
+    sla_matrix_get_colind(A, ci);
+    sla_matrix *B = NULL;
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, n, n, sla_matrix_rowptr(A), ci, SLA_F64, 1, vals, SLA_BORROW, &B));
+    CHECK_OK(ctx, sla_solver_create(ctx, B, &o, &S));
+    sla_hierarchy_info h0;
+    CHECK_OK(ctx, sla_solver_hierarchy(ctx, S, 0, &h0));
+    CHECK(h0.levels == 2);
+    const sla_int *rp = sla_matrix_rowptr(B);
+    sla_int d = rp[7];
+    while (ci[d] != 7) d++;
+    vals[d] = -vals[d];
+    CHECK(sla_solver_refresh(ctx, S) == SLA_ERR_NOT_SPD);
+    CHECK_OK(ctx, sla_solver_hierarchy(ctx, S, 0, &h));
+    CHECK(h.levels == 0 && h.operator_complexity == 0.0);
+    vals[d] = -vals[d];
+    CHECK_OK(ctx, sla_solver_refresh(ctx, S));
+    CHECK_OK(ctx, sla_solver_hierarchy(ctx, S, 0, &h));
+    CHECK(memcmp(&h, &h0, sizeof h) == 0);
+    printf("  a failed refresh: no hierarchy (levels 0); the next refresh: %d levels again\n", h.levels);
+    sla_solver_destroy(&S);
+    sla_matrix_destroy(&B);
+    sla_matrix_destroy(&A);
+    free(vals), free(ci);
 }
 
 /* saamg_theta: parsing, 0 and 0.08 the default hierarchy, a smaller
