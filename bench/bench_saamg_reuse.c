@@ -2,7 +2,7 @@
  * same pattern (sla_solver_refresh), a solve and its VJP (the adjoint
  * solve and dL/dA), for each saamg_reuse mode (interpolation, full, none).
  *
- *   sla_bench_saamg_reuse [--n N] [--steps K] [--change C] [--threads T]
+ *   sla_bench_saamg_reuse [--n N] [--steps K] [--change C] [--threads T] [--theta T]
  *
  * diffusion2d N x N (default N = 1000: 1e6 unknowns) with a random kappa
  * (log-uniform in [0.1, 10]); each step multiplies every kappa by
@@ -10,8 +10,10 @@
  * set-up's values grows over the steps. b and the cotangent fixed, x0 = 0,
  * rtol 1e-8. Every mode sees the same kappa sequence. Reported: the
  * set-up, then per step the medians of refresh, solve and VJP seconds,
- * their sum, iterations, and the share of the machine other processes
- * used during the mode's steps (/proc/stat). */
+ * their sum, iterations, the hierarchy's operator complexity after the
+ * steps (sla_solver_hierarchy), and the share of the machine other
+ * processes used during the mode's steps (/proc/stat). --theta:
+ * saamg_theta, the fine level's strength threshold (0: the default). */
 #include <sla.h>
 
 #include "bench_util.h"
@@ -37,12 +39,13 @@ int main(int argc, char **argv)
 {
     sla_int N = 1000;
     int steps = 5, threads = 2;
-    double change = 0.01;
+    double change = 0.01, theta = 0.0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--n")) N = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--steps")) steps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--change")) change = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--theta")) theta = atof(argv[i + 1]);
         else {
             fprintf(stderr, "unknown argument %s\n", argv[i]);
             return 2;
@@ -69,10 +72,10 @@ int main(int argc, char **argv)
     double *x = malloc((size_t)n * sizeof *x), *gb = malloc((size_t)n * sizeof *gb);
     for (sla_int i = 0; i < n; i++) b[i] = 1.0, g[i] = sin(0.001 * (double)i);
     printf("diffusion2d %lld^2 (n %lld), random kappa 0.1..10, per step kappa *= 1 + %.3g u, "
-           "CG + saamg rtol 1e-8, %d threads, %d steps\n",
-           (long long)N, (long long)n, change, threads, steps);
-    printf("%-14s %8s %9s %9s %9s %9s %6s %6s %7s\n", "saamg_reuse", "setup_s", "refresh_s",
-           "solve_s", "vjp_s", "step_s", "its", "adj", "load%");
+           "CG + saamg rtol 1e-8, saamg_theta %g, %d threads, %d steps\n",
+           (long long)N, (long long)n, change, theta, threads, steps);
+    printf("%-14s %8s %9s %9s %9s %9s %6s %6s %6s %7s\n", "saamg_reuse", "setup_s", "refresh_s",
+           "solve_s", "vjp_s", "step_s", "its", "adj", "opcx", "load%");
     const char *names[] = {"interpolation", "full", "none"};
     for (int mode = 0; mode < 3; mode++) {
         memcpy(k, k0, (size_t)nc * sizeof *k);
@@ -82,6 +85,7 @@ int main(int argc, char **argv)
         o.method = SLA_METHOD_CG;
         o.precond = SLA_PRECOND_SAAMG;
         o.saamg_reuse = mode;
+        o.saamg_theta = theta;
         sla_solver *S = NULL;
         double t0 = now();
         TRY(sla_solver_create(ctx, B, &o, &S));
@@ -105,9 +109,11 @@ int main(int argc, char **argv)
             its[st] = (double)info.iterations, adj[st] = (double)ainfo.iterations;
         }
         load_mark l1 = load_now();
-        printf("%-14s %8.3f %9.3f %9.3f %9.3f %9.3f %6.0f %6.0f %7.0f\n", names[mode], tsetup,
+        sla_hierarchy_info h;
+        TRY(sla_solver_hierarchy(ctx, S, 0, &h));
+        printf("%-14s %8.3f %9.3f %9.3f %9.3f %9.3f %6.0f %6.0f %6.3f %7.0f\n", names[mode], tsetup,
                median(tr, steps), median(ts, steps), median(tv, steps), median(tt, steps),
-               median(its, steps), median(adj, steps), other_load_pct(l0, l1));
+               median(its, steps), median(adj, steps), h.operator_complexity, other_load_pct(l0, l1));
         fflush(stdout);
         sla_solver_destroy(&S);
     }
