@@ -389,6 +389,9 @@ typedef struct sla_hierarchy_info {
 SLA_API sla_status sla_solver_hierarchy(sla_ctx *ctx, const sla_solver *S, sla_int ib,
                                         sla_hierarchy_info *out);
 
+/* sizeof(sla_hierarchy_info) of this build, for bindings that mirror it. */
+SLA_API size_t sla_hierarchy_info_size(void);
+
 /* Solve A_ib X = B for nrhs right-hand sides (column-major, leading
  * dimensions ldb, ldx >= n). info receives nrhs reports (may be NULL).
  * Returns SLA_OK when every column converged, SLA_NOT_CONVERGED when some

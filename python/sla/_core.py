@@ -433,6 +433,22 @@ class Solver:
             return
         self.prepare(values)
 
+    def hierarchy(self, epoch=None, ib=0):
+        """The multigrid hierarchy of value array ib's preconditioner
+        (sla_solver_hierarchy; precond saamg, also when method auto chose
+        it) as a dict, or None: no set-up, another preconditioner or a
+        direct method, or (epoch given) values bound since that epoch."""
+        h = L.CHierarchyInfo()
+        with self.lock:
+            if not self.ptr.value or (epoch is not None and self.matrix.epoch != epoch):
+                return None
+            if L.sla_solver_hierarchy(L.ctx(), self.ptr, ib, ctypes.byref(h)) != 0:
+                return None
+        n = h.levels
+        return {"levels": n, "rows": list(h.rows[:n]), "nnz": list(h.nnz[:n]),
+                "p_nnz": list(h.p_nnz[:n]), "operator_complexity": h.operator_complexity,
+                "grid_complexity": h.grid_complexity, "coarse_direct": bool(h.coarse_direct)}
+
     def __del__(self):
         if getattr(self, "ptr", None) is not None and self.ptr.value and L.sla_solver_destroy:
             L.sla_solver_destroy(ctypes.byref(self.ptr))
@@ -524,7 +540,11 @@ class SolveInfo:
     unknown), backward_error (direct solves: the componentwise backward error
     max_i |b - A x|_i / (|A| |x| + |b|)_i after iterative refinement, -1
     for Krylov), note (dispatch decisions, fallbacks, "warning: nearly
-    singular").
+    singular"), hierarchy (precond saamg: a dict of levels, rows, nnz and
+    p_nnz per level, operator_complexity, grid_complexity, coarse_direct
+    from sla_solver_hierarchy, of the first value array; read from the
+    solver when the report is first looked at, None when its values have
+    changed since the solve, and for other preconditioners).
 
     For several right-hand sides or a batch, the fields summarise the worst
     item (largest residual and iteration count, converged only if all did)
@@ -541,6 +561,7 @@ class SolveInfo:
             setattr(self, f, kw.get(f))
         self.items = kw.get("items", [])
         self.adjoint = None
+        self.hierarchy = kw.get("hierarchy")
         self.history = kw.get("history")  # solve(..., history=True): [(iteration, rel. residual)]
 
     @classmethod
@@ -554,11 +575,13 @@ class SolveInfo:
                    backward_error=float(c.backward_error), note=_s(c.note))
 
     @classmethod
-    def lazy(cls, cinfos, count):
+    def lazy(cls, cinfos, count, solver=None):
         """combine(cinfos[:count]), built on first access to a field (most
         solves never look at their report: this keeps the per-call cost of
-        decoding the C structs out of the hot path)."""
-        return _LazySolveInfo(cinfos, count)
+        decoding the C structs out of the hot path). solver: the Solver
+        whose hierarchy the report gives (read then, if its values are
+        still those of the solve)."""
+        return _LazySolveInfo(cinfos, count, solver)
 
     @classmethod
     def combine(cls, cinfos):
@@ -597,14 +620,19 @@ class _LazySolveInfo(SolveInfo):
     """A SolveInfo that decodes its C structs on first access of a field.
     Attributes set before that (``adjoint``) are kept."""
 
-    def __init__(self, cinfos, count):
+    def __init__(self, cinfos, count, solver=None):
         self.__dict__["_c"] = (cinfos, count)
+        if solver is not None:
+            self.__dict__["_h"] = (solver, solver.matrix.epoch)
 
     def __getattr__(self, name):  # only called for attributes not set yet
         c = self.__dict__.pop("_c", None)
         if c is None or name.startswith("__"):
             raise AttributeError(name)
         full = SolveInfo.combine(c[0][:c[1]])
+        h = self.__dict__.pop("_h", None)
+        if h is not None and full.preconditioner == "saamg" and full.backend == "krylov":
+            full.hierarchy = h[0].hierarchy(h[1])
         for k, v in full.__dict__.items():
             self.__dict__.setdefault(k, v)
         if full.items and full.items[0] is full:  # one item: the report is its own item

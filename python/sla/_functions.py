@@ -54,6 +54,8 @@ def c_solve_history(solver, b3, x3):
     finally:
         solver.sink[0] = None
     info = SolveInfo.combine(infos[:B * k])
+    if info.preconditioner == "saamg" and info.backend == "krylov":
+        info.hierarchy = solver.hierarchy()
     for it, h in zip(info.items, hist):
         it.history = h
     worst = max(range(len(hist)), key=lambda i: (not info.items[i].converged,
@@ -78,7 +80,7 @@ def c_solve(solver, b3, x3):
             st = max(st, L.check(L.sla_solver_solve(c, solver.ptr, ib, k, _ptr(b3, ib * k * n), n,
                                                     _ptr(x3, ib * k * n), n,
                                                     _info_at(infos, ib * k)), "solve"))
-    return st, SolveInfo.lazy(infos, B * k)
+    return st, SolveInfo.lazy(infos, B * k, solver)
 
 
 def c_solve_vjp(solver, x3, gx3, gb3, gA):
@@ -101,7 +103,7 @@ def c_solve_vjp(solver, x3, gx3, gb3, gA):
                 _ptr(gb3, off) if gb3 is not None else None, n,
                 _ptr(gA, ib * nnz) if gA is not None else None, _info_at(infos, ib * k)),
                 "solve backward"))
-    return st, SolveInfo.lazy(infos, B * k)
+    return st, SolveInfo.lazy(infos, B * k, solver)
 
 
 _solve_t = L._proto("sla_solver_solve_transpose", ctypes.c_int, L.P, L.P, ctypes.c_int64,
@@ -119,7 +121,7 @@ def c_solve_transpose(solver, b3, x3):
         st = max(st, L.check(_solve_t(L.ctx(), solver.ptr, ib, k, _ptr(b3, ib * k * n), n,
                                       _ptr(x3, ib * k * n), n, _info_at(infos, ib * k)),
                              "transposed solve"))
-    return st, SolveInfo.lazy(infos, B * k)
+    return st, SolveInfo.lazy(infos, B * k, solver)
 
 
 def _outer_on_pattern(pattern, u3, v3):
@@ -143,7 +145,7 @@ def solve_vector(solver, values, b, box, stacklevel=6):
         st = L.check(L.sla_solver_solve(L.ctx(), solver.ptr, 0, 1, b.data_ptr(), n, x.data_ptr(),
                                         n, ctypes.addressof(infos)), "solve")
         epoch = solver.matrix.epoch
-    info = box["info"] = SolveInfo.lazy((infos,), 1)
+    info = box["info"] = SolveInfo.lazy((infos,), 1, solver)
     if st == 1 and not box.get("quiet"):
         _warn_if_not_converged(st, info, box.get("what", "solve"), stacklevel)
     return x, epoch
@@ -229,7 +231,7 @@ class SolveFn(torch.autograd.Function):
                     L.ctx(), solver.ptr, 0, 1, x3.data_ptr(), n, gx3.data_ptr(), n,
                     gb3.data_ptr() if need_b else None, n, gA.data_ptr() if need_v else None,
                     ctypes.addressof(infos)), "solve backward")
-            info = SolveInfo.lazy((infos,), 1)
+            info = SolveInfo.lazy((infos,), 1, solver)
             if fwd is not None:
                 fwd.adjoint = info
             if st == 1:

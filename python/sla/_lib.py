@@ -211,6 +211,24 @@ if _info_size != ctypes.sizeof(CSolveInfo):
 
 INFO_P = c_void_p  # pass ctypes.addressof(info array) (+ offset)
 
+HIERARCHY_MAX_LEVELS = 32  # SLA_HIERARCHY_MAX_LEVELS
+
+
+class CHierarchyInfo(ctypes.Structure):
+    """sla_hierarchy_info (sla_solver_hierarchy: precond saamg's levels)."""
+    _fields_ = [("levels", ctypes.c_int),
+                ("rows", c_int64 * HIERARCHY_MAX_LEVELS), ("nnz", c_int64 * HIERARCHY_MAX_LEVELS),
+                ("p_nnz", c_int64 * HIERARCHY_MAX_LEVELS),
+                ("operator_complexity", c_double), ("grid_complexity", c_double),
+                ("coarse_direct", ctypes.c_bool)]
+
+
+_hier_size = _proto("sla_hierarchy_info_size", ctypes.c_size_t)()
+if _hier_size != ctypes.sizeof(CHierarchyInfo):
+    raise ImportError(f"sla: this binding's copy of sla_hierarchy_info has {ctypes.sizeof(CHierarchyInfo)} "
+                      f"bytes but libsla's has {_hier_size}: the package and the library come from "
+                      "different versions (update python/sla/_lib.py CHierarchyInfo)")
+
 # sla_solver_options is treated as an opaque block filled by
 # sla_solver_options_default and sla_solver_options_parse (the binding
 # passes options as the C library's own "key=value,..." string); the block
@@ -225,6 +243,7 @@ sla_solver_options_default = _proto("sla_solver_options_default", None, P)
 sla_solver_options_parse = _proto("sla_solver_options_parse", c_int, P, c_char_p, P)
 sla_solver_create = _proto("sla_solver_create", c_int, P, P, P, ctypes.POINTER(c_void_p))
 sla_solver_refresh = _proto("sla_solver_refresh", c_int, P, P)
+sla_solver_hierarchy = _proto("sla_solver_hierarchy", c_int, P, P, c_int64, P)
 sla_solver_destroy = _proto("sla_solver_destroy", None, ctypes.POINTER(c_void_p))
 sla_solver_solve = _proto("sla_solver_solve", c_int, P, P, c_int64, c_int64, PTR, c_int64, PTR,
                           c_int64, INFO_P)

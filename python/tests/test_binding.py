@@ -369,6 +369,32 @@ class SolveTests(unittest.TestCase):
         for i in range(4):
             self.assertLess(np.abs(out[i].numpy() - ref).max(), 1e-12)
 
+    def test_hierarchy(self):
+        """info.hierarchy: saamg's levels (sla_solver_hierarchy), None for
+        other preconditioners and once the solver's values changed."""
+        P = sla.poisson(2, 60)  # 3600 rows: two levels
+        v = P.values.detach().clone()
+        A = sla.SparseTensor(v, P.row, P.col, P.shape)
+        b = torch.ones(3600, dtype=F64)
+        x, info = A.solve(b, method="cg", preconditioner="saamg", return_info=True)
+        h = info.hierarchy
+        self.assertGreaterEqual(h["levels"], 2)
+        self.assertEqual(len(h["rows"]), h["levels"])
+        self.assertEqual(h["rows"][0], 3600)
+        self.assertEqual(h["nnz"][0], P.values.shape[0])
+        self.assertEqual(h["p_nnz"][-1], 0)
+        self.assertAlmostEqual(h["operator_complexity"], sum(h["nnz"]) / h["nnz"][0], places=12)
+        self.assertAlmostEqual(h["grid_complexity"], sum(h["rows"]) / h["rows"][0], places=12)
+        self.assertTrue(h["coarse_direct"])
+        _, i2 = A.solve(b, method="cg", preconditioner="jacobi", return_info=True)
+        self.assertIsNone(i2.hierarchy)
+        _, i3 = A.solve(b, method="cg", preconditioner="saamg", return_info=True)
+        A2 = sla.SparseTensor(v * 2.0, P.row, P.col, P.shape)  # the same pattern: the same solver
+        A2.solve(b, method="cg", preconditioner="saamg")
+        self.assertIsNone(i3.hierarchy)  # read after the solver moved on to other values
+        _, i4 = A2.solve(b, method="cg", preconditioner="saamg", return_info=True, saamg_theta=0.08)
+        self.assertEqual(i4.hierarchy, h)  # the default's threshold: the same hierarchy
+
     def test_initial_guess(self):
         M = rand_pattern(100, 5, 17, spd=True)
         A = sla.SparseTensor.from_scipy(M)

@@ -365,6 +365,7 @@ void sla_solver_destroy(sla_solver **S)
 }
 
 size_t sla_solve_info_size(void) { return sizeof(sla_solve_info); }
+size_t sla_hierarchy_info_size(void) { return sizeof(sla_hierarchy_info); }
 
 sla_method sla_solver_method(const sla_solver *S) { return S ? S->method : SLA_METHOD_AUTO; }
 double sla_solver_setup_seconds(const sla_solver *S) { return S ? S->setup_seconds : 0.0; }
