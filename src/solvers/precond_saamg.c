@@ -122,6 +122,21 @@
 /* ---- kernels --------------------------------------------------------------- */
 
 #define SA_KERNELS(T, S)                                                                      \
+    /* s - sum_k a_ik x_k over row i's entries [k, e) in their order, and  \
+     * *d = a_ii (columns sorted: the diagonal is where the lower part     \
+     * ends; every row has one). x_i = x_i + s / a_ii is taken as s * (1 / \
+     * a_ii), the same rounding as a stored 1 / a_ii; the division does    \
+     * not depend on x, so it overlaps the row's products. */              \
+    static inline double row_gs_##S(sla_int k, sla_int e, const int32_t *ci, const T *v,    \
+                                    const double *x, sla_int i, double s, double *d)          \
+    {                                                                                         \
+        for (; k < e && ci[k] < i; k++) s -= (double)v[k] * x[ci[k]];                         \
+        double a = (double)v[k];                                                              \
+        s -= a * x[i];                                                                        \
+        for (k++; k < e; k++) s -= (double)v[k] * x[ci[k]];                                   \
+        *d = a;                                                                               \
+        return s;                                                                             \
+    }                                                                                         \
     /* Gauss-Seidel on rows [lo, hi); columns outside the block read xo  \
      * (NULL: zero), so blocks run concurrently and deterministically. */  \
     static void gs_blk_##S(const sa_level *L, const T *v, const double *b, double *x,        \
@@ -132,16 +147,17 @@
         bool whole = lo == 0 && hi == L->n;                                                   \
         for (sla_int c = 0; c < hi - lo; c++) {                                               \
             sla_int i = fwd ? lo + c : hi - 1 - c;                                            \
-            double s = b[i];                                                                  \
+            double s = b[i], d = 0.0;                                                         \
             if (whole)                                                                        \
-                for (sla_int k = rp[i]; k < rp[i + 1]; k++) s -= (double)v[k] * x[ci[k]];     \
+                s = row_gs_##S(rp[i], rp[i + 1], ci, v, x, i, s, &d);                         \
             else                                                                              \
                 for (sla_int k = rp[i]; k < rp[i + 1]; k++) {                                 \
                     sla_int j = ci[k];                                                        \
                     double xj = (j >= lo && j < hi) ? x[j] : xo ? xo[j] : 0.0;                \
+                    if (j == i) d = (double)v[k];                                             \
                     s -= (double)v[k] * xj;                                                   \
                 }                                                                             \
-            x[i] += s * L->dinv[i];                                                           \
+            x[i] += s * (1.0 / d);                                                            \
         }                                                                                     \
     }                                                                                         \
     /* The forward sweep from x = 0 on rows [lo, hi): only the block's    \
@@ -154,9 +170,10 @@
         const int32_t *ci = L->ci;                                                            \
         for (sla_int i = lo; i < hi; i++) {                                                   \
             double s = b[i];                                                                  \
-            for (sla_int k = rp[i]; k < rp[i + 1] && ci[k] < i; k++)                          \
-                if (ci[k] >= lo) s -= (double)v[k] * x[ci[k]];                                \
-            x[i] = s * L->dinv[i];                                                            \
+            sla_int k = rp[i], e = rp[i + 1];                                                 \
+            while (k < e && ci[k] < lo) k++;                                                  \
+            for (; k < e && ci[k] < i; k++) s -= (double)v[k] * x[ci[k]];                     \
+            x[i] = s * (1.0 / (double)v[k]); /* k: the diagonal (every row has one) */        \
         }                                                                                     \
     }                                                                                         \
     /* r = b - A x right after gs0 on the same blocks: row i's entries     \
@@ -201,9 +218,8 @@
                     c += (double)L->pval[q] * xc[L->pci[q]];                                  \
                 x[p - 1] += c;                                                                \
             }                                                                                 \
-            double s = b[i];                                                                  \
-            for (sla_int k = rp[i]; k < rp[i + 1]; k++) s -= (double)v[k] * x[ci[k]];         \
-            x[i] += s * L->dinv[i];                                                           \
+            double d, s = row_gs_##S(rp[i], rp[i + 1], ci, v, x, i, b[i], &d);                \
+            x[i] += s * (1.0 / d);                                                            \
         }                                                                                     \
     }
 
@@ -574,6 +590,49 @@ static sla_status alloc_work(sla_ctx *ctx, const sla_allocator *a, saamg *g)
     return SLA_OK;
 }
 
+/* The drift guard's reference: level 0's a_ii at the set-up in bfloat16
+ * (the float's top 16 bits, rounded to nearest: within 2^-9 relative,
+ * far inside the guard's factor SAAMG_DRIFT; 2 B per unknown, taken at
+ * the set-up because dinv does not outlive it). */
+static uint16_t d0_pack(double a)
+{
+    float f = (float)a;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    u += 0x7fffu + ((u >> 16) & 1u); /* a_ii finite: no NaN to keep */
+    return (uint16_t)(u >> 16);
+}
+
+static double d0_value(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return (double)f;
+}
+
+static sla_status take_d0(sla_ctx *ctx, const sla_allocator *a, saamg *g)
+{
+    sla_int n = g->lev[0].n;
+    if (!g->d0) g->d0 = sla__malloc(a, (size_t)(n > 0 ? n : 1), sizeof *g->d0);
+    if (!g->d0) return sla__saamg_nomem(ctx, 0);
+    for (sla_int i = 0; i < n; i++) g->d0[i] = d0_pack(1.0 / g->lev[0].dinv[i]);
+    return SLA_OK;
+}
+
+/* With the Gauss-Seidel smoother the cycle takes 1 / a_ii from A's
+ * diagonal as it sweeps, so the set-up's dinv is freed (8 B per row of
+ * every level); cheby and spai0 keep it. A refresh rebuilds it for its
+ * checks and frees it again. */
+static void drop_dinv(const sla_allocator *a, saamg *g)
+{
+    if (g->smoother != 0) return;
+    for (int l = 0; l < g->nlev; l++) {
+        sla__free(a, g->lev[l].dinv);
+        g->lev[l].dinv = NULL;
+    }
+}
+
 /* The whole hierarchy from the values of A_ib (g's levels empty). */
 static sla_status build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *pc)
 {
@@ -630,10 +689,9 @@ static sla_status build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *
     if ((st = alloc_work(ctx, a, g))) goto out;
     sa_level *Lc = &g->lev[g->nlev - 1];
     if (Lc->n <= SAAMG_DENSE_MAX && (st = sla__saamg_factor_coarse(ctx, a, g, Lc))) goto out;
-    /* the drift guard's reference (g->d0) is taken at the first refresh,
-     * from the set-up's 1/a_ii still in dinv: a solve that is never
-     * refreshed does not hold it (4 B per unknown) */
     if ((st = sla__saamg_smoother_setup(ctx, a, g, nt))) goto out;
+    if (g->reuse != 2 && (st = take_d0(ctx, a, g))) goto out;
+    drop_dinv(a, g);
     pc->apply = saamg_apply;
 out:
     sla__free(a, agg);
@@ -658,7 +716,7 @@ static sla_status renumber(sla_ctx *ctx, sla__pc *pc, int nt, double *drift)
         if (l == 0) { /* the drift guard: the largest factor a_ii moved by */
             double worst = 1.0;
             for (sla_int i = 0; i < L->n; i++) {
-                double q = (double)g->d0[i] * L->dinv[i]; /* old / new */
+                double q = d0_value(g->d0[i]) * L->dinv[i]; /* old / new */
                 q = q >= 1.0 ? q : 1.0 / q;
                 if (!(q <= worst)) worst = q;
             }
@@ -706,14 +764,8 @@ static sla_status saamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, 
     }
     pc->apply = NULL;
     pc->note[0] = '\0';
-    if (keep && !g->d0) { /* the first refresh: dinv still holds the set-up's 1/a_ii */
-        sla_int n = g->lev[0].n;
-        g->d0 = sla__malloc(&pc->alloc, (size_t)(n > 0 ? n : 1), sizeof *g->d0);
-        if (!g->d0) st = sla__saamg_nomem(ctx, 0);
-        else
-            for (sla_int i = 0; i < n; i++) g->d0[i] = (float)(1.0 / g->lev[0].dinv[i]);
-    }
-    if (keep && st == SLA_OK) {
+    if (keep && !g->d0) keep = false; /* (taken at every set-up with reuse) */
+    if (keep) {
         double drift = 1.0;
         st = renumber(ctx, pc, nt, &drift);
         if (st == SLA_OK && !(drift <= SAAMG_DRIFT)) {
@@ -722,6 +774,7 @@ static sla_status saamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, 
                      "since the set-up)", drift);
             keep = false;
         } else if (st == SLA_OK) {
+            drop_dinv(&pc->alloc, g);
             pc->apply = saamg_apply;
         }
     }
