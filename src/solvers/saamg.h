@@ -64,6 +64,8 @@ typedef struct saamg {
     sa_level lev[SAAMG_MAX_LEV];
     uint16_t *d0;        /* saamg_reuse != none: a_ii of A at the set-up, bfloat16 (the
                           * drift guard's reference) */
+    struct sa_split *split; /* gs: the hybrid sweeps' blocks for the last thread count
+                          * (made by an apply, under the lock; precond_saamg.c) */
     double *dense;       /* coarsest: factor, column major, or NULL (smoothed only) */
     int *piv;            /* LU pivots, or NULL for Cholesky */
 } saamg;
