@@ -221,48 +221,58 @@ static inline void restrict_add(const sa_hyb *H, double *acc, double *bc, sla_in
      * the swept x): one pass over A for smoothing and residual together.  \
      * r NULL: bc += P^T r in the same pass (r never stored), the coarse   \
      * rows shared with other blocks (H) into acc. */                      \
-    static void resid0_blk_##S(const sa_level *L, const T *v, const double *x, double *r,   \
-                               double *bc, const sa_hyb *H, double *acc, sla_int lo,          \
-                               sla_int hi)                                                    \
+    /* (mode 0: r stored; 1: bc only; 2: bc and acc) */                    \
+    static inline void resid0_rows_##S(const sa_level *L, const T *v, const double *x,       \
+                                       double *r, double *bc, const sa_hyb *H, double *acc,   \
+                                       sla_int lo, sla_int hi, int mode)                      \
     {                                                                                         \
         const sla_int *rp = L->rp;                                                            \
-        const int32_t *ci = L->ci;                                                            \
+        const int32_t *ci = L->ci, *prp = L->prp, *pci = L->pci;                              \
+        const sa_real *pv = L->pval;                                                          \
         for (sla_int i = lo; i < hi; i++) {                                                   \
             double s = 0.0;                                                                   \
             sla_int k = rp[i], e = rp[i + 1];                                                 \
             for (; k < e && ci[k] < lo; k++) s -= (double)v[k] * x[ci[k]];                    \
             while (k < e && ci[k] <= i) k++;                                                  \
             for (; k < e; k++) s -= (double)v[k] * x[ci[k]];                                  \
-            if (r)                                                                            \
+            if (mode == 0)                                                                    \
                 r[i] = s;                                                                     \
+            else if (mode == 1)                                                               \
+                for (sla_int q = prp[i]; q < prp[i + 1]; q++) bc[pci[q]] += (double)pv[q] * s; \
             else                                                                              \
-                for (sla_int q = L->prp[i]; q < L->prp[i + 1]; q++)                           \
-                    restrict_add(H, acc, bc, L->pci[q], (double)L->pval[q] * s);              \
+                for (sla_int q = prp[i]; q < prp[i + 1]; q++)                                 \
+                    restrict_add(H, acc, bc, pci[q], (double)pv[q] * s);                      \
         }                                                                                     \
+    }                                                                                         \
+    static void resid0_blk_##S(const sa_level *L, const T *v, const double *x, double *r,   \
+                               double *bc, const sa_hyb *H, double *acc, sla_int lo,          \
+                               sla_int hi)                                                    \
+    {                                                                                         \
+        if (r) resid0_rows_##S(L, v, x, r, bc, H, acc, lo, hi, 0);                            \
+        else if (!H || !H->sbit) resid0_rows_##S(L, v, x, r, bc, H, acc, lo, hi, 1);          \
+        else resid0_rows_##S(L, v, x, r, bc, H, acc, lo, hi, 2);                              \
     }                                                                                         \
     /* The backward sweep on the block's rows, x outside them from H; xc  \
      * != NULL: x += P xc in the same pass. Row i reads x from its first   \
      * column up, so the correction runs ahead of the sweep down to that   \
      * column (p: rows >= p corrected; H's x is corrected already): the    \
      * same operations in the same order as prolong, then the sweep. */    \
-    static void gsb_blk_##S(const sa_level *L, const T *v, const double *b, double *x,       \
-                            const double *xc, const sa_halo *H)                               \
+    static inline void gsb_rows_##S(const sa_level *L, const T *v, const double *b, double *x, \
+                                    const double *xc, const sa_halo *H, bool out)             \
     {                                                                                         \
         const sla_int *rp = L->rp;                                                            \
-        const int32_t *ci = L->ci;                                                            \
-        sla_int lo = H->lo, hi = H->hi, p = hi;                                               \
+        const int32_t *ci = L->ci, *prp = L->prp, *pci = L->pci;                              \
+        const sa_real *pv = L->pval;                                                          \
+        sla_int lo = H->lo, hi = H->hi, p = xc ? hi : lo;                                     \
         for (sla_int i = hi - 1; i >= lo; i--) {                                              \
             sla_int k = rp[i], e = rp[i + 1];                                                 \
-            bool inside = ci[k] >= lo && ci[e - 1] < hi;                                      \
-            for (sla_int first = ci[k] < i ? (ci[k] > lo ? ci[k] : lo) : i; xc && p > first;  \
-                 p--) {                                                                       \
+            for (sla_int first = ci[k] < i ? (ci[k] > lo ? ci[k] : lo) : i; p > first; p--) { \
                 double c = 0.0;                                                               \
-                for (sla_int q = L->prp[p - 1]; q < L->prp[p]; q++)                           \
-                    c += (double)L->pval[q] * xc[L->pci[q]];                                  \
+                for (sla_int q = prp[p - 1]; q < prp[p]; q++) c += (double)pv[q] * xc[pci[q]]; \
                 x[p - 1] += c;                                                                \
             }                                                                                 \
             double s = b[i], d = 0.0;                                                         \
-            if (inside)                                                                       \
+            if (!out || (ci[k] >= lo && ci[e - 1] < hi))                                      \
                 s = row_gs_##S(k, e, ci, v, x, i, s, &d);                                     \
             else                                                                              \
                 for (; k < e; k++) {                                                          \
@@ -272,6 +282,14 @@ static inline void restrict_add(const sa_hyb *H, double *acc, double *bc, sla_in
                 }                                                                             \
             x[i] += s * (1.0 / d);                                                            \
         }                                                                                     \
+    }                                                                                         \
+    /* (a block that reads no x outside itself, as a serial sweep: the    \
+     * rows without the test) */                                           \
+    static void gsb_blk_##S(const sa_level *L, const T *v, const double *b, double *x,       \
+                            const double *xc, const sa_halo *H)                               \
+    {                                                                                         \
+        if (!H->full && H->nh == 0) gsb_rows_##S(L, v, b, x, xc, H, false);                   \
+        else gsb_rows_##S(L, v, b, x, xc, H, true);                                           \
     }
 
 SA_KERNELS(double, d)
