@@ -145,6 +145,7 @@ typedef struct sa_hyb {
     int32_t *hj;
     double *hx, *full;
     uint64_t *sbit;
+    int32_t *srank; /* per word of sbit: the set bits before it (c's place in sj) */
     int32_t *sj;
     sla_int ns;
     double *acc;
@@ -167,6 +168,17 @@ static inline sla_int find_sorted(const int32_t *a, sla_int n, sla_int j)
     return lo;
 }
 
+static inline int pop64(uint64_t u)
+{
+#if defined(__GNUC__)
+    return __builtin_popcountll(u);
+#else
+    int c = 0;
+    for (; u; u &= u - 1) c++;
+    return c;
+#endif
+}
+
 /* x_j outside the block (from before the sweep) */
 static inline double halo_x(const sa_halo *H, sla_int j)
 {
@@ -174,10 +186,11 @@ static inline double halo_x(const sa_halo *H, sla_int j)
 }
 
 /* bc_c += t, or the block's acc at c when other blocks' P rows reach c
- * too (H NULL or no sbit: bc) */
+ * too (H has sbit) */
 static inline void restrict_add(const sa_hyb *H, double *acc, double *bc, sla_int c, double t)
 {
-    if (H && H->sbit && (H->sbit[c >> 6] >> (c & 63) & 1u)) acc[find_sorted(H->sj, H->ns, c)] += t;
+    uint64_t w = H->sbit[c >> 6], m = (uint64_t)1 << (c & 63);
+    if (w & m) acc[H->srank[c >> 6] + pop64(w & (m - 1))] += t;
     else bc[c] += t;
 }
 
@@ -456,6 +469,7 @@ static void hyb_free(const sla_allocator *a, sa_hyb *H)
     sla__free(a, H->hx);
     sla__free(a, H->full);
     sla__free(a, H->sbit);
+    sla__free(a, H->srank);
     sla__free(a, H->sj);
     sla__free(a, H->acc);
     memset(H, 0, sizeof *H);
@@ -531,7 +545,7 @@ static sla_status hyb_build(const sla_allocator *a, const sa_level *L, sla_int n
         }
     }
     H->ns = bits_count(H->sbit, wc);
-    double tot = (4.0 + 8.0 * nt) * (double)H->ns + 8.0 * (double)wc;
+    double tot = (4.0 + 8.0 * nt) * (double)H->ns + 12.0 * (double)wc;
     for (int t = 0; t < nt; t++) tot += 12.0 * (double)nh[t];
     if (tot > 8.0 * (double)n) {
         sla__free(a, H->sbit);
@@ -549,8 +563,13 @@ static sla_status hyb_build(const sla_allocator *a, const sa_level *L, sla_int n
     H->hx = sla__malloc(a, sum > 0 ? sum : 1, sizeof *H->hx);
     H->sj = sla__malloc(a, H->ns > 0 ? (size_t)H->ns : 1, sizeof *H->sj);
     H->acc = sla__malloc(a, H->ns > 0 ? (size_t)H->ns * (size_t)nt : 1, sizeof *H->acc);
-    if (!H->hj || !H->hx || !H->sj || !H->acc) goto out;
+    H->srank = sla__malloc(a, wc > 0 ? wc : 1, sizeof *H->srank);
+    if (!H->hj || !H->hx || !H->sj || !H->acc || !H->srank) goto out;
     bits_list(H->sbit, wc, H->sj);
+    for (size_t i = 0, r = 0; i < wc; i++) {
+        H->srank[i] = (int32_t)r;
+        r += (size_t)pop64(H->sbit[i]);
+    }
     size_t at = 0;
     for (int t = 0; t < nt; t++) {
         H->h[t].nh = nh[t];
