@@ -40,8 +40,8 @@
  * exact transpose of the forward one (the cycle stays symmetric for a given
  * thread count) and results are deterministic. Measured: the same
  * iterations as serial Gauss-Seidel, 2D Poisson 1M solve 0.65 -> 0.39 s on
- * 2 threads. Residuals, interpolation and the Galerkin product are
- * threaded too; aggregation and the prolongator are serial.
+ * 2 threads. Residuals, restriction, interpolation and the Galerkin
+ * product are threaded too; aggregation and the prolongator are serial.
  * The pre-smoothing sweep starts from x = 0, so it reads only the strictly
  * lower entries (of its block) and writes x without a zeroing pass; the
  * residual after it needs only the entries the sweep did not use (b_i -
@@ -55,8 +55,27 @@
  * interleaved runs) from 54-55 to 49 ms (2D Poisson 1e6) and from 80-82
  * to 72-73 ms (3D Poisson 1e6). Serially the prolongation also runs
  * inside the backward sweep (x += P xc just ahead of the rows that read
- * it; bitwise the same result): 2D 49 -> 46 ms, 3D 70-73 -> 70 ms. With
- * threads it writes the hybrid sweep's copy of x in the same pass.
+ * it; bitwise the same result): 2D 49 -> 46 ms, 3D 70-73 -> 70 ms.
+ * The Gauss-Seidel cycle stores no fine-level vector, with threads
+ * either (sa_hyb): each block sums its residual into b_c = P^T r as it
+ * forms it, straight into b_c at the coarse rows only its own P rows
+ * reach and into an accumulator of its own at those that other blocks'
+ * rows reach too (found by a rank over a bitmap), added in block order
+ * after (deterministic for a thread count); the backward sweep reads the
+ * x outside its block from a list of those columns, filled (with the
+ * correction P xc, the same sums as the owner's) before the sweeps, and
+ * prolongates its own rows inside its sweep as the serial pass does.
+ * Before, r_0 was formed by blocks, restricted by a serial scatter, and
+ * all of x copied into it for the backward sweep. The lists are made at
+ * the first apply with a thread count (2D Poisson 1e6, 2 blocks: the
+ * 1000 columns on each side of the cut, a few hundred shared coarse
+ * rows); an ordering without locality whose lists would hold more than
+ * n doubles falls back to that copy of x (test_saamg: a randomly
+ * permuted Poisson). Measured quietly (2026-12-04, CG rtol 1e-8, b = 1,
+ * ms per iteration, main's build interleaved): 2 threads wall 2D Poisson
+ * 1e6 20.3 -> 15.3, diffusion 1e6 (random kappa) 34.3 -> 24.5, 3D 1e6
+ * 38.6 -> 33.5 (2 threads over 1 thread: 1.88x, 1.94x, 1.63x); 1 thread
+ * CPU 29.1 -> 28.7, 48.3 -> 47.6, 56.3 -> 54.7; the same iterations.
  * Other smoothers (saamg_smoother, saamg_smooth.c): cheby, Chebyshev degree 2 in D^-1 A on
  * [lmax/30, lmax] (lmax: power iterations at the set-up, capped by the
  * Gershgorin bound), and spai0, x += M (b - A x) with M = diag(a_ii /
@@ -68,25 +87,29 @@
  * 0.84 s; 3D gs 15 / 1.05 s, cheby 17 / 1.79 s, spai0 17 / 1.08 s: gs
  * stays the default.
  *
- * Memory (2D Poisson): P 2.5 entries per fine row at 8 bytes + 32-bit row
- * pointers (24 B), 1/a_ii (8 B; in float32 it broke the exact symmetry
- * of the fused pre-smoothing + residual below, which assumes the sweep's
- * own rows have zero residual to rounding), one residual vector (8 B; the
- * coarse levels' x, r and b but b_1 live in it during the coarse cycle,
- * with the gs smoother), coarse levels (n/6 rows at 9 entries on level 1,
- * then ~1/9 per level) ~24 B: ~64 B per unknown beside the matrix; with
- * CG's 3 vectors, b, x and a float64 matrix (68 B) the solve holds ~172 B
- * per unknown
- * (bench/SAAMG_RESULTS.md, "Memory of the solve path"). The set-up's
+ * Memory (2D Poisson, Gauss-Seidel): P 2.5 entries per fine row at 8
+ * bytes + 32-bit row pointers (24 B), the drift guard's a_ii in bfloat16
+ * (2 B), the coarse levels (n/6 rows at 9 entries on level 1, then ~1/9
+ * per level) ~20 B and their x and b (3 B): ~49 B per unknown beside the
+ * matrix; with CG's 3 vectors, b, x and a float64 matrix (68 B) the solve
+ * holds ~157 B per unknown, measured 162 with the process's code and
+ * libraries (173 on the brk heap the HYPRE-linked library gets, whose
+ * holes the set-up leaves; bench/SAAMG_RESULTS.md, "Memory of the solve
+ * path"). No 1/a_ii is stored: the sweeps take s * (1 / a_ii) from the
+ * diagonal entry they read anyway, the same rounding as a stored 1/a_ii
+ * (8 B per row; the fused pre-smoothing + residual needs it in float64,
+ * its rows' residual being zero to rounding), and 1 thread per CG
+ * iteration is as fast (the division does not depend on x). The set-up's
  * transients (aggregate map, strength flags, transpose of P, the Galerkin
  * product's scratch) are freed before the next level's arrays, P^T and
  * the scratch before the coarse operator is allocated.
  *
- * Thread safety: the levels' work vectors serve one apply at a time (a
- * mutex, try-locked); an apply that finds them busy, or one with z == r,
- * allocates private work vectors for the call (the sum of the level sizes
- * plus the finer levels' residuals), so concurrent applies of one
- * preconditioner are safe and give the same results.
+ * Thread safety: the levels' work vectors and the hybrid blocks' lists
+ * serve one apply at a time (a mutex, try-locked); an apply that finds
+ * them busy, or one with z == r, allocates private ones for the call
+ * (the coarse levels' x and b, and with threads its own lists), so
+ * concurrent applies of one preconditioner are safe and give the same
+ * results.
  *
  * Refresh (new values, same pattern: training loops), saamg_reuse:
  *  - interpolation (the default): the aggregates and P (tentative and
