@@ -107,6 +107,32 @@ static void test_reference(sla_ctx *ctx)
     sla_matrix_destroy(&A);
 }
 
+/* Q A Q^T for a random permutation Q (seed), or NULL. */
+static sla_matrix *permuted(sla_ctx *ctx, const sla_matrix *A, unsigned long long seed)
+{
+    sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
+    const sla_int *rp = sla_matrix_rowptr(A);
+    const double *v = sla_matrix_values(A, 0);
+    sla_int *q = malloc((size_t)n * sizeof *q), *ci = malloc((size_t)nnz * sizeof *ci);
+    sla_int *ri = malloc((size_t)nnz * sizeof *ri), *cj = malloc((size_t)nnz * sizeof *cj);
+    for (sla_int i = 0; i < n; i++) q[i] = i;
+    for (sla_int i = n - 1; i > 0; i--) { /* Fisher-Yates */
+        sla_int j = (sla_int)(0.5 * (tu_rand(&seed) + 1.0) * (double)(i + 1)) % (i + 1), t = q[i];
+        q[i] = q[j];
+        q[j] = t;
+    }
+    sla_matrix_get_colind(A, ci);
+    for (sla_int i = 0; i < n; i++)
+        for (sla_int k = rp[i]; k < rp[i + 1]; k++) ri[k] = q[i], cj[k] = q[ci[k]];
+    sla_matrix *B = NULL;
+    CHECK_OK(ctx, sla_matrix_from_coo(ctx, n, n, nnz, ri, cj, SLA_F64, 1, v, NULL, &B));
+    free(q);
+    free(ci);
+    free(ri);
+    free(cj);
+    return B;
+}
+
 /* <M r, s> = <r, M s> for the symmetric cycle; the transposed apply is the
  * same operator; M is positive definite (<M r, r> > 0). */
 static void dot_test(sla_ctx *ctx, const sla_matrix *A, const char *what)
@@ -122,8 +148,10 @@ static void dot_test(sla_ctx *ctx, const sla_matrix *A, const char *what)
     tu_fill(r, n, 11);
     tu_fill(s, n, 12);
     memcpy(r0, r, (size_t)n * sizeof *r);
-    /* one thread: Gauss-Seidel; two: hybrid Gauss-Seidel on the large levels */
-    for (int nt = 1; nt <= 2; nt++) {
+    double *m2 = malloc((size_t)n * sizeof *m2);
+    /* one thread: Gauss-Seidel; two and three: hybrid Gauss-Seidel on the
+     * large levels (three: a middle block with neighbours on both sides) */
+    for (int nt = 1; nt <= 3; nt++) {
         CHECK_OK(ctx, sla__pc_apply(pc, false, r, mr, nt));
         CHECK(memcmp(r, r0, (size_t)n * sizeof *r) == 0); /* r is not touched */
         CHECK_OK(ctx, sla__pc_apply(pc, false, s, ms, nt));
@@ -141,7 +169,12 @@ static void dot_test(sla_ctx *ctx, const sla_matrix *A, const char *what)
         CHECK(rel < 1e-14);
         CHECK(rr > 0.0);
         CHECK(tu_reldiff(n, ms, mt) == 0.0);
+        if (nt == 2) memcpy(m2, mr, (size_t)n * sizeof *m2);
     }
+    /* back to two threads after three (the blocks made again): the same result */
+    CHECK_OK(ctx, sla__pc_apply(pc, false, r, mr, 2));
+    CHECK(memcmp(mr, m2, (size_t)n * sizeof *mr) == 0);
+    free(m2);
     free(r);
     free(s);
     free(mr);
@@ -166,6 +199,28 @@ static void test_symmetry(sla_ctx *ctx)
     sla_matrix_destroy(&A);
     CHECK_OK(ctx, sla_gen_random(ctx, 3000, 6, SLA_GEN_SPD, 7, &A));
     dot_test(ctx, A, "random SPD n 3000");
+    sla_matrix_destroy(&A);
+    /* rows in random order: a hybrid block reads x all over the other
+     * blocks (the sweeps then copy all of x instead of lists) */
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 100, &A));
+    sla_matrix *B = permuted(ctx, A, 17);
+    if (B) dot_test(ctx, B, "poisson2d 100^2 permuted");
+    if (B) {
+        sla_int n = sla_matrix_nrows(B);
+        double *b = malloc((size_t)n * sizeof *b), *x = calloc((size_t)n, sizeof *x);
+        tu_fill(b, n, 3);
+        sla_solver_options o = sa_opts(SLA_METHOD_CG, 1e-8);
+        sla_solve_info info;
+        sla_ctx_set_threads(ctx, 2);
+        CHECK_OK(ctx, sla_solve(ctx, B, &o, b, x, &info));
+        sla_ctx_set_threads(ctx, 0);
+        double rr = tu_relres(B, 0, b, x, 0);
+        printf("  permuted, CG 2 threads: %lld iterations, residual %.1e\n", (long long)info.iterations, rr);
+        CHECK(info.converged && rr < 1e-7 && info.iterations < 40);
+        free(b);
+        free(x);
+    }
+    sla_matrix_destroy(&B);
     sla_matrix_destroy(&A);
 }
 

@@ -38,7 +38,8 @@ typedef struct sa_level {
     sla_int *own_rp;     /* coarse levels own their arrays */
     int32_t *own_ci;
     void *own_val;
-    double *dinv;        /* 1 / a_ii */
+    double *dinv;        /* 1 / a_ii: during the set-up and a refresh; kept after them only
+                          * for the cheby and spai0 smoothers (gs reads a_ii from A) */
     int32_t *prp;        /* P_l: n x n_{l+1} (not on the coarsest level); 32-bit row
                           * pointers (4 B per row less; more than 2^31 - 1 entries of P
                           * are refused) */
@@ -65,8 +66,10 @@ typedef struct saamg {
     bool lock_ready;
     pthread_mutex_t lock; /* held by the apply using the levels' work vectors */
     sa_level lev[SAAMG_MAX_LEV];
-    float *d0;           /* saamg_reuse != none: a_ii of A at the set-up (taken at the
-                          * first refresh; NULL before) */
+    uint16_t *d0;        /* saamg_reuse != none: a_ii of A at the set-up, bfloat16 (the
+                          * drift guard's reference) */
+    struct sa_split *split; /* gs: the hybrid sweeps' blocks for the last thread count
+                          * (made by an apply, under the lock; precond_saamg.c) */
     double *dense;       /* coarsest: factor, column major, or NULL (smoothed only) */
     int *piv;            /* LU pivots, or NULL for Cholesky */
 } saamg;
