@@ -116,6 +116,11 @@ sla_status sla__saamg_factor_coarse(sla_ctx *ctx, const sla_allocator *a, saamg 
 
 /* precond_saamg.c: bc = P^T r (serial) */
 void sla__saamg_restrict(const sa_level *L, sla_int nc, const double *r, double *bc);
+/* saamg_cycle.c: the cycle's work vectors (false: out of memory), the
+ * hybrid blocks' lists, one apply. */
+bool sla__saamg_alloc_work(const sla_allocator *a, saamg *g);
+void sla__saamg_split_free(const sla_allocator *a, struct sa_split **sp);
+sla_status sla__saamg_apply(const sla__pc *pc, bool transpose, const double *r, double *z, int nt);
 
 /* saamg_smooth.c */
 void sla__saamg_cheby(const sa_level *L, const double *b, double *x, double *r, double *d, bool zero,

@@ -405,13 +405,13 @@ sla_status sla__saamg_galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_le
     sla_status st = SLA_OK;
     sla_int n = L->n, pnnz = L->prp[n];
     ga_plan g;
-    if (!ga_plan_init(a, L, nc, nt, &g)) {
-        st = sla__saamg_nomem(ctx, l + 1);
-        goto out;
-    }
+    /* C's row pointers first: allocated after the plan's transients they
+     * would stay above the holes those leave when freed (4e6 2D Poisson,
+     * 1 thread: 173.4 -> 170.0 bytes per unknown peak) */
     C->n = nc;
     C->own_rp = sla__calloc(a, (size_t)nc + 1, sizeof *C->own_rp);
-    if (!C->own_rp) {
+    if (!C->own_rp) return sla__saamg_nomem(ctx, l + 1);
+    if (!ga_plan_init(a, L, nc, nt, &g)) {
         st = sla__saamg_nomem(ctx, l + 1);
         goto out;
     }

@@ -1,0 +1,661 @@
+/* Smoothed-aggregation AMG (precond=saamg): the V-cycle and its kernels
+ * (the preconditioner object and its set-up are in precond_saamg.c).
+ *
+ * Cycle: V(1,1), forward Gauss-Seidel down and backward Gauss-Seidel up, an
+ * exact coarse solve: for symmetric A (every level symmetric) the cycle is
+ * a symmetric operator, positive definite for SPD A, so CG can use it, and
+ * its transpose (adjoint solves) is the same cycle. For nonsymmetric A the
+ * forward cycle is a valid preconditioner for GMRES/BiCGStab, but a
+ * transposed apply answers SLA_ERR_UNSUPPORTED (use precond=amg, which
+ * replays the exact transposed cycle). With several threads, levels of at
+ * least SLA_PAR_MIN rows use hybrid Gauss-Seidel: one contiguous row block
+ * per thread, the other blocks' x read from before the sweep; the blocks
+ * depend only on the thread count, so the backward sweep is still the
+ * exact transpose of the forward one (the cycle stays symmetric for a given
+ * thread count) and results are deterministic. Measured: the same
+ * iterations as serial Gauss-Seidel, 2D Poisson 1M solve 0.65 -> 0.39 s on
+ * 2 threads. Residuals, restriction, interpolation and the Galerkin
+ * product are threaded too; aggregation and the prolongator are serial.
+ * The pre-smoothing sweep starts from x = 0, so it reads only the strictly
+ * lower entries (of its block) and writes x without a zeroing pass; the
+ * residual after it needs only the entries the sweep did not use (b_i -
+ * the lower part - a_ii x_i = 0 up to rounding), so sweep + residual read
+ * A once instead of twice, and serially the restriction P^T r is summed
+ * in the same pass (r never stored). Profile before (perf, 1 thread, the
+ * cycle's share): 2D Poisson 1e6 fine-level sweeps 43 %, residuals 24 %,
+ * coarse-level sweeps 11 %, prolongation 9 %, restriction + coarse solve
+ * 10 %, zeroing 3 %; the change left every test_saamg iteration count
+ * as it was, and took the process CPU per CG iteration (1 thread,
+ * interleaved runs) from 54-55 to 49 ms (2D Poisson 1e6) and from 80-82
+ * to 72-73 ms (3D Poisson 1e6). Serially the prolongation also runs
+ * inside the backward sweep (x += P xc just ahead of the rows that read
+ * it; bitwise the same result): 2D 49 -> 46 ms, 3D 70-73 -> 70 ms.
+ * The Gauss-Seidel cycle stores no fine-level vector, with threads
+ * either (sa_hyb): each block sums its residual into b_c = P^T r as it
+ * forms it, straight into b_c at the coarse rows only its own P rows
+ * reach and into an accumulator of its own at those that other blocks'
+ * rows reach too (found by a rank over a bitmap), added in block order
+ * after (deterministic for a thread count); the backward sweep reads the
+ * x outside its block from a list of those columns, filled (with the
+ * correction P xc, the same sums as the owner's) before the sweeps, and
+ * prolongates its own rows inside its sweep as the serial pass does.
+ * Before, r_0 was formed by blocks, restricted by a serial scatter, and
+ * all of x copied into it for the backward sweep. The lists are made at
+ * the first apply with a thread count (2D Poisson 1e6, 2 blocks: the
+ * 1000 columns on each side of the cut, a few hundred shared coarse
+ * rows); an ordering without locality whose lists would hold more than
+ * n doubles falls back to that copy of x (test_saamg: a randomly
+ * permuted Poisson). Measured quietly (2026-12-04, CG rtol 1e-8, b = 1,
+ * ms per iteration, main's build interleaved): 2 threads wall 2D Poisson
+ * 1e6 20.3 -> 15.3, diffusion 1e6 (random kappa) 34.3 -> 24.5, 3D 1e6
+ * 38.6 -> 33.5 (2 threads over 1 thread: 1.88x, 1.94x, 1.63x); 1 thread
+ * CPU 29.1 -> 28.7, 48.3 -> 47.6, 56.3 -> 54.7; the same iterations. */
+#include "saamg.h"
+
+#include <pthread.h>
+#include <string.h>
+
+/* ---- kernels --------------------------------------------------------------- */
+
+/* One hybrid Gauss-Seidel block: rows [lo, hi), and the x it reads
+ * outside them, from before the sweep: at the sorted columns hj (nh of
+ * them) the values hx, or all of x in full (n entries; NULL when the
+ * block reads its own rows only, as a serial sweep does). */
+typedef struct sa_halo {
+    sla_int lo, hi, nh;
+    const int32_t *hj;
+    double *hx;
+    const double *full;
+} sa_halo;
+
+/* Level l's hybrid blocks for one thread count (levels of at least
+ * SLA_PAR_MIN rows that have a P), and what the threaded restriction
+ * needs: the coarse rows that the P rows of more than one block reach
+ * (bitmap sbit, sorted list sj of ns), where each block sums into its own
+ * acc (ns entries per block) and the sums are added in block order; every
+ * other coarse row is written by one block only. full (n; only when the
+ * lists would take more than n doubles): r stored and restricted
+ * serially, then the copy of x, as the sweeps did before the lists. */
+typedef struct sa_hyb {
+    sa_halo *h; /* nt blocks, NULL: the level runs serially */
+    int32_t *hj;
+    double *hx, *full;
+    uint64_t *sbit;
+    int32_t *srank; /* per word of sbit: the set bits before it (c's place in sj) */
+    int32_t *sj;
+    sla_int ns;
+    double *acc;
+} sa_hyb;
+
+struct sa_split {
+    int nt;
+    sa_hyb lev[SAAMG_MAX_LEV];
+};
+
+/* The position of j in the sorted a[0..n) (j is there). */
+static inline sla_int find_sorted(const int32_t *a, sla_int n, sla_int j)
+{
+    sla_int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        sla_int m = lo + (hi - lo) / 2;
+        if (a[m] < j) lo = m + 1;
+        else hi = m;
+    }
+    return lo;
+}
+
+static inline int pop64(uint64_t u)
+{
+#if defined(__GNUC__)
+    return __builtin_popcountll(u);
+#else
+    int c = 0;
+    for (; u; u &= u - 1) c++;
+    return c;
+#endif
+}
+
+/* x_j outside the block (from before the sweep) */
+static inline double halo_x(const sa_halo *H, sla_int j)
+{
+    return H->full ? H->full[j] : H->hx[find_sorted(H->hj, H->nh, j)];
+}
+
+/* bc_c += t, or the block's acc at c when other blocks' P rows reach c
+ * too (H has sbit) */
+static inline void restrict_add(const sa_hyb *H, double *acc, double *bc, sla_int c, double t)
+{
+    uint64_t w = H->sbit[c >> 6], m = (uint64_t)1 << (c & 63);
+    if (w & m) acc[H->srank[c >> 6] + pop64(w & (m - 1))] += t;
+    else bc[c] += t;
+}
+
+#define SA_KERNELS(T, S)                                                                      \
+    /* s - sum_k a_ik x_k over row i's entries [k, e) in their order, and  \
+     * *d = a_ii (columns sorted: the diagonal is where the lower part     \
+     * ends; every row has one). x_i = x_i + s / a_ii is taken as s * (1 / \
+     * a_ii), the same rounding as a stored 1 / a_ii; the division does    \
+     * not depend on x, so it overlaps the row's products. */              \
+    static inline double row_gs_##S(sla_int k, sla_int e, const int32_t *ci, const T *v,    \
+                                    const double *x, sla_int i, double s, double *d)          \
+    {                                                                                         \
+        for (; k < e && ci[k] < i; k++) s -= (double)v[k] * x[ci[k]];                         \
+        double a = (double)v[k];                                                              \
+        s -= a * x[i];                                                                        \
+        for (k++; k < e; k++) s -= (double)v[k] * x[ci[k]];                                   \
+        *d = a;                                                                               \
+        return s;                                                                             \
+    }                                                                                         \
+    /* The forward sweep from x = 0 on rows [lo, hi): only the block's    \
+     * strictly lower entries meet a nonzero x (columns sorted; the other  \
+     * blocks' x counts as zero), and x is written, not updated (no        \
+     * zeroing pass before). */                                            \
+    static void gs0_blk_##S(const sa_level *L, const T *v, const double *b, double *x,       \
+                            sla_int lo, sla_int hi)                                           \
+    {                                                                                         \
+        const sla_int *rp = L->rp;                                                            \
+        const int32_t *ci = L->ci;                                                            \
+        for (sla_int i = lo; i < hi; i++) {                                                   \
+            double s = b[i];                                                                  \
+            sla_int k = rp[i], e = rp[i + 1];                                                 \
+            while (k < e && ci[k] < lo) k++;                                                  \
+            for (; k < e && ci[k] < i; k++) s -= (double)v[k] * x[ci[k]];                     \
+            x[i] = s * (1.0 / (double)v[k]); /* k: the diagonal */                            \
+        }                                                                                     \
+    }                                                                                         \
+    /* r = b - A x right after gs0 on the same blocks: row i's entries     \
+     * that the sweep already subtracted (the block's columns lo..i) give  \
+     * b_i - a_ii x_i = 0 up to rounding, so r_i is minus the sum over the \
+     * rest (the block's upper part and the other blocks' columns, with    \
+     * the swept x): one pass over A for smoothing and residual together.  \
+     * r NULL: bc += P^T r in the same pass (r never stored), the coarse   \
+     * rows shared with other blocks (H) into acc. */                      \
+    /* (mode 0: r stored; 1: bc only; 2: bc and acc) */                    \
+    static inline void resid0_rows_##S(const sa_level *L, const T *v, const double *x,       \
+                                       double *r, double *bc, const sa_hyb *H, double *acc,   \
+                                       sla_int lo, sla_int hi, int mode)                      \
+    {                                                                                         \
+        const sla_int *rp = L->rp;                                                            \
+        const int32_t *ci = L->ci, *prp = L->prp, *pci = L->pci;                              \
+        const sa_real *pv = L->pval;                                                          \
+        for (sla_int i = lo; i < hi; i++) {                                                   \
+            double s = 0.0;                                                                   \
+            sla_int k = rp[i], e = rp[i + 1];                                                 \
+            for (; k < e && ci[k] < lo; k++) s -= (double)v[k] * x[ci[k]];                    \
+            while (k < e && ci[k] <= i) k++;                                                  \
+            for (; k < e; k++) s -= (double)v[k] * x[ci[k]];                                  \
+            if (mode == 0)                                                                    \
+                r[i] = s;                                                                     \
+            else if (mode == 1)                                                               \
+                for (sla_int q = prp[i]; q < prp[i + 1]; q++) bc[pci[q]] += (double)pv[q] * s; \
+            else                                                                              \
+                for (sla_int q = prp[i]; q < prp[i + 1]; q++)                                 \
+                    restrict_add(H, acc, bc, pci[q], (double)pv[q] * s);                      \
+        }                                                                                     \
+    }                                                                                         \
+    static void resid0_blk_##S(const sa_level *L, const T *v, const double *x, double *r,   \
+                               double *bc, const sa_hyb *H, double *acc, sla_int lo,          \
+                               sla_int hi)                                                    \
+    {                                                                                         \
+        if (r) resid0_rows_##S(L, v, x, r, bc, H, acc, lo, hi, 0);                            \
+        else if (!H || !H->sbit) resid0_rows_##S(L, v, x, r, bc, H, acc, lo, hi, 1);          \
+        else resid0_rows_##S(L, v, x, r, bc, H, acc, lo, hi, 2);                              \
+    }                                                                                         \
+    /* The backward sweep on the block's rows, x outside them from H; xc  \
+     * != NULL: x += P xc in the same pass. Row i reads x from its first   \
+     * column up, so the correction runs ahead of the sweep down to that   \
+     * column (p: rows >= p corrected; H's x is corrected already): the    \
+     * same operations in the same order as prolong, then the sweep. */    \
+    static inline void gsb_rows_##S(const sa_level *L, const T *v, const double *b, double *x, \
+                                    const double *xc, const sa_halo *H, bool out)             \
+    {                                                                                         \
+        const sla_int *rp = L->rp;                                                            \
+        const int32_t *ci = L->ci, *prp = L->prp, *pci = L->pci;                              \
+        const sa_real *pv = L->pval;                                                          \
+        sla_int lo = H->lo, hi = H->hi, p = xc ? hi : lo;                                     \
+        for (sla_int i = hi - 1; i >= lo; i--) {                                              \
+            sla_int k = rp[i], e = rp[i + 1];                                                 \
+            for (sla_int first = ci[k] < i ? (ci[k] > lo ? ci[k] : lo) : i; p > first; p--) { \
+                double c = 0.0;                                                               \
+                for (sla_int q = prp[p - 1]; q < prp[p]; q++) c += (double)pv[q] * xc[pci[q]]; \
+                x[p - 1] += c;                                                                \
+            }                                                                                 \
+            double s = b[i], d = 0.0;                                                         \
+            if (!out || (ci[k] >= lo && ci[e - 1] < hi))                                      \
+                s = row_gs_##S(k, e, ci, v, x, i, s, &d);                                     \
+            else                                                                              \
+                for (; k < e; k++) {                                                          \
+                    sla_int j = ci[k];                                                        \
+                    if (j == i) d = (double)v[k];                                             \
+                    s -= (double)v[k] * (j >= lo && j < hi ? x[j] : halo_x(H, j));            \
+                }                                                                             \
+            x[i] += s * (1.0 / d);                                                            \
+        }                                                                                     \
+    }                                                                                         \
+    /* (a block that reads no x outside itself, as a serial sweep: the    \
+     * rows without the test) */                                           \
+    static void gsb_blk_##S(const sa_level *L, const T *v, const double *b, double *x,       \
+                            const double *xc, const sa_halo *H)                               \
+    {                                                                                         \
+        if (!H->full && H->nh == 0) gsb_rows_##S(L, v, b, x, xc, H, false);                   \
+        else gsb_rows_##S(L, v, b, x, xc, H, true);                                           \
+    }
+
+SA_KERNELS(double, d)
+SA_KERNELS(float, f)
+
+/* x = 0, then one forward sweep on rows [lo, hi) (gs0) */
+static void gs0_blk(const sa_level *L, const double *b, double *x, sla_int lo, sla_int hi)
+{
+    if (L->f32) gs0_blk_f(L, L->val, b, x, lo, hi);
+    else gs0_blk_d(L, L->val, b, x, lo, hi);
+}
+
+static void gsb_blk(const sa_level *L, const double *b, double *x, const double *xc, const sa_halo *H)
+{
+    if (L->f32) gsb_blk_f(L, L->val, b, x, xc, H);
+    else gsb_blk_d(L, L->val, b, x, xc, H);
+}
+
+static void resid0_blk(const sa_level *L, const double *x, double *r, double *bc, const sa_hyb *H,
+                       double *acc, sla_int lo, sla_int hi)
+{
+    if (L->f32) resid0_blk_f(L, L->val, x, r, bc, H, acc, lo, hi);
+    else resid0_blk_d(L, L->val, x, r, bc, H, acc, lo, hi);
+}
+
+/* bc = P^T r (scatter, serial). */
+void sla__saamg_restrict(const sa_level *L, sla_int nc, const double *r, double *bc)
+{
+    memset(bc, 0, (size_t)nc * sizeof *bc);
+    for (sla_int i = 0; i < L->n; i++) {
+        double ri = r[i];
+        for (sla_int k = L->prp[i]; k < L->prp[i + 1]; k++) bc[L->pci[k]] += (double)L->pval[k] * ri;
+    }
+}
+
+/* Pre-smoothing from x = 0 (one forward sweep) and the restriction bc =
+ * P^T (b - A x). Serially (H NULL) two passes over A, r never stored.
+ * Hybrid (H): the blocks' sweeps, then per block the residual summed
+ * into bc (the coarse rows only this block reaches) and into the block's
+ * acc (the shared ones), then the accs added in block order: the same
+ * with any number of OpenMP threads for a given block count. */
+static void presmooth_restrict(const sa_level *L, const sa_hyb *H, const double *b, double *x,
+                               sla_int nc, double *bc, int nt)
+{
+    sla_int n = L->n;
+    if (!H) {
+        memset(bc, 0, (size_t)nc * sizeof *bc);
+        gs0_blk(L, b, x, 0, n);
+        resid0_blk(L, x, NULL, bc, NULL, NULL, 0, n);
+        return;
+    }
+    sla_int ns = H->ns;
+#pragma omp parallel num_threads(nt)
+    {
+#pragma omp for schedule(static)
+        for (sla_int c = 0; c < nc; c++) bc[c] = 0.0;
+#pragma omp for schedule(static, 1)
+        for (int t = 0; t < nt; t++) gs0_blk(L, b, x, H->h[t].lo, H->h[t].hi);
+#pragma omp for schedule(static, 1)
+        for (int t = 0; t < nt; t++) {
+            double *acc = H->acc ? H->acc + (size_t)t * ns : NULL;
+            for (sla_int s = 0; s < ns; s++) acc[s] = 0.0;
+            resid0_blk(L, x, H->full, bc, H, acc, H->h[t].lo, H->h[t].hi);
+        }
+#pragma omp for schedule(static)
+        for (sla_int s = 0; s < ns; s++) {
+            double v = 0.0;
+            for (int t = 0; t < nt; t++) v += H->acc[(size_t)t * ns + s];
+            bc[H->sj[s]] = v;
+        }
+    }
+    if (H->full) sla__saamg_restrict(L, nc, H->full, bc);
+}
+
+/* x += P xc; xcopy != NULL: also xcopy = the new x (the same pass). */
+static void prolong(const sa_level *L, const double *xc, double *x, double *xcopy, int nt)
+{
+    sla_int n = L->n;
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && n >= SLA_PAR_MIN)
+    for (sla_int i = 0; i < n; i++) {
+        double s = 0.0;
+        for (sla_int k = L->prp[i]; k < L->prp[i + 1]; k++) s += (double)L->pval[k] * xc[L->pci[k]];
+        x[i] += s;
+        if (xcopy) xcopy[i] = x[i];
+    }
+}
+
+/* x += P xc and the backward sweep. Serially one pass. Hybrid: first each
+ * block's outside x, corrected (the same sums as its owner's), into its
+ * list; then the blocks' passes. With full: prolong with the copy, then
+ * the blocks' sweeps. */
+static void prolong_smooth(const sa_level *L, const sa_hyb *H, const double *b, double *x,
+                           const double *xc, int nt)
+{
+    if (!H) {
+        sa_halo whole = {0, L->n, 0, NULL, NULL, NULL};
+        gsb_blk(L, b, x, xc, &whole);
+        return;
+    }
+    if (H->full) prolong(L, xc, x, H->full, nt);
+    const double *xcb = H->full ? NULL : xc;
+#pragma omp parallel num_threads(nt)
+    {
+#pragma omp for schedule(static, 1)
+        for (int t = 0; t < nt; t++) {
+            const sa_halo *B = &H->h[t];
+            for (sla_int s = 0; s < B->nh && !H->full; s++) {
+                sla_int j = B->hj[s];
+                double c = 0.0;
+                for (sla_int q = L->prp[j]; q < L->prp[j + 1]; q++) c += (double)L->pval[q] * xc[L->pci[q]];
+                B->hx[s] = x[j] + c;
+            }
+        }
+#pragma omp for schedule(static, 1)
+        for (int t = 0; t < nt; t++) gsb_blk(L, b, x, xcb, &H->h[t]);
+    }
+}
+
+static void coarse_solve(const saamg *g, const sa_level *L, const double *b, double *x)
+{
+    sla_int n = L->n;
+    if (!g->dense) { /* one symmetric Gauss-Seidel sweep from x = 0 */
+        sa_halo whole = {0, n, 0, NULL, NULL, NULL};
+        gs0_blk(L, b, x, 0, n);
+        gsb_blk(L, b, x, NULL, &whole);
+        return;
+    }
+    const double *F = g->dense;
+    memcpy(x, b, (size_t)n * sizeof *x);
+    if (g->piv) { /* P A = L U, L unit lower */
+        for (sla_int i = 0; i < n; i++) {
+            sla_int p = g->piv[i];
+            if (p != i) {
+                double t = x[i];
+                x[i] = x[p];
+                x[p] = t;
+            }
+        }
+        for (sla_int j = 0; j < n; j++)
+            for (sla_int i = j + 1; i < n; i++) x[i] -= F[i + j * n] * x[j];
+        for (sla_int j = n - 1; j >= 0; j--) {
+            x[j] /= F[j + j * n];
+            for (sla_int i = 0; i < j; i++) x[i] -= F[i + j * n] * x[j];
+        }
+    } else { /* A = L L^T, L in the lower triangle */
+        for (sla_int j = 0; j < n; j++) {
+            x[j] /= F[j + j * n];
+            for (sla_int i = j + 1; i < n; i++) x[i] -= F[i + j * n] * x[j];
+        }
+        for (sla_int i = n - 1; i >= 0; i--) {
+            double s = x[i];
+            for (sla_int k = i + 1; k < n; k++) s -= F[k + i * n] * x[k];
+            x[i] = s / F[i + i * n];
+        }
+    }
+}
+
+/* ---- hybrid blocks for a thread count ------------------------------------------ */
+
+static void hyb_free(const sla_allocator *a, sa_hyb *H)
+{
+    sla__free(a, H->h);
+    sla__free(a, H->hj);
+    sla__free(a, H->hx);
+    sla__free(a, H->full);
+    sla__free(a, H->sbit);
+    sla__free(a, H->srank);
+    sla__free(a, H->sj);
+    sla__free(a, H->acc);
+    memset(H, 0, sizeof *H);
+}
+
+void sla__saamg_split_free(const sla_allocator *a, struct sa_split **sp)
+{
+    if (!*sp) return;
+    for (int l = 0; l < SAAMG_MAX_LEV; l++) hyb_free(a, &(*sp)->lev[l]);
+    sla__free(a, *sp);
+    *sp = NULL;
+}
+
+static sla_int bits_count(const uint64_t *w, size_t nw)
+{
+    sla_int c = 0;
+    for (size_t i = 0; i < nw; i++)
+        for (uint64_t u = w[i]; u; u &= u - 1) c++;
+    return c;
+}
+
+/* The set bits of w, ascending, into out. */
+static void bits_list(const uint64_t *w, size_t nw, int32_t *out)
+{
+    sla_int m = 0;
+    for (size_t i = 0; i < nw; i++)
+        for (uint64_t u = w[i]; u; u &= u - 1) {
+            int b = 0;
+            while (!(u >> b & 1u)) b++;
+            out[m++] = (int32_t)(i * 64 + (size_t)b);
+        }
+}
+
+/* Level L's nt blocks (rows n t / nt ..), the columns each reads outside
+ * itself and the coarse rows shared between blocks, from per-block
+ * bitmaps over the rows and the coarse rows (transient, nt (n + nc) / 8
+ * bytes). The lists take (12 nh + (4 + 8 nt) ns + nc / 8) bytes; when
+ * that is more than 8 n (orderings without locality), one vector of n
+ * instead (full). */
+static sla_status hyb_build(const sla_allocator *a, const sa_level *L, sla_int nc, int nt, sa_hyb *H)
+{
+    sla_int n = L->n;
+    size_t wn = ((size_t)n + 63) / 64, wc = ((size_t)nc + 63) / 64, per = wn + wc;
+    uint64_t *bits = sla__calloc(a, (size_t)nt * per + wc, sizeof *bits);
+    sla_int *nh = sla__calloc(a, (size_t)nt, sizeof *nh);
+    H->h = sla__calloc(a, (size_t)nt, sizeof *H->h);
+    H->sbit = sla__calloc(a, wc > 0 ? wc : 1, sizeof *H->sbit);
+    sla_status st = SLA_ERR_NOMEM;
+    if (!bits || !nh || !H->h || !H->sbit) goto out;
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+    for (int t = 0; t < nt; t++) {
+        sla_int lo = n * t / nt, hi = n * (t + 1) / nt;
+        uint64_t *hb = bits + (size_t)t * per, *cb = hb + wn;
+        for (sla_int i = lo; i < hi; i++) {
+            sla_int k = L->rp[i], e = L->rp[i + 1];
+            if (k < e && (L->ci[k] < lo || L->ci[e - 1] >= hi))
+                for (; k < e; k++) {
+                    sla_int j = L->ci[k];
+                    if (j < lo || j >= hi) hb[j >> 6] |= (uint64_t)1 << (j & 63);
+                }
+            for (sla_int q = L->prp[i]; q < L->prp[i + 1]; q++)
+                cb[L->pci[q] >> 6] |= (uint64_t)1 << (L->pci[q] & 63);
+        }
+        nh[t] = bits_count(hb, wn);
+        H->h[t] = (sa_halo){lo, hi, 0, NULL, NULL, NULL};
+    }
+    uint64_t *once = bits + (size_t)nt * per;
+    for (int t = 0; t < nt; t++) { /* shared: reached by two blocks or more */
+        const uint64_t *cb = bits + (size_t)t * per + wn;
+        for (size_t i = 0; i < wc; i++) {
+            H->sbit[i] |= once[i] & cb[i];
+            once[i] |= cb[i];
+        }
+    }
+    H->ns = bits_count(H->sbit, wc);
+    double tot = (4.0 + 8.0 * nt) * (double)H->ns + 12.0 * (double)wc;
+    for (int t = 0; t < nt; t++) tot += 12.0 * (double)nh[t];
+    if (tot > 8.0 * (double)n) {
+        sla__free(a, H->sbit);
+        H->sbit = NULL;
+        H->ns = 0;
+        H->full = sla__malloc(a, (size_t)n, sizeof *H->full);
+        if (!H->full) goto out;
+        for (int t = 0; t < nt; t++) H->h[t].full = H->full;
+        st = SLA_OK;
+        goto out;
+    }
+    size_t sum = 0;
+    for (int t = 0; t < nt; t++) sum += (size_t)nh[t];
+    H->hj = sla__malloc(a, sum > 0 ? sum : 1, sizeof *H->hj);
+    H->hx = sla__malloc(a, sum > 0 ? sum : 1, sizeof *H->hx);
+    H->sj = sla__malloc(a, H->ns > 0 ? (size_t)H->ns : 1, sizeof *H->sj);
+    H->acc = sla__malloc(a, H->ns > 0 ? (size_t)H->ns * (size_t)nt : 1, sizeof *H->acc);
+    H->srank = sla__malloc(a, wc > 0 ? wc : 1, sizeof *H->srank);
+    if (!H->hj || !H->hx || !H->sj || !H->acc || !H->srank) goto out;
+    bits_list(H->sbit, wc, H->sj);
+    for (size_t i = 0, r = 0; i < wc; i++) {
+        H->srank[i] = (int32_t)r;
+        r += (size_t)pop64(H->sbit[i]);
+    }
+    size_t at = 0;
+    for (int t = 0; t < nt; t++) {
+        H->h[t].nh = nh[t];
+        H->h[t].hj = H->hj + at;
+        H->h[t].hx = H->hx + at;
+        bits_list(bits + (size_t)t * per, wn, H->hj + at);
+        at += (size_t)nh[t];
+    }
+    st = SLA_OK;
+out:
+    sla__free(a, bits);
+    sla__free(a, nh);
+    if (st != SLA_OK) hyb_free(a, H);
+    return st;
+}
+
+/* The hybrid blocks of every large level for nt threads (Gauss-Seidel
+ * smoother), or NULL with *sp when no level is large. */
+static sla_status split_build(const sla_allocator *a, const saamg *g, int nt, struct sa_split **sp)
+{
+    *sp = NULL;
+    if (nt <= 1 || g->nlev < 2 || g->lev[0].n < SLA_PAR_MIN) return SLA_OK;
+    struct sa_split *s = sla__calloc(a, 1, sizeof *s);
+    if (!s) return SLA_ERR_NOMEM;
+    s->nt = nt;
+    for (int l = 0; l < g->nlev - 1; l++)
+        if (g->lev[l].n >= SLA_PAR_MIN && hyb_build(a, &g->lev[l], g->lev[l + 1].n, nt, &s->lev[l])) {
+            sla__saamg_split_free(a, &s);
+            return SLA_ERR_NOMEM;
+        }
+    *sp = s;
+    return SLA_OK;
+}
+
+/* ---- the cycle ----------------------------------------------------------------- */
+
+/* The cycle's work vectors: x[l] and b[l] (levels 1..nlev-1); cheby and
+ * spai0 also r[l] (levels 0..nlev-2), cheby d[l]. */
+typedef struct sa_work {
+    double *r[SAAMG_MAX_LEV], *x[SAAMG_MAX_LEV], *b[SAAMG_MAX_LEV];
+    double *d[SAAMG_MAX_LEV];
+    const struct sa_split *sp; /* gs with threads: the hybrid blocks, NULL: serial */
+} sa_work;
+
+/* x = M^-1 b on level l (x overwritten). */
+static void cycle(const saamg *g, const sa_work *w, int l, const double *b, double *x, int nt)
+{
+    const sa_level *L = &g->lev[l];
+    if (l == g->nlev - 1) {
+        coarse_solve(g, L, b, x);
+        return;
+    }
+    const sa_level *C = &g->lev[l + 1];
+    double *r = w->r[l];
+    if (g->smoother == 1) {
+        sla__saamg_cheby(L, b, x, r, w->d[l], true, w->b[l + 1], C->n, nt);
+        cycle(g, w, l + 1, w->b[l + 1], w->x[l + 1], nt);
+        prolong(L, w->x[l + 1], x, NULL, nt);
+        sla__saamg_cheby(L, b, x, r, w->d[l], false, NULL, 0, nt);
+        return;
+    }
+    if (g->smoother == 2) {
+        sla__saamg_spai0(L, b, x, r, true, w->b[l + 1], C->n, nt);
+        cycle(g, w, l + 1, w->b[l + 1], w->x[l + 1], nt);
+        prolong(L, w->x[l + 1], x, NULL, nt);
+        sla__saamg_spai0(L, b, x, r, false, NULL, 0, nt);
+        return;
+    }
+    const sa_hyb *H = w->sp && w->sp->lev[l].h ? &w->sp->lev[l] : NULL;
+    int ntl = H ? w->sp->nt : 1;
+    presmooth_restrict(L, H, b, x, C->n, w->b[l + 1], ntl);
+    cycle(g, w, l + 1, w->b[l + 1], w->x[l + 1], nt);
+    prolong_smooth(L, H, b, x, w->x[l + 1], ntl);
+}
+
+/* The cycle's work vectors, each level its own: x_l and b_l on levels
+ * 1.. (3 B per fine unknown on 2D Poisson); cheby and spai0 also r_l on
+ * levels 0..nlev-2 (their set-up works in it). The Gauss-Seidel cycle
+ * needs no fine-level vector: the residual is restricted as it is
+ * formed, and the hybrid sweeps' outside x comes in small lists made at
+ * the first apply with a thread count (g->split). false: out of memory. */
+bool sla__saamg_alloc_work(const sla_allocator *a, saamg *g)
+{
+    for (int l = 0; l < g->nlev && g->nlev > 1; l++) {
+        sa_level *L = &g->lev[l];
+        bool r = g->smoother != 0 && l < g->nlev - 1;
+        if (r && !L->r && !(L->r = sla__malloc(a, (size_t)L->n, sizeof *L->r))) return false;
+        if (l == 0) continue;
+        if (!L->x) L->x = sla__malloc(a, (size_t)L->n, sizeof *L->x);
+        if (!L->b) L->b = sla__malloc(a, (size_t)L->n, sizeof *L->b);
+        if (!L->x || !L->b) return false;
+    }
+    return true;
+}
+
+/* One apply. The levels' own work vectors serve one apply at a time; a
+ * concurrent apply (batched solves run columns on several threads with
+ * one preconditioner) gets private ones for the call, as does z == r
+ * (and, with nt > 1, its own hybrid blocks). */
+sla_status sla__saamg_apply(const sla__pc *pc, bool transpose, const double *r, double *z, int nt)
+{
+    saamg *g = pc->fact;
+    if (transpose && !g->symmetric) return SLA_ERR_UNSUPPORTED;
+    sa_work w;
+    memset(&w, 0, sizeof w);
+    double *block = NULL;
+    struct sa_split *mine = NULL;
+    bool gs = g->smoother == 0, own = r != z && pthread_mutex_trylock(&g->lock) == 0;
+    if (own) {
+        if (gs && nt > 1 && (!g->split || g->split->nt != nt)) {
+            sla__saamg_split_free(&pc->alloc, &g->split);
+            if (split_build(&pc->alloc, g, nt, &g->split)) {
+                pthread_mutex_unlock(&g->lock);
+                return SLA_ERR_NOMEM;
+            }
+        }
+        w.sp = gs && nt > 1 ? g->split : NULL;
+        for (int l = 0; l < g->nlev; l++) {
+            w.r[l] = g->lev[l].r;
+            w.x[l] = g->lev[l].x;
+            w.b[l] = g->lev[l].b;
+            w.d[l] = g->lev[l].wd;
+        }
+    } else {
+        size_t total = r == z ? (size_t)g->lev[0].n : 0;
+        for (int l = 0; l < g->nlev; l++)
+            total += (size_t)g->lev[l].n * ((l > 0 ? 2 : 0) + (!gs && l < g->nlev - 1) +
+                                            (g->smoother == 1 && l < g->nlev - 1));
+        block = sla__malloc(&pc->alloc, total > 0 ? total : 1, sizeof *block);
+        if (!block || (gs && split_build(&pc->alloc, g, nt, &mine))) {
+            sla__free(&pc->alloc, block);
+            return SLA_ERR_NOMEM;
+        }
+        w.sp = mine;
+        double *p = block;
+        if (r == z) {
+            sla__copy(g->lev[0].n, r, p);
+            r = p;
+            p += g->lev[0].n;
+        }
+        for (int l = 0; l < g->nlev; l++) {
+            sla_int n = g->lev[l].n;
+            if (l < g->nlev - 1 && !gs) w.r[l] = p, p += n;
+            if (l < g->nlev - 1 && g->smoother == 1) w.d[l] = p, p += n;
+            if (l > 0) w.x[l] = p, p += n, w.b[l] = p, p += n;
+        }
+    }
+    cycle(g, &w, 0, r, z, nt);
+    if (own) pthread_mutex_unlock(&g->lock);
+    sla__saamg_split_free(&pc->alloc, &mine);
+    sla__free(&pc->alloc, block);
+    return SLA_OK;
+}
