@@ -81,4 +81,18 @@ int sla__dist_spmv_t(sla_dist_matrix *D, const double *x, double *y, int nt);
 void sla__dist_pattern_outer(const sla_dist_matrix *D, double s, const double *a,
                              const double *x, double *out);
 
+/* Smoothed-aggregation AMG over the ranks of D (dist_saamg.c, which gives
+ * the design): one hierarchy, symmetric matrices only. Collective; the
+ * status is agreed; *out is NULL on failure. D must outlive it. */
+struct sla__pc;
+sla_status sla__dist_saamg_create(sla_ctx *ctx, sla_dist_matrix *D, struct sla__pc **out);
+/* Its levels (0 when pc is not one), level l's matrix (level 0: D) and
+ * this rank's coarse rows under it, and the coarse solves' gathers (count,
+ * bytes this rank contributed): for benchmarks and tests. */
+int sla__dist_saamg_levels(const struct sla__pc *pc);
+sla_dist_matrix *sla__dist_saamg_level(const struct sla__pc *pc, int l, sla_int *nc_local);
+void sla__dist_saamg_gathers(const struct sla__pc *pc, int64_t *count, int64_t *bytes);
+/* The preconditioner of a distributed solver (NULL: none). */
+struct sla__pc *sla__dist_solver_pc(const sla_dist_solver *S);
+
 #endif
