@@ -138,6 +138,10 @@ static void test_solve(sla_ctx *ctx, sla_matrix *A, const char *name, int min_le
         const sla__pc *pc = sla__dist_solver_pc(S);
         int nlev = sla__dist_saamg_levels(pc);
         CHECK(nlev >= min_levels);
+        /* every coarse operator is P^T A P (a product with a fixed vector) */
+        double egal = 0.0;
+        for (int l = 0; l + 1 < nlev; l++) egal = fmax(egal, sla__dist_saamg_galerkin_error(pc, l));
+        CHECK(egal >= 0.0 && egal < 1e-12);
 
         /* forward: the serial solution, the true residual, iterations within a few */
         sla_solve_info fwd, adj;
@@ -156,7 +160,7 @@ static void test_solve(sla_ctx *ctx, sla_matrix *A, const char *name, int min_le
         CHECK(sqrt(rn / bn) <= 1e-12 * 1.01);
         CHECK(fabs(sqrt(rn / bn) - fwd.residual) <= 1e-3 * fwd.residual + 1e-16);
         long long di = (long long)fwd.iterations - (long long)sfwd.iterations;
-        CHECK(di <= (size_ == 1 ? 1 : 5) && di >= -2);
+        CHECK(di <= (size_ == 1 ? 1 : 3) && di >= -3);
 
         /* the solve VJP with the same hierarchy: gb = A^-1 w, gA = -gb_row x_col */
         CHECK_OK(ctx, sla_dist_solver_solve_vjp(ctx, S, xl, wl, gbl, gvl, &adj));
@@ -238,14 +242,15 @@ static void test_solve(sla_ctx *ctx, sla_matrix *A, const char *name, int min_le
             global_of(ctx, D, xl, xg);
             double e2 = tu_reldiff(n, xg, x2);
             CHECK(e2 < 1e-7);
-            CHECK((long long)f2.iterations - (long long)i2.iterations <= (size_ == 1 ? 1 : 5));
+            CHECK(llabs((long long)f2.iterations - (long long)i2.iterations) <= (size_ == 1 ? 1 : 3));
             if (rank_ == 0)
                 printf("%s (%s, %d ranks): %d levels; CG iterations %lld (serial %lld), adjoint %lld (serial %lld), "
-                       "refreshed %lld (serial %lld); |x - x_serial| %.1e, gb %.1e, gA %.1e, <Mu,v>-<u,Mv> %.1e\n",
+                       "refreshed %lld (serial %lld); |x - x_serial| %.1e, gb %.1e, gA %.1e, <Mu,v>-<u,Mv> %.1e, "
+                       "|A_c - P^T A P| %.1e\n",
                        name, how == 0 ? "rows" : how == 1 ? "block" : "metis", size_, nlev,
                        (long long)fwd.iterations, (long long)sfwd.iterations, (long long)adj.iterations,
                        (long long)sadj.iterations, (long long)f2.iterations, (long long)i2.iterations, ex, egb, egA,
-                       esym);
+                       esym, egal);
             free(lrp);
             free(lci);
             free(perm);

@@ -87,10 +87,16 @@ void sla__dist_pattern_outer(const sla_dist_matrix *D, double s, const double *a
 struct sla__pc;
 sla_status sla__dist_saamg_create(sla_ctx *ctx, sla_dist_matrix *D, struct sla__pc **out);
 /* Its levels (0 when pc is not one), level l's matrix (level 0: D) and
- * this rank's coarse rows under it, and the coarse solves' gathers (count,
- * bytes this rank contributed): for benchmarks and tests. */
+ * in *P the coarse-space halo plan of its prolongator (NULL on the
+ * coarsest level; its counters count the restrictions' and prolongations'
+ * messages), and the coarse solves' gathers (count, bytes this rank
+ * contributed): for benchmarks and tests. */
 int sla__dist_saamg_levels(const struct sla__pc *pc);
-sla_dist_matrix *sla__dist_saamg_level(const struct sla__pc *pc, int l, sla_int *nc_local);
+sla_dist_matrix *sla__dist_saamg_level(const struct sla__pc *pc, int l, sla_dist_matrix **P);
+/* max |A_c y - P^T A P y| / max |A_c y| over the ranks for a fixed y on
+ * level l + 1 (collective; tests): the Galerkin product and the
+ * restriction / prolongation agree. -1 when l has no coarser level. */
+double sla__dist_saamg_galerkin_error(const struct sla__pc *pc, int l);
 void sla__dist_saamg_gathers(const struct sla__pc *pc, int64_t *count, int64_t *bytes);
 /* The preconditioner of a distributed solver (NULL: none). */
 struct sla__pc *sla__dist_solver_pc(const sla_dist_solver *S);
