@@ -91,7 +91,7 @@ typedef struct dsa_level {
     double *pval;
     sla_int *pglob;      /* set-up only: P's global columns */
     sla_dist_matrix *Pc; /* the coarse-space halo plan of P's columns on other ranks */
-    double *x, *b, *r;   /* coarse levels: iterate, right-hand side; r: levels with a P */
+    double *x, *b;       /* coarse levels: iterate, right-hand side */
 } dsa_level;
 
 typedef struct dsaamg {
@@ -987,7 +987,6 @@ static void dsaamg_destroy(sla__pc *pc)
         sla_dist_matrix_destroy(&d->Pc);
         sla__free(a, d->x);
         sla__free(a, d->b);
-        sla__free(a, d->r);
         if (l > 0) sla_dist_matrix_destroy(&d->A);
     }
     sla__free(a, H->g.dense);
@@ -1074,6 +1073,47 @@ static int restrict_r(dsa_level *d, const double *r, double *bc)
     return rc ? rc : rc2;
 }
 
+/* Pre-smoothing from x = 0 (forward, ghosts zero), then b_c = P^T (b -
+ * A x) in one pass over the rows after one halo exchange of x: row i's
+ * entries up to the diagonal give b_i - sum_{j <= i} a_ij x_j = 0 (up to
+ * rounding: that is how the sweep set x_i), so r_i is minus the sum over
+ * the upper part and the ghost columns; r is not stored, its P^T
+ * contributions are summed straight away (the other ranks' coarse rows'
+ * ones travel back with P's reverse exchange). Against a separate SpMV,
+ * residual vector and restriction: the process CPU of CG + saamg on 2-D
+ * Poisson 1e6, 1 rank, 16 iterations: 0.70-0.75 s -> 0.62-0.69 s
+ * (interleaved runs, 3 each, under other load). */
+static int presmooth_restrict(dsa_level *d, const double *dinv, const double *b, double *x, double *bc)
+{
+    sla_dist_matrix *A = d->A, *Pc = d->Pc;
+    const sla_matrix *Dg = A->diag, *O = A->offd;
+    const sla_int *rp = Dg->rowptr, *orp = O->rowptr;
+    const int32_t *ci = Dg->colind, *oci = O->colind;
+    const double *v = Dg->values, *ov = O->values;
+    gs_fwd0(Dg, dinv, b, x);
+    int rc = sla__halo_forward_begin(A, x, A->ghostbuf);
+    int rc2 = sla__halo_end(A);
+    const double *gx = A->ghostbuf;
+    double *g = Pc->ghostbuf;
+    sla_int nc = d->nc;
+    memset(bc, 0, (size_t)nc * sizeof *bc);
+    if (Pc->nghost) memset(g, 0, (size_t)Pc->nghost * sizeof *g);
+    for (sla_int i = 0; i < A->nlocal; i++) {
+        double s = 0.0;
+        for (sla_int k = rp[i + 1] - 1; k >= rp[i] && ci[k] > i; k--) s -= v[k] * x[ci[k]];
+        for (sla_int k = orp[i]; k < orp[i + 1]; k++) s -= ov[k] * gx[oci[k]];
+        for (sla_int k = d->prp[i]; k < d->prp[i + 1]; k++) {
+            int32_t c = d->pci[k];
+            if (c < nc) bc[c] += d->pval[k] * s;
+            else g[c - nc] += d->pval[k] * s;
+        }
+    }
+    int rc3 = sla__halo_reverse_begin(Pc, g);
+    int rc4 = sla__halo_end(Pc);
+    sla__halo_reverse_add(Pc, bc);
+    return rc ? rc : rc2 ? rc2 : rc3 ? rc3 : rc4;
+}
+
 static void note_rc(dsaamg *H, int rc)
 {
     if (rc && !H->rc) H->rc = rc;
@@ -1145,12 +1185,8 @@ static void cycle(dsaamg *H, int l, const double *b, double *x, int nt)
     }
     dsa_level *d = &H->dl[l], *c = &H->dl[l + 1];
     const sa_level *L = &H->g.lev[l];
-    sla_dist_matrix *A = d->A;
-    double *r = d->r;
-    gs_fwd0(A->diag, L->dinv, b, x);          /* pre-smoothing from 0 */
-    note_rc(H, sla__dist_spmv(A, x, r, nt));  /* r = A x (one halo exchange) */
-    for (sla_int i = 0; i < A->nlocal; i++) r[i] = b[i] - r[i];
-    note_rc(H, restrict_r(d, r, c->b));       /* b_c = P^T r */
+    (void)nt;
+    note_rc(H, presmooth_restrict(d, L->dinv, b, x, c->b)); /* x = M^-1 b, b_c = P^T (b - A x) */
     cycle(H, l + 1, c->b, c->x, nt);
     note_rc(H, prolong(d, c->x, x));          /* x += P x_c */
     post_smooth(H, l, b, x);
@@ -1230,11 +1266,10 @@ static sla_status build(sla_ctx *ctx, dsaamg *H, sla_dist_matrix *D)
         agg = NULL;
         if ((st = build_coarse(ctx, H, l, cstart))) goto out;
         H->nlev = l + 2;
-        d->r = sla__malloc(a, (size_t)A->nlocal, sizeof *d->r);
         dsa_level *c = &H->dl[l + 1];
         c->x = sla__malloc(a, (size_t)c->A->nlocal, sizeof *c->x);
         c->b = sla__malloc(a, (size_t)c->A->nlocal, sizeof *c->b);
-        if (!d->r || !c->x || !c->b) st = nomem(ctx, A, l + 1);
+        if (!c->x || !c->b) st = nomem(ctx, A, l + 1);
         if ((st = sla__dist_agree(ctx, A->comm, st))) goto out;
     }
     int lc = H->nlev - 1;
