@@ -207,12 +207,25 @@ static void test_solve(sla_ctx *ctx, sla_matrix *A, const char *name, int min_le
                 for (sla_int p = rp[i]; p < rp[i + 1]; p++)
                     av[p] *= (1.0 + 0.3 * sin((double)i)) * (1.0 + 0.3 * sin((double)ci[p]));
             CHECK_OK(ctx, sla_matrix_set_values(ctx, A2, 0, av));
-            double *x2 = malloc((size_t)n * sizeof *x2);
-            sla_solver *S2 = NULL;
-            sla_solve_info i2;
-            CHECK_OK(ctx, sla_solver_create(ctx, A2, &o, &S2));
+            double *x2 = malloc((size_t)n * sizeof *x2), *x3 = malloc((size_t)n * sizeof *x3);
+            sla_solver *S2 = NULL, *S3 = NULL;
+            sla_solve_info i2, i3;
+            CHECK_OK(ctx, sla_solver_create(ctx, A2, &o, &S2)); /* built on the new values */
             CHECK_OK(ctx, sla_solver_solve(ctx, S2, 0, 1, b, n, x2, n, &i2));
             sla_solver_destroy(&S2);
+            sla_matrix *A3 = NULL; /* refreshed: the serial saamg keeps its prolongators too */
+            CHECK_OK(ctx, sla_matrix_copy(ctx, A, &A3));
+            CHECK_OK(ctx, sla_solver_create(ctx, A3, &o, &S3));
+            CHECK_OK(ctx, sla_matrix_set_values(ctx, A3, 0, av));
+            CHECK_OK(ctx, sla_solver_refresh(ctx, S3));
+            CHECK_OK(ctx, sla_solver_solve(ctx, S3, 0, 1, b, n, x3, n, &i3));
+            sla_solver_destroy(&S3);
+            sla_matrix_destroy(&A3);
+            /* saamg_reuse=none: the refresh rebuilds (as the set-up on the new values) */
+            sla_solver_options orb = o;
+            orb.saamg_reuse = 2;
+            sla_dist_solver *Sb = NULL;
+            CHECK_OK(ctx, sla_dist_solver_create(ctx, D, &orb, &Sb));
             /* the new local values in D's order: the global entries of D's pattern */
             const sla_int *gr = sla_dist_matrix_global_rows(D);
             sla_int *lrp = malloc((size_t)(nl + 1) * sizeof *lrp), *lci = malloc((size_t)(nzl + 1) * sizeof *lci);
@@ -237,24 +250,36 @@ static void test_solve(sla_ctx *ctx, sla_matrix *A, const char *name, int min_le
                 }
             CHECK_OK(ctx, sla_dist_matrix_set_values(ctx, D, vl));
             CHECK_OK(ctx, sla_dist_solver_refresh(ctx, S));
-            sla_solve_info f2;
+            CHECK_OK(ctx, sla_dist_solver_refresh(ctx, Sb));
+            double egal2 = 0.0; /* the kept P: the coarse operators of the new values */
+            for (int l = 0; l + 1 < nlev; l++) egal2 = fmax(egal2, sla__dist_saamg_galerkin_error(pc, l));
+            CHECK(egal2 >= 0.0 && egal2 < 1e-12);
+            sla_solve_info f2, fb;
             CHECK_OK(ctx, sla_dist_solver_solve(ctx, S, bl, xl, &f2));
+            CHECK(nlev == 1 || strstr(f2.note, "refreshed with the set-up's prolongators") != NULL);
             global_of(ctx, D, xl, xg);
             double e2 = tu_reldiff(n, xg, x2);
             CHECK(e2 < 1e-7);
-            CHECK(llabs((long long)f2.iterations - (long long)i2.iterations) <= (size_ == 1 ? 1 : 3));
+            CHECK(llabs((long long)f2.iterations - (long long)i3.iterations) <= (size_ == 1 ? 1 : 3));
+            CHECK_OK(ctx, sla_dist_solver_solve(ctx, Sb, bl, xl, &fb));
+            global_of(ctx, D, xl, xg);
+            CHECK(tu_reldiff(n, xg, x2) < 1e-7);
+            CHECK(llabs((long long)fb.iterations - (long long)i2.iterations) <= (size_ == 1 ? 1 : 3));
+            sla_dist_solver_destroy(&Sb);
             if (rank_ == 0)
                 printf("%s (%s, %d ranks): %d levels; CG iterations %lld (serial %lld), adjoint %lld (serial %lld), "
-                       "refreshed %lld (serial %lld); |x - x_serial| %.1e, gb %.1e, gA %.1e, <Mu,v>-<u,Mv> %.1e, "
+                       "refreshed %lld (serial %lld), rebuilt %lld (serial %lld); |x - x_serial| %.1e, gb %.1e, gA %.1e, <Mu,v>-<u,Mv> %.1e, "
                        "|A_c - P^T A P| %.1e\n",
                        name, how == 0 ? "rows" : how == 1 ? "block" : "metis", size_, nlev,
                        (long long)fwd.iterations, (long long)sfwd.iterations, (long long)adj.iterations,
-                       (long long)sadj.iterations, (long long)f2.iterations, (long long)i2.iterations, ex, egb, egA,
+                       (long long)sadj.iterations, (long long)f2.iterations, (long long)i3.iterations,
+                       (long long)fb.iterations, (long long)i2.iterations, ex, egb, egA,
                        esym, egal);
             free(lrp);
             free(lci);
             free(perm);
             free(x2);
+            free(x3);
             free(ci);
             free(av);
             free(vl);
@@ -325,6 +350,53 @@ static void test_diagonal(sla_ctx *ctx)
     free(v);
     free(b);
     free(xl);
+}
+
+/* The drift guard: values scaled by 10 (every a_ii moved by more than
+ * SAAMG_DRIFT) make the refresh rebuild, and say so; the solution of 10 A
+ * is x / 10. A refresh after a failed one rebuilds. */
+static void test_refresh_drift(sla_ctx *ctx, const sla_matrix *A)
+{
+    sla_dist_matrix *D = distribute(ctx, A, 0);
+    sla_int nl = sla_dist_matrix_nlocal(D), nzl = sla_dist_matrix_nnz_local(D), r0 = sla_dist_matrix_row_start(D);
+    double *v = malloc((size_t)nzl * sizeof *v), *b = malloc((size_t)nl * sizeof *b);
+    double *x1 = malloc((size_t)nl * sizeof *x1), *x2 = malloc((size_t)nl * sizeof *x2);
+    for (sla_int i = 0; i < nl; i++) b[i] = sin(0.1 * (double)(r0 + i));
+    sla_solver_options o;
+    sla_solver_options_default(&o);
+    o.method = SLA_METHOD_CG;
+    o.precond = SLA_PRECOND_SAAMG;
+    o.rtol = 1e-12;
+    sla_dist_solver *S = NULL;
+    sla_solve_info i1, i2;
+    CHECK_OK(ctx, sla_dist_solver_create(ctx, D, &o, &S));
+    CHECK_OK(ctx, sla_dist_solver_solve(ctx, S, b, x1, &i1));
+    sla_dist_matrix_get_values(D, v);
+    for (sla_int k = 0; k < nzl; k++) v[k] *= 10.0;
+    CHECK_OK(ctx, sla_dist_matrix_set_values(ctx, D, v));
+    CHECK_OK(ctx, sla_dist_solver_refresh(ctx, S));
+    CHECK_OK(ctx, sla_dist_solver_solve(ctx, S, b, x2, &i2));
+    CHECK(strstr(i2.note, "rebuilt") != NULL);
+    double e = 0.0;
+    for (sla_int i = 0; i < nl; i++) e = fmax(e, fabs(10.0 * x2[i] - x1[i]) / fmax(fabs(x1[i]), 1e-3));
+    CHECK(e < 1e-8);
+    CHECK(llabs((long long)i2.iterations - (long long)i1.iterations) <= 1);
+    /* a nonpositive diagonal at refresh fails on every rank; the next good refresh rebuilds */
+    sla_dist_matrix_get_values(D, v);
+    for (sla_int k = 0; k < nzl; k++) v[k] = -v[k];
+    CHECK_OK(ctx, sla_dist_matrix_set_values(ctx, D, v));
+    CHECK_ST(ctx, sla_dist_solver_refresh(ctx, S), SLA_ERR_NOT_SPD);
+    for (sla_int k = 0; k < nzl; k++) v[k] = -v[k] / 10.0;
+    CHECK_OK(ctx, sla_dist_matrix_set_values(ctx, D, v));
+    CHECK_OK(ctx, sla_dist_solver_refresh(ctx, S));
+    CHECK_OK(ctx, sla_dist_solver_solve(ctx, S, b, x2, &i2));
+    CHECK(tu_reldiff(nl, x2, x1) < 1e-9);
+    sla_dist_solver_destroy(&S);
+    sla_dist_matrix_destroy(&D);
+    free(v);
+    free(b);
+    free(x1);
+    free(x2);
 }
 
 /* Bad input: an error on every rank (the same status), never a crash or a hang. */
@@ -422,6 +494,7 @@ int main(int argc, char **argv)
     test_solve(ctx, K, "diffusion2d 70^2", 2);
     test_solve(ctx, Ps, "poisson2d 20^2 (one level, gathered)", 1);
     test_diagonal(ctx);
+    test_refresh_drift(ctx, P2);
     test_errors(ctx, P2, C);
 
     sla_matrix_destroy(&P2);

@@ -180,8 +180,9 @@ typedef struct sla_dist_solver sla_dist_solver;
  * prolongator smoothed across them, Galerkin products on the distributed
  * levels, hybrid Gauss-Seidel, the coarsest level gathered and factorized
  * on every rank; a symmetric cycle, so transposed solves reuse it;
- * symmetric matrices with a positive diagonal only; a refresh rebuilds
- * it), ilu0 / ic0 / ssor (block Jacobi: the library's
+ * symmetric matrices with a positive diagonal only; a refresh keeps the
+ * prolongators and recomputes the coarse operators unless
+ * options.saamg_reuse says otherwise), ilu0 / ic0 / ssor (block Jacobi: the library's
  * preconditioner of each rank's diagonal block, ghost couplings dropped).
  * maxiter = 0 means 10 n global.
  * The info of every solve is identical on all ranks (iterations, true

@@ -71,7 +71,19 @@
  * cross-rank entries against their mirrors on the other rank: a
  * nonsymmetric matrix gets SLA_ERR_UNSUPPORTED pointing to precond=amg),
  * with a positive diagonal on every level (SLA_ERR_NOT_SPD otherwise,
- * naming the rank and row); a refresh rebuilds the whole hierarchy. */
+ * naming the rank and row).
+ *
+ * Refresh (sla_dist_solver_refresh after new values, options saamg_reuse):
+ * interpolation (the default) keeps the aggregates, P and every halo plan
+ * and recomputes 1/a_ii, the Galerkin products (the same code, whose
+ * pattern does not depend on the values: set as new values of the coarse
+ * matrices) and the gathered coarse factor, as the serial saamg does
+ * (test_dist_saamg: the same iteration counts as the serial refresh);
+ * the serial drift guard rebuilds when some a_ii moved by more than
+ * SAAMG_DRIFT since the set-up (the note says so); full and none rebuild
+ * (full's re-smoothing of P on its pattern is not done distributed). The
+ * symmetry is checked again; a failed refresh leaves the identity and the
+ * next one rebuilds. */
 #include "../solvers/saamg.h"
 #include "dist_internal.h"
 
@@ -103,6 +115,10 @@ typedef struct dsaamg {
     int64_t gathers;       /* MPI_Allgatherv calls of the coarse solves */
     int64_t gather_bytes;  /* bytes this rank contributed to them */
     int rc;                /* first MPI error of an apply */
+    int reuse;             /* saamg_reuse: 0 keep P at refresh, else rebuild */
+    bool stale;            /* a refresh failed: the next one rebuilds */
+    float *d0;             /* a_ii of level 0 at the set-up (taken at the first refresh) */
+    bool repattern;        /* a refresh found a coarse pattern changed: it rebuilds */
 } dsaamg;
 
 /* ---- small helpers ------------------------------------------------------------ */
@@ -631,7 +647,7 @@ out:
  * along the reverse of P's coarse halo plan, which add them to their own.
  * The coarse rows, complete on their owners, become a distributed matrix
  * (its halo plan from their columns). Collective; the status is agreed. */
-static sla_status build_coarse(sla_ctx *ctx, dsaamg *H, int l, sla_int cstart)
+static sla_status build_coarse(sla_ctx *ctx, dsaamg *H, int l, sla_int cstart, bool refresh)
 {
     dsa_level *d = &H->dl[l];
     sla_dist_matrix *A = d->A, *Pc = d->Pc;
@@ -646,7 +662,15 @@ static sla_status build_coarse(sla_ctx *ctx, dsaamg *H, int l, sla_int cstart)
     double *gval = NULL, *tv = NULL, *acc = NULL, *sval = NULL, *rval = NULL, *tmpv = NULL, *cv = NULL;
     MPI_Request *req = NULL;
     ent_buf e = {0, 0, NULL, NULL};
-    sla_status st = fetch_ghost_p(ctx, A, d->prp, d->pglob, d->pval, &gprp, &gcol, &gval);
+    sla_status st = SLA_OK;
+    if (!d->pglob) { /* at refresh: P's global columns again */
+        d->pglob = sla__malloc(a, (size_t)(d->prp[n] > 0 ? d->prp[n] : 1), sizeof *d->pglob);
+        if (!d->pglob) st = nomem(ctx, A, l + 1);
+        for (sla_int p = 0; !st && p < d->prp[n]; p++)
+            d->pglob[p] = d->pci[p] < nc ? cstart + d->pci[p] : Pc->ghosts[d->pci[p] - nc];
+        if ((st = sla__dist_agree(ctx, A->comm, st))) return st;
+    }
+    st = fetch_ghost_p(ctx, A, d->prp, d->pglob, d->pval, &gprp, &gcol, &gval);
     if (st) return st;
     /* compact coarse columns: this rank's [0, nc), then ext (the others', increasing) */
     sla_int pnnz = d->prp[n], ntot = gprp[ng], next = 0;
@@ -850,6 +874,18 @@ static sla_status build_coarse(sla_ctx *ctx, dsaamg *H, int l, sla_int cstart)
         cv = c.val;
     }
     if ((st = sla__dist_agree(ctx, A->comm, st))) goto out;
+    if (refresh) { /* the same pattern (those of P and A are): the new values */
+        sla_dist_matrix *Ac = H->dl[l + 1].A;
+        bool same = Ac->nlocal == nc && Ac->nnz_local == crp[nc];
+        for (sla_int I = 0; same && I <= nc; I++) same = Ac->rowptr[I] == crp[I];
+        for (sla_int k2 = 0; same && k2 < crp[nc]; k2++) same = Ac->colind[k2] == cci[k2];
+        int mine = same ? 0 : 1, any = 0; /* cannot happen: then the refresh rebuilds */
+        int mrc2 = MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, A->comm);
+        if (mrc2) st = sla__mpi_error(ctx, mrc2, "distributed saamg: refresh");
+        else if (any) H->repattern = true;
+        else st = sla_dist_matrix_set_values(ctx, Ac, cv);
+        goto out;
+    }
     sla_dist_matrix *Ac = NULL;
     if ((st = sla__dist_new(ctx, A->comm, &Ac))) goto out;
     st = sla__dist_build(ctx, Ac, nc, crp, cci, cv);
@@ -968,11 +1004,9 @@ out:
     return st;
 }
 
-static void dsaamg_destroy(sla__pc *pc)
+/* Free the levels (H itself and its settings stay). */
+static void free_hierarchy(const sla_allocator *a, dsaamg *H)
 {
-    dsaamg *H = pc->fact;
-    if (!H) return;
-    const sla_allocator *a = &pc->alloc;
     for (int l = 0; l < SAAMG_MAX_LEV; l++) {
         sa_level *L = &H->g.lev[l];
         sla__free(a, L->dinv);
@@ -995,7 +1029,33 @@ static void dsaamg_destroy(sla__pc *pc)
     sla__free(a, H->displs);
     sla__free(a, H->bg);
     sla__free(a, H->xg);
-    sla__free(a, H);
+    sla__free(a, H->d0);
+    int reuse = H->reuse;
+    memset(H, 0, sizeof *H);
+    H->reuse = reuse;
+}
+
+/* The coarsest level's gathered factor and buffers (rebuilt at refresh). */
+static void free_dense(const sla_allocator *a, dsaamg *H)
+{
+    sla__free(a, H->g.dense);
+    sla__free(a, H->g.piv);
+    sla__free(a, H->counts);
+    sla__free(a, H->displs);
+    sla__free(a, H->bg);
+    sla__free(a, H->xg);
+    H->g.dense = NULL;
+    H->g.piv = NULL;
+    H->counts = H->displs = NULL;
+    H->bg = H->xg = NULL;
+}
+
+static void dsaamg_destroy(sla__pc *pc)
+{
+    dsaamg *H = pc->fact;
+    if (!H) return;
+    free_hierarchy(&pc->alloc, H);
+    sla__free(&pc->alloc, H);
     pc->fact = NULL;
 }
 
@@ -1264,7 +1324,7 @@ static sla_status build(sla_ctx *ctx, dsaamg *H, sla_dist_matrix *D)
         if ((st = smooth_p(ctx, H, l, agg, cstart))) goto out;
         sla__free(a, agg);
         agg = NULL;
-        if ((st = build_coarse(ctx, H, l, cstart))) goto out;
+        if ((st = build_coarse(ctx, H, l, cstart, false))) goto out;
         H->nlev = l + 2;
         dsa_level *c = &H->dl[l + 1];
         c->x = sla__malloc(a, (size_t)c->A->nlocal, sizeof *c->x);
@@ -1279,7 +1339,119 @@ out:
     return st;
 }
 
-sla_status sla__dist_saamg_create(sla_ctx *ctx, sla_dist_matrix *D, struct sla__pc **out)
+static void set_note(sla__pc *pc, const dsaamg *H, const sla_dist_matrix *D, const char *extra)
+{
+    int k = snprintf(pc->note, sizeof pc->note, "saamg: %d levels over %d ranks, rows", H->nlev, D->size);
+    for (int l = 0; l < H->nlev && k > 0 && (size_t)k < sizeof pc->note; l++)
+        k += snprintf(pc->note + k, sizeof pc->note - (size_t)k, "%s%lld", l ? "/" : " ",
+                      (long long)H->dl[l].A->n);
+    if (k > 0 && (size_t)k < sizeof pc->note)
+        snprintf(pc->note + k, sizeof pc->note - (size_t)k, ", coarsest %s%s",
+                 H->g.dense ? "gathered and factorized" : "smoothed", extra);
+}
+
+/* New values, same hierarchy patterns (saamg_reuse = interpolation): per
+ * level 1/a_ii and its check, then A_{l+1} = P^T A_l P numerically with
+ * the kept P (its pattern unchanged: set as values), then the coarse
+ * factor again. *drift: the largest factor an a_ii of A moved by since
+ * the set-up (the serial drift guard: above SAAMG_DRIFT the caller
+ * rebuilds instead). Collective; the status is agreed. */
+static sla_status renumber(sla_ctx *ctx, dsaamg *H, double *drift)
+{
+    sla_dist_matrix *D = H->dl[0].A;
+    const sla_allocator *a = &D->alloc;
+    sla_status st = SLA_OK;
+    sa_level *L0 = &H->g.lev[0];
+    if (!H->d0) { /* the first refresh: dinv still holds the set-up's 1/a_ii */
+        H->d0 = sla__malloc(a, (size_t)D->nlocal, sizeof *H->d0);
+        if (!H->d0) st = nomem(ctx, D, 0);
+        for (sla_int i = 0; !st && i < D->nlocal; i++) H->d0[i] = (float)(1.0 / L0->dinv[i]);
+    }
+    if ((st = sla__dist_agree(ctx, D->comm, st))) return st;
+    for (int l = 0; l < H->nlev; l++) {
+        sla_dist_matrix *A = H->dl[l].A;
+        sa_level *L = &H->g.lev[l];
+        set_local(L, A);
+        st = sla__saamg_set_diag(ctx, a, L, l);
+        if (!st) st = check_diag(ctx, A, L, l);
+        if (st && strncmp(sla_ctx_message(ctx), "distributed", 11) != 0) {
+            char msg[300];
+            snprintf(msg, sizeof msg, "%s", sla_ctx_message(ctx));
+            st = sla__error(ctx, st, "distributed saamg: rank %d (rows from %lld): %s", A->rank,
+                            (long long)A->row_start, msg);
+        }
+        if ((st = sla__dist_agree(ctx, A->comm, st))) return st;
+        if (l == 0) {
+            double worst = 1.0, all = 1.0;
+            for (sla_int i = 0; i < A->nlocal; i++) {
+                double q = (double)H->d0[i] * L->dinv[i]; /* old / new */
+                q = q >= 1.0 ? q : 1.0 / q;
+                if (!(q <= worst)) worst = q;
+            }
+            int rc = MPI_Allreduce(&worst, &all, 1, MPI_DOUBLE, MPI_MAX, A->comm);
+            if (rc) return sla__mpi_error(ctx, rc, "distributed saamg: refresh");
+            *drift = all;
+            if (!(all <= SAAMG_DRIFT)) return SLA_OK;
+        }
+        if (l == H->nlev - 1) break;
+        if ((st = build_coarse(ctx, H, l, H->dl[l].Pc->row_start, true))) return st;
+        if (H->repattern) {
+            *drift = INFINITY;
+            return SLA_OK;
+        }
+    }
+    if (H->g.dense) {
+        free_dense(a, H);
+        st = gather_dense(ctx, H, H->nlev - 1);
+    }
+    return st;
+}
+
+/* pc->refresh (A and ib unused: the values are D's). The symmetry is
+ * checked again; saamg_reuse = interpolation keeps P (renumber), full or
+ * none rebuild. A failed refresh leaves the identity and the next one
+ * rebuilds. */
+static sla_status dsaamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, sla_int ib)
+{
+    (void)A;
+    (void)ib;
+    dsaamg *H = pc->fact;
+    sla_dist_matrix *D = H->dl[0].A;
+    pc->apply = NULL;
+    pc->note[0] = '\0';
+    H->rc = 0;
+    sla_status st = check_symmetric(ctx, D);
+    bool keep = !st && H->reuse == 0 && !H->stale && H->nlev > 0;
+    double drift = 1.0;
+    if (keep) {
+        st = renumber(ctx, H, &drift);
+        if (!st && !(drift <= SAAMG_DRIFT)) keep = false;
+    }
+    if (!st && !keep) {
+        free_hierarchy(&pc->alloc, H);
+        H->dl[0].A = D;
+        st = build(ctx, H, D);
+    }
+    H->stale = st != SLA_OK;
+    if (st) {
+        free_hierarchy(&pc->alloc, H);
+        H->stale = true;
+        H->dl[0].A = D;
+        return st;
+    }
+    char extra[120] = "";
+    if (drift == INFINITY)
+        snprintf(extra, sizeof extra, "; refresh rebuilt it (a coarse pattern changed)");
+    else if (!(drift <= SAAMG_DRIFT))
+        snprintf(extra, sizeof extra, "; refresh rebuilt it (a diagonal entry moved by a factor %.3g)", drift);
+    else if (keep)
+        snprintf(extra, sizeof extra, "; refreshed with the set-up's prolongators");
+    set_note(pc, H, D, extra);
+    pc->apply = dsaamg_apply;
+    return SLA_OK;
+}
+
+sla_status sla__dist_saamg_create(sla_ctx *ctx, sla_dist_matrix *D, int reuse, struct sla__pc **out)
 {
     *out = NULL;
     sla_allocator a = sla__ctx_alloc(ctx);
@@ -1293,19 +1465,15 @@ sla_status sla__dist_saamg_create(sla_ctx *ctx, sla_dist_matrix *D, struct sla__
     pc->alloc = a;
     pc->fact = H;
     pc->destroy = dsaamg_destroy;
+    H->reuse = reuse;
     st = build(ctx, H, D);
     if (st) {
         sla__pc_destroy(&pc);
         return st;
     }
     pc->apply = dsaamg_apply;
-    int k = snprintf(pc->note, sizeof pc->note, "saamg: %d levels over %d ranks, rows", H->nlev, D->size);
-    for (int l = 0; l < H->nlev && k > 0 && (size_t)k < sizeof pc->note; l++)
-        k += snprintf(pc->note + k, sizeof pc->note - (size_t)k, "%s%lld", l ? "/" : " ",
-                      (long long)H->dl[l].A->n);
-    if (k > 0 && (size_t)k < sizeof pc->note)
-        snprintf(pc->note + k, sizeof pc->note - (size_t)k, ", coarsest %s",
-                 H->g.dense ? "gathered and factorized" : "smoothed");
+    pc->refresh = dsaamg_refresh;
+    set_note(pc, H, D, "");
     *out = pc;
     return SLA_OK;
 }
