@@ -96,7 +96,7 @@ static void check_info_agrees(const sla_solve_info *inf)
 
 /* Solve, gradients, symmetry of the preconditioner, refresh: against the
  * single-process CG + saamg. */
-static void test_solve(sla_ctx *ctx, sla_matrix *A, const char *name, int min_levels)
+static void test_solve(sla_ctx *ctx, sla_matrix *A, const char *name, int min_levels, bool all_parts)
 {
     sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
     double *b = malloc((size_t)n * sizeof *b), *w = malloc((size_t)n * sizeof *w);
@@ -119,6 +119,7 @@ static void test_solve(sla_ctx *ctx, sla_matrix *A, const char *name, int min_le
     sla_solver_destroy(&S1);
 
     for (int how = 0; how < 3; how++) {
+        if (how == 1 && !all_parts) continue; /* the same blocks as how = 0 (scattered instead of assembled) */
         sla_dist_matrix *D = distribute(ctx, A, how);
         if (!D) continue;
         sla_int nl = sla_dist_matrix_nlocal(D), nzl = sla_dist_matrix_nnz_local(D);
@@ -399,6 +400,63 @@ static void test_refresh_drift(sla_ctx *ctx, const sla_matrix *A)
     free(x2);
 }
 
+/* Allocation failures on the last rank only, at every allocation of the
+ * set-up and of a refresh in turn: every rank returns an error (NOMEM on
+ * the failing one), nothing leaks, nothing hangs. */
+static void test_nomem(sla_ctx *ctx, const sla_matrix *A)
+{
+    sla_dist_matrix *D = distribute(ctx, A, 0);
+    sla_int nzl = sla_dist_matrix_nnz_local(D);
+    double *v = malloc((size_t)nzl * sizeof *v);
+    sla_dist_matrix_get_values(D, v);
+    sla_solver_options o;
+    sla_solver_options_default(&o);
+    o.method = SLA_METHOD_CG;
+    o.precond = SLA_PRECOND_SAAMG;
+    counter c = {0, -1, 0, 0};
+    sla_ctx *cctx = NULL;
+    sla_ctx_create(&cctx);
+    sla_ctx_set_threads(cctx, 1);
+    int failer = size_ - 1;
+    if (rank_ == failer) {
+        sla_allocator al = {count_malloc, count_free, &c};
+        sla_ctx_set_allocator(cctx, &al);
+    }
+    int done = 0, k = 0, bad = 0;
+    while (!done && k < 2000) {
+        c.fail_at = k;
+        c.calls = 0;
+        c.failures = 0;
+        sla_dist_solver *T = NULL;
+        sla_status st = sla_dist_solver_create(cctx, D, &o, &T);
+        if (!st) {
+            for (sla_int q = 0; q < nzl; q++) v[q] *= 1.01;
+            CHECK_OK(ctx, sla_dist_matrix_set_values(ctx, D, v));
+            st = sla_dist_solver_refresh(cctx, T);
+        }
+        int mine = st == SLA_OK, all = 0, any = 0;
+        MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        int bad0 = bad;
+        if (all != any) bad++;
+        if (rank_ == failer && !all && st != SLA_ERR_NOMEM) bad++;
+        sla_dist_solver_destroy(&T);
+        if (rank_ == failer && c.live != 0) bad++;
+        if (bad != bad0)
+            fprintf(stderr, "rank %d: allocation %d: status %d (%s), %ld live\n", rank_, k, (int)st,
+                    sla_ctx_message(cctx), c.live);
+        int f = rank_ == failer ? (int)c.failures : 0;
+        MPI_Bcast(&f, 1, MPI_INT, failer, MPI_COMM_WORLD);
+        done = f == 0;
+        k++;
+    }
+    CHECK(done && bad == 0);
+    if (rank_ == 0) printf("allocation failures on rank %d: %d points, all agreed and freed\n", failer, k - 1);
+    sla_ctx_destroy(&cctx);
+    sla_dist_matrix_destroy(&D);
+    free(v);
+}
+
 /* Bad input: an error on every rank (the same status), never a crash or a hang. */
 static void expect_error(sla_ctx *ctx, const sla_matrix *A, sla_status want, const char *fragment)
 {
@@ -489,12 +547,18 @@ int main(int argc, char **argv)
     CHECK_OK(ctx, sla_gen_convdiff2d(ctx, 13, 20.0, -8.0, &C));
     CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 20, &Ps));
 
-    test_solve(ctx, P2, "poisson2d 100^2", 3);
-    test_solve(ctx, P3, "poisson3d 18^3", 2);
-    test_solve(ctx, K, "diffusion2d 70^2", 2);
-    test_solve(ctx, Ps, "poisson2d 20^2 (one level, gathered)", 1);
+    test_solve(ctx, P2, "poisson2d 100^2", 3, true);
+    test_solve(ctx, P3, "poisson3d 18^3", 2, false);
+    test_solve(ctx, K, "diffusion2d 70^2", 2, false);
+    test_solve(ctx, Ps, "poisson2d 20^2 (one level, gathered)", 1, false);
     test_diagonal(ctx);
     test_refresh_drift(ctx, P2);
+    {
+        sla_matrix *Pm = NULL;
+        CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 40, &Pm)); /* two levels, gathered coarsest */
+        test_nomem(ctx, Pm);
+        sla_matrix_destroy(&Pm);
+    }
     test_errors(ctx, P2, C);
 
     sla_matrix_destroy(&P2);

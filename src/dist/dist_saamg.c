@@ -107,6 +107,7 @@ typedef struct dsa_level {
 } dsa_level;
 
 typedef struct dsaamg {
+    sla_allocator alloc;   /* pc->alloc: every array of the hierarchy */
     int nlev;
     saamg g;               /* g.lev[l]: level l's diagonal block; g.dense, g.piv: the gathered coarsest factor */
     dsa_level dl[SAAMG_MAX_LEV];
@@ -191,11 +192,12 @@ static sla_status check_symmetric(sla_ctx *ctx, const sla_dist_matrix *A)
     sla_int *got = sla__calloc(a, (size_t)ns + 1, sizeof *got);   /* entries from each sender */
     int32_t *gq = sla__malloc(a, (size_t)(A->nghost > 0 ? A->nghost : 1), sizeof *gq);
     MPI_Request *req = sla__malloc(a, (size_t)(2 * (nr + ns) + 1), sizeof *req);
+    sla_int *sendn = sla__malloc(a, (size_t)nr + 1, sizeof *sendn);
     sla_int *oi = NULL, *ii = NULL;
     double *ovv = NULL, *iv = NULL;
     sla_int *mine = NULL; /* my off-block entries whose column each sender owns */
     sla_status st = SLA_OK;
-    if (!cnt || !got || !gq || !req) st = nomem(ctx, A, 0);
+    if (!cnt || !got || !gq || !req || !sendn) st = nomem(ctx, A, 0);
     if ((st = sla__dist_agree(ctx, A->comm, st))) goto out;
     for (int q = 0; q < nr; q++)
         for (sla_int g = h->recv_off[q]; g < h->recv_off[q + 1]; g++) gq[g] = q;
@@ -204,15 +206,12 @@ static sla_status check_symmetric(sla_ctx *ctx, const sla_dist_matrix *A)
     int k = 0, rc = MPI_SUCCESS;
     for (int q = 0; q < ns && !rc; q++) /* how many each sender sends */
         rc = MPI_Irecv(got + q + 1, 1, MPI_INT64_T, h->send_rank[q], TAG_SYM_N, A->comm, &req[k++]);
-    sla_int *sendn = sla__malloc(a, (size_t)nr + 1, sizeof *sendn);
-    if (!sendn) rc = MPI_ERR_NO_MEM;
     for (int q = 0; q < nr && !rc; q++) {
         sendn[q] = cnt[q + 1] - cnt[q];
         rc = MPI_Isend(sendn + q, 1, MPI_INT64_T, h->recv_rank[q], TAG_SYM_N, A->comm, &req[k++]);
     }
     if (!rc) rc = MPI_Waitall(k, req, MPI_STATUSES_IGNORE);
     for (int q = 0; q < ns; q++) got[q + 1] += got[q];
-    sla__free(a, sendn);
     if (rc) {
         st = sla__mpi_error(ctx, rc, "distributed saamg: symmetry check");
         goto out;
@@ -284,6 +283,7 @@ static sla_status check_symmetric(sla_ctx *ctx, const sla_dist_matrix *A)
                             "ilu0)");
     }
 out:
+    sla__free(a, sendn);
     sla__free(a, cnt);
     sla__free(a, got);
     sla__free(a, gq);
@@ -334,13 +334,13 @@ static int halo_quiet(sla_dist_matrix *A, const double *x, double *ghost)
 }
 
 /* Rows of P of A's ghost fine rows from their owners (A's halo plan):
- * gprp (nghost + 1), gcol (global coarse columns), gval. prp, pglob,
- * pval: this rank's rows of P with global columns. Collective; the status
- * is agreed. */
-static sla_status fetch_ghost_p(sla_ctx *ctx, const sla_dist_matrix *A, const sla_int *prp, const sla_int *pglob,
-                                const double *pval, sla_int **gprp, sla_int **gcol, double **gval)
+ * gprp (nghost + 1), gcol (global coarse columns), gval, allocated with
+ * a. prp, pglob, pval: this rank's rows of P with global columns.
+ * Collective; the status is agreed. */
+static sla_status fetch_ghost_p(sla_ctx *ctx, const sla_allocator *a, const sla_dist_matrix *A, const sla_int *prp,
+                                const sla_int *pglob, const double *pval, sla_int **gprp, sla_int **gcol,
+                                double **gval)
 {
-    const sla_allocator *a = &A->alloc;
     const sla__halo *h = &A->halo;
     int nr = h->nrecv, ns = h->nsend;
     sla_int nsent = h->send_off[ns], ng = A->nghost;
@@ -490,7 +490,7 @@ static sla_status smooth_p(sla_ctx *ctx, dsaamg *H, int l, const int32_t *agg, s
 {
     dsa_level *d = &H->dl[l];
     sla_dist_matrix *A = d->A;
-    const sla_allocator *a = &A->alloc;
+    const sla_allocator *a = &H->alloc; /* the preconditioner's: it frees them */
     const sa_level *L = &H->g.lev[l];
     const sla_matrix *Dg = A->diag, *O = A->offd;
     const double *dv = Dg->values, *ov = O->values;
@@ -651,7 +651,7 @@ static sla_status build_coarse(sla_ctx *ctx, dsaamg *H, int l, sla_int cstart, b
 {
     dsa_level *d = &H->dl[l];
     sla_dist_matrix *A = d->A, *Pc = d->Pc;
-    const sla_allocator *a = &A->alloc;
+    const sla_allocator *a = &H->alloc; /* the preconditioner's: it frees them */
     const sla_matrix *Dg = A->diag, *O = A->offd;
     const double *dv = Dg->values, *ov = O->values;
     const sla__halo *h = &Pc->halo;
@@ -670,7 +670,7 @@ static sla_status build_coarse(sla_ctx *ctx, dsaamg *H, int l, sla_int cstart, b
             d->pglob[p] = d->pci[p] < nc ? cstart + d->pci[p] : Pc->ghosts[d->pci[p] - nc];
         if ((st = sla__dist_agree(ctx, A->comm, st))) return st;
     }
-    st = fetch_ghost_p(ctx, A, d->prp, d->pglob, d->pval, &gprp, &gcol, &gval);
+    st = fetch_ghost_p(ctx, a, A, d->prp, d->pglob, d->pval, &gprp, &gcol, &gval);
     if (st) return st;
     /* compact coarse columns: this rank's [0, nc), then ext (the others', increasing) */
     sla_int pnnz = d->prp[n], ntot = gprp[ng], next = 0;
@@ -932,7 +932,7 @@ out:
 static sla_status gather_dense(sla_ctx *ctx, dsaamg *H, int l)
 {
     sla_dist_matrix *A = H->dl[l].A;
-    const sla_allocator *a = &A->alloc;
+    const sla_allocator *a = &H->alloc; /* the preconditioner's: it frees them */
     int P = A->size;
     sla_int n = A->n;
     sla_status st = SLA_OK;
@@ -1031,8 +1031,10 @@ static void free_hierarchy(const sla_allocator *a, dsaamg *H)
     sla__free(a, H->xg);
     sla__free(a, H->d0);
     int reuse = H->reuse;
+    sla_allocator al = H->alloc;
     memset(H, 0, sizeof *H);
     H->reuse = reuse;
+    H->alloc = al;
 }
 
 /* The coarsest level's gathered factor and buffers (rebuilt at refresh). */
@@ -1271,7 +1273,7 @@ static sla_status dsaamg_apply(const sla__pc *pc, bool transpose, const double *
 /* The hierarchy (collective; agreed status). */
 static sla_status build(sla_ctx *ctx, dsaamg *H, sla_dist_matrix *D)
 {
-    const sla_allocator *a = &D->alloc;
+    const sla_allocator *a = &H->alloc; /* the preconditioner's: it frees them */
     int nt = sla__threads(ctx);
     sla_status st = check_symmetric(ctx, D);
     if (st) return st;
@@ -1359,7 +1361,7 @@ static void set_note(sla__pc *pc, const dsaamg *H, const sla_dist_matrix *D, con
 static sla_status renumber(sla_ctx *ctx, dsaamg *H, double *drift)
 {
     sla_dist_matrix *D = H->dl[0].A;
-    const sla_allocator *a = &D->alloc;
+    const sla_allocator *a = &H->alloc; /* the preconditioner's: it frees them */
     sla_status st = SLA_OK;
     sa_level *L0 = &H->g.lev[0];
     if (!H->d0) { /* the first refresh: dinv still holds the set-up's 1/a_ii */
@@ -1466,6 +1468,7 @@ sla_status sla__dist_saamg_create(sla_ctx *ctx, sla_dist_matrix *D, int reuse, s
     pc->fact = H;
     pc->destroy = dsaamg_destroy;
     H->reuse = reuse;
+    H->alloc = a;
     st = build(ctx, H, D);
     if (st) {
         sla__pc_destroy(&pc);
