@@ -1460,8 +1460,11 @@ sla_status sla__dist_saamg_create(sla_ctx *ctx, sla_dist_matrix *D, int reuse, s
     sla__pc *pc = sla__calloc(&a, 1, sizeof *pc);
     dsaamg *H = pc ? sla__calloc(&a, 1, sizeof *H) : NULL;
     sla_status st = H ? SLA_OK : sla__error(ctx, SLA_ERR_NOMEM, "distributed saamg: out of memory");
-    if (!H) sla__free(&a, pc);
-    if ((st = sla__dist_agree(ctx, D->comm, st))) return st;
+    if ((st = sla__dist_agree(ctx, D->comm, st))) { /* another rank may have failed */
+        sla__free(&a, H);
+        sla__free(&a, pc);
+        return st;
+    }
     pc->kind = SLA_PRECOND_SAAMG;
     pc->n = D->nlocal;
     pc->alloc = a;
