@@ -106,6 +106,8 @@ typedef struct dsa_level {
     sa_real *pval;       /* values: float32 as the serial P (the cycle reads P twice) */
     sla_int *pglob;      /* set-up only: P's global columns */
     sla_dist_matrix *Pc; /* the coarse-space halo plan of P's columns on other ranks */
+    int32_t *brows;      /* the rows other ranks read (A's send list), increasing, unique */
+    sla_int nb;
     double *x, *b;       /* coarse levels: iterate, right-hand side */
 } dsa_level;
 
@@ -1021,6 +1023,7 @@ static void free_hierarchy(const sla_allocator *a, dsaamg *H)
         sla__free(a, d->pci);
         sla__free(a, d->pval);
         sla__free(a, d->pglob);
+        sla__free(a, d->brows);
         sla_dist_matrix_destroy(&d->Pc);
         sla__free(a, d->x);
         sla__free(a, d->b);
@@ -1241,6 +1244,61 @@ static void coarse_solve(dsaamg *H, int l, const double *b, double *x)
     memcpy(x, y + A->row_start, (size_t)A->nlocal * sizeof *x);
 }
 
+/* The coarse correction and the post-smoothing in one pass: x += P x_c
+ * for the rows other ranks read first, one halo exchange of x, then the
+ * backward sweep with the prolongation of the other rows just ahead of the
+ * rows that read them (row i reads x from its first column on). Each x_r
+ * gets its correction before any read or write of it by the sweep, so the
+ * result is the one of prolongation then sweep; x is read and written once
+ * instead of twice. CG + saamg on 2-D Poisson 1e6, 1 rank: solve CPU
+ * 0.63-0.66 s -> 0.59-0.63 s (4 interleaved runs each, under load). */
+static int prolong_post_smooth(dsaamg *H, int l, const double *b, const double *xc, double *x)
+{
+    dsa_level *d = &H->dl[l];
+    sla_dist_matrix *A = d->A, *Pc = d->Pc;
+    int rc = sla__halo_forward_begin(Pc, xc, Pc->ghostbuf);
+    int rc2 = sla__halo_end(Pc);
+    const double *gc = Pc->ghostbuf;
+    const sla_int *prp = d->prp;
+    const int32_t *pci = d->pci;
+    const sa_real *pv = d->pval;
+    sla_int nc = d->nc;
+#define PROW(r)                                                                            \
+    do {                                                                                   \
+        double s_ = 0.0;                                                                   \
+        for (sla_int k_ = prp[r]; k_ < prp[(r) + 1]; k_++) {                               \
+            int32_t c_ = pci[k_];                                                          \
+            s_ += (double)pv[k_] * (c_ < nc ? xc[c_] : gc[c_ - nc]);                       \
+        }                                                                                  \
+        x[r] += s_;                                                                        \
+    } while (0)
+    for (sla_int t = 0; t < d->nb; t++) PROW(d->brows[t]);
+    int rc3 = sla__halo_forward_begin(A, x, A->ghostbuf);
+    int rc4 = sla__halo_end(A);
+    const sla_matrix *Dg = A->diag, *O = A->offd;
+    const sla_int *rp = Dg->rowptr, *orp = O->rowptr;
+    const int32_t *ci = Dg->colind, *oci = O->colind;
+    const double *v = Dg->values, *ov = O->values, *g = A->ghostbuf, *dinv = H->g.lev[l].dinv;
+    sla_int p = A->nlocal, t = d->nb - 1;
+    for (sla_int i = A->nlocal - 1; i >= 0; i--) {
+        sla_int first = rp[i] < rp[i + 1] && ci[rp[i]] < i ? ci[rp[i]] : i;
+        for (; p > first; p--) {
+            sla_int r = p - 1;
+            if (t >= 0 && d->brows[t] == r) { /* corrected before the exchange */
+                t--;
+                continue;
+            }
+            PROW(r);
+        }
+        double s = b[i];
+        for (sla_int k = orp[i]; k < orp[i + 1]; k++) s -= ov[k] * g[oci[k]];
+        for (sla_int k = rp[i]; k < rp[i + 1]; k++) s -= v[k] * x[ci[k]];
+        x[i] += s * dinv[i];
+    }
+#undef PROW
+    return rc ? rc : rc2 ? rc2 : rc3 ? rc3 : rc4;
+}
+
 /* x = M^-1 b on level l. */
 static void cycle(dsaamg *H, int l, const double *b, double *x, int nt)
 {
@@ -1253,8 +1311,7 @@ static void cycle(dsaamg *H, int l, const double *b, double *x, int nt)
     (void)nt;
     note_rc(H, presmooth_restrict(d, L->dinv, b, x, c->b)); /* x = M^-1 b, b_c = P^T (b - A x) */
     cycle(H, l + 1, c->b, c->x, nt);
-    note_rc(H, prolong(d, c->x, x));          /* x += P x_c */
-    post_smooth(H, l, b, x);
+    note_rc(H, prolong_post_smooth(H, l, b, c->x, x)); /* x += P x_c, then backward Gauss-Seidel */
 }
 
 static sla_status dsaamg_apply(const sla__pc *pc, bool transpose, const double *r, double *z, int nt)
@@ -1331,6 +1388,21 @@ static sla_status build(sla_ctx *ctx, dsaamg *H, sla_dist_matrix *D)
         agg = NULL;
         if ((st = build_coarse(ctx, H, l, cstart, false))) goto out;
         H->nlev = l + 2;
+        { /* the rows other ranks read, for the fused prolongation and sweep */
+            const sla__halo *h = &A->halo;
+            sla_int m = h->send_off[h->nsend];
+            d->brows = sla__malloc(a, (size_t)(m > 0 ? m : 1), sizeof *d->brows);
+            if (!d->brows) st = nomem(ctx, A, l);
+            else {
+                uint8_t *mark = sla__calloc(a, (size_t)A->nlocal, 1);
+                if (!mark) st = nomem(ctx, A, l);
+                for (sla_int t2 = 0; mark && t2 < m; t2++) mark[h->send_idx[t2]] = 1;
+                for (sla_int i = 0; mark && i < A->nlocal; i++)
+                    if (mark[i]) d->brows[d->nb++] = (int32_t)i;
+                sla__free(a, mark);
+            }
+            if ((st = sla__dist_agree(ctx, A->comm, st))) goto out;
+        }
         dsa_level *c = &H->dl[l + 1];
         c->x = sla__malloc(a, (size_t)c->A->nlocal, sizeof *c->x);
         c->b = sla__malloc(a, (size_t)c->A->nlocal, sizeof *c->b);
