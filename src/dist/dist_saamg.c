@@ -74,7 +74,12 @@
  * cross-rank entries against their mirrors on the other rank: a
  * nonsymmetric matrix gets SLA_ERR_UNSUPPORTED pointing to precond=amg),
  * with a positive diagonal on every level (SLA_ERR_NOT_SPD otherwise,
- * naming the rank and row).
+ * naming the rank and row). The cycle and the set-up run on one thread
+ * per rank (one rank per core; the Krylov method's vector operations and
+ * SpMV use the context's threads). Every rank keeps at least one row on
+ * every level and the coarsest level is solved redundantly on every rank:
+ * at thousands of ranks the coarse levels would need agglomeration onto
+ * fewer ranks, which is not done.
  *
  * Refresh (sla_dist_solver_refresh after new values, options saamg_reuse):
  * interpolation (the default) keeps the aggregates, P and every halo plan
