@@ -184,6 +184,37 @@ int main(int argc, char **argv)
                    ar_per_it, gath_per_it, gath_bytes);
             fflush(stdout);
         }
+        { /* refresh: values scaled by 1.01 and 1 / 1.01 in turn, P kept (saamg_reuse
+           * interpolation), against a rebuild (saamg_reuse none) */
+            sla_int nzl = sla_dist_matrix_nnz_local(D);
+            double *v = malloc((size_t)(nzl + 1) * sizeof *v);
+            sla_dist_matrix_get_values(D, v);
+            double tr[2][32];
+            long long itr[2] = {0, 0};
+            for (int mode = 0; mode < 2; mode++) {
+                sla_solver_options orf = o;
+                orf.saamg_reuse = mode == 0 ? 0 : 2;
+                sla_dist_solver *S = NULL;
+                if (sla_dist_solver_create(ctx, D, &orf, &S)) break;
+                for (int k = 0; k < reps; k++) {
+                    double f = k % 2 ? 1.0 / 1.01 : 1.01;
+                    for (sla_int q = 0; q < nzl; q++) v[q] *= f;
+                    sla_dist_matrix_set_values(ctx, D, v);
+                    MPI_Barrier(MPI_COMM_WORLD);
+                    double t0 = MPI_Wtime();
+                    sla_status st = sla_dist_solver_refresh(ctx, S);
+                    tr[mode][k] = all_max_d(MPI_Wtime() - t0);
+                    if (!st) st = sla_dist_solver_solve(ctx, S, b, x, &inf);
+                    if (st && rank_ == 0) fprintf(stderr, "%s refresh: %s\n", p->name, sla_ctx_message(ctx));
+                    itr[mode] = (long long)inf.iterations;
+                }
+                sla_dist_solver_destroy(&S);
+            }
+            if (rank_ == 0)
+                printf("%s, %d ranks: refresh keeping P %.3f s (%lld iterations after), rebuilding %.3f s (%lld)\n",
+                       p->name, size_, median(tr[0], reps), itr[0], median(tr[1], reps), itr[1]);
+            free(v);
+        }
         sla_dist_matrix_destroy(&D);
         free(b);
         free(x);
