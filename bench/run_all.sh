@@ -29,7 +29,9 @@
 #                     writes bench/out/RESULTS-quick.md, not bench/RESULTS.md
 #   SLA_BENCH_RESULTS the report's path (default bench/RESULTS.md; plots/ beside it)
 #   SLA_BENCH_DISTAMG_ARGS arguments of sla_bench_dist_amg (2 MPI ranks; default 2D Poisson 1e6, 4e6)
-#   SLA_BENCH_PARTS   which parts to run (default cg,adjoint,torch,history,direct,amg,distamg);
+#   SLA_BENCH_PARTS   which parts to run (default cg,adjoint,torch,history,direct,amg,distamg;
+#                     distsaamg: CG + the distributed saamg on 2 ranks against 2 threads,
+#                     bench/out/dist_saamg.txt);
 #                     RESULTS.md is written from what bench/out/ holds. Not in the default:
 #                     lsq (LSQR/LSMR vs SciPy at 1e6 x 2.5e5, QR at 2.5e5 x 6.25e4; about
 #                     10 minutes) and svds (k = 10 vs SciPy svds at 1e5 x 5e4; a few minutes):
@@ -193,6 +195,17 @@ OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI
   OMPI_MCA_rmaps_base_oversubscribe=1 timeout 900 \
   mpiexec -n 2 "$build/bin/sla_bench_dist_amg" $distamg_args \
   --json "$out/dist_amg.json" | tee "$out/dist_amg.txt" || echo "sla: the 2-rank AMG benchmark failed" >&2
+fi
+# CG + the distributed saamg over 2 MPI ranks (sla's own hierarchy across
+# both) against one process with 2 threads, and the messages per level
+# (part distsaamg, not in the default; text only, bench/out/dist_saamg.txt)
+if has_part distsaamg && [ -x "$build/bin/sla_bench_dist_saamg" ] && command -v mpiexec >/dev/null; then
+echo "== saamg over 2 MPI ranks ==" >&2
+OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader \
+  OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_mpi_yield_when_idle=1 \
+  OMPI_MCA_rmaps_base_oversubscribe=1 timeout 900 \
+  mpiexec -n 2 "$build/bin/sla_bench_dist_saamg" --problems p2d-1m,p2d-4m --reps 3 --serial-threads 2 \
+  | tee "$out/dist_saamg.txt" || echo "sla: the 2-rank saamg benchmark failed" >&2
 fi
 # LSQR / LSMR (fixed iterations) and svds (k largest) against SciPy, the
 # SciPy process running beside sla's and the runs alternating

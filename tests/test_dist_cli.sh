@@ -80,11 +80,16 @@ rc=$?
 # the refusal names the method and what runs distributed (from the registry)
 grep -q "cholesky" "$tmp/e.err" && grep -q "distributed methods: .*cg" "$tmp/e.err" ||
   fail "cholesky: unclear message ($(cat "$tmp/e.err"))"
+# saamg runs distributed (one hierarchy over the ranks) for symmetric matrices
 $MPIEXEC --oversubscribe -n 2 "$SLA" solve "$tmp/P.mtx" --precond saamg > /dev/null 2> "$tmp/e.err"
 rc=$?
-[ $rc = 2 ] || fail "precond saamg: exit $rc"
-grep -q "saamg" "$tmp/e.err" && grep -q "distributed preconditioners: .*jacobi" "$tmp/e.err" ||
-  fail "precond saamg: unclear message ($(cat "$tmp/e.err"))"
+[ $rc = 0 ] || fail "precond saamg: exit $rc ($(cat "$tmp/e.err"))"
+# and refuses a nonsymmetric one clearly
+$MPIEXEC --oversubscribe -n 2 "$SLA" solve "$tmp/C.mtx" --method gmres --precond saamg > /dev/null 2> "$tmp/e.err"
+rc=$?
+[ $rc = 2 ] || fail "precond saamg, nonsymmetric: exit $rc"
+grep -q "saamg" "$tmp/e.err" && grep -q "not symmetric" "$tmp/e.err" ||
+  fail "precond saamg, nonsymmetric: unclear message ($(cat "$tmp/e.err"))"
 # names and ranges are the library's (sla_solver_options_parse), as in the serial CLI
 $MPIEXEC --oversubscribe -n 2 "$SLA" solve "$tmp/P.mtx" --method cgg > /dev/null 2> "$tmp/e.err"
 rc=$?

@@ -47,7 +47,7 @@ static void test_listing(sla_ctx *ctx)
             CHECK(((d->flags & SLA_CAP_DISTRIBUTED) != 0) ==
                   (pv == SLA_PRECOND_NONE || pv == SLA_PRECOND_JACOBI || pv == SLA_PRECOND_SSOR ||
                    pv == SLA_PRECOND_IC0 || pv == SLA_PRECOND_ILU0 || pv == SLA_PRECOND_ILUT ||
-                   pv == SLA_PRECOND_AMG));
+                   pv == SLA_PRECOND_AMG || pv == SLA_PRECOND_SAAMG));
             sla_method m = SLA_METHOD_CG;
             CHECK_ST(ctx, sla_method_from_name(ctx, d->name, &m), SLA_ERR_ARGUMENT);
             CHECK(m == SLA_METHOD_CG);

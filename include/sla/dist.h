@@ -175,7 +175,14 @@ typedef struct sla_dist_solver sla_dist_solver;
  * amg (one hypre BoomerAMG hierarchy over all ranks of D's communicator;
  * transposed solves of nonsymmetric systems build a second hierarchy from
  * A^T at the first one; options.amg.reuse keeps a hierarchy across
- * refreshes), ilu0 / ic0 / ssor (block Jacobi: the library's
+ * refreshes), saamg (the library's smoothed-aggregation AMG as one
+ * hierarchy over all ranks, no hypre: aggregates within each rank, the
+ * prolongator smoothed across them, Galerkin products on the distributed
+ * levels, hybrid Gauss-Seidel, the coarsest level gathered and factorized
+ * on every rank; a symmetric cycle, so transposed solves reuse it;
+ * symmetric matrices with a positive diagonal only; a refresh keeps the
+ * prolongators and recomputes the coarse operators unless
+ * options.saamg_reuse says otherwise), ilu0 / ic0 / ssor (block Jacobi: the library's
  * preconditioner of each rank's diagonal block, ghost couplings dropped).
  * maxiter = 0 means 10 n global.
  * The info of every solve is identical on all ranks (iterations, true
@@ -183,8 +190,10 @@ typedef struct sla_dist_solver sla_dist_solver;
  * callback (options.monitor) runs on every rank and must return the same
  * value on all of them.
  * D must outlive the solver. Errors: SLA_ERR_UNSUPPORTED (a direct method,
- * auto, or the user preconditioner), SLA_ERR_SINGULAR / SLA_ERR_NOT_SPD
- * (local factorization, naming the rank), SLA_ERR_NOMEM, SLA_ERR_ARGUMENT. */
+ * auto, the user preconditioner, or saamg with a nonsymmetric matrix),
+ * SLA_ERR_SINGULAR / SLA_ERR_NOT_SPD (local factorization, or a zero /
+ * nonpositive diagonal on a saamg level, naming the rank),
+ * SLA_ERR_NOMEM, SLA_ERR_ARGUMENT. */
 SLA_API sla_status sla_dist_solver_create(sla_ctx *ctx, sla_dist_matrix *D,
                                   const sla_solver_options *opts, sla_dist_solver **out);
 

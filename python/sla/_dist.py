@@ -691,7 +691,9 @@ class DSparseTensor:
         (nlocal,) or (nlocal, k). method: cg, bicgstab, gmres, minres or
         auto (None; cg / minres / gmres from a symmetry test and the
         diagonal, see the info's note); preconditioner: None, jacobi, amg
-        (hypre BoomerAMG over all ranks), ilu0 / ilut / ic0 / ssor (block
+        (hypre BoomerAMG over all ranks), saamg (sla's smoothed
+        aggregation as one hierarchy over all ranks; symmetric matrices),
+        ilu0 / ilut / ic0 / ssor (block
         Jacobi on each rank's diagonal block); rtol, atol, maxiter and
         further keys of the C options string, as SparseTensor.solve (and
         the active sla.SolverConfig). Differentiable in values and b

@@ -81,4 +81,27 @@ int sla__dist_spmv_t(sla_dist_matrix *D, const double *x, double *y, int nt);
 void sla__dist_pattern_outer(const sla_dist_matrix *D, double s, const double *a,
                              const double *x, double *out);
 
+/* Smoothed-aggregation AMG over the ranks of D (dist_saamg.c, which gives
+ * the design): one hierarchy, symmetric matrices only. reuse: the
+ * options' saamg_reuse (0: a refresh keeps the prolongators and recomputes
+ * the Galerkin operators; otherwise it rebuilds). Collective; the status
+ * is agreed; *out is NULL on failure. D must outlive it; pc->refresh reads
+ * D's values (its A argument is ignored). */
+struct sla__pc;
+sla_status sla__dist_saamg_create(sla_ctx *ctx, sla_dist_matrix *D, int reuse, struct sla__pc **out);
+/* Its levels (0 when pc is not one), level l's matrix (level 0: D) and
+ * in *P the coarse-space halo plan of its prolongator (NULL on the
+ * coarsest level; its counters count the restrictions' and prolongations'
+ * messages), and the coarse solves' gathers (count, bytes this rank
+ * contributed): for benchmarks and tests. */
+int sla__dist_saamg_levels(const struct sla__pc *pc);
+sla_dist_matrix *sla__dist_saamg_level(const struct sla__pc *pc, int l, sla_dist_matrix **P);
+/* max |A_c y - P^T A P y| / max |A_c y| over the ranks for a fixed y on
+ * level l + 1 (collective; tests): the Galerkin product and the
+ * restriction / prolongation agree. -1 when l has no coarser level. */
+double sla__dist_saamg_galerkin_error(const struct sla__pc *pc, int l);
+void sla__dist_saamg_gathers(const struct sla__pc *pc, int64_t *count, int64_t *bytes);
+/* The preconditioner of a distributed solver (NULL: none). */
+struct sla__pc *sla__dist_solver_pc(const sla_dist_solver *S);
+
 #endif

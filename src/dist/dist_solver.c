@@ -65,7 +65,7 @@ static sla_status check_options(sla_ctx *ctx, const sla_solver_options *o)
     if (!p || !(p->desc.flags & SLA_CAP_DISTRIBUTED))
         return sla__error(ctx, SLA_ERR_UNSUPPORTED,
                           "distributed solver: precond %s is not available distributed (use none, jacobi, "
-                          "amg, or block Jacobi with ilu0, ilut, ic0 or ssor)",
+                          "amg, saamg, or block Jacobi with ilu0, ilut, ic0 or ssor)",
                           sla_precond_name(o->precond));
     if (!(o->rtol >= 0.0) || !(o->atol >= 0.0) || !isfinite(o->rtol) || !isfinite(o->atol))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "rtol and atol must be finite and >= 0 (got %g, %g)", o->rtol,
@@ -90,12 +90,19 @@ static sla_status setup_pc(sla_ctx *ctx, sla_dist_solver *S, bool refresh)
         return sla__amg_create_dist(ctx, &cm, D->n, D->row_start, D->diag, D->offd, D->ghosts, sym,
                                     &S->opts.amg, &S->pc);
     }
+    if (S->opts.precond == SLA_PRECOND_SAAMG) { /* one hierarchy over the ranks (options saamg_reuse) */
+        if (refresh && S->pc && S->pc->refresh) return S->pc->refresh(ctx, S->pc, NULL, 0);
+        sla__pc_destroy(&S->pc);
+        return sla__dist_saamg_create(ctx, D, S->opts.saamg_reuse, &S->pc);
+    }
     sla__pc_destroy(&S->pc);
     sla_status st = sla__pc_create(ctx, S->opts.precond, S->D->diag, 0, &S->opts, &S->pc);
     if (st) sla__error(ctx, st, "rank %d (global rows from %lld): %s", S->D->rank, (long long)S->D->row_start,
                        sla_ctx_message(ctx));
     return sla__dist_agree(ctx, S->D->comm, st);
 }
+
+struct sla__pc *sla__dist_solver_pc(const sla_dist_solver *S) { return S ? S->pc : NULL; }
 
 void sla_dist_solver_destroy(sla_dist_solver **Sp)
 {
@@ -171,6 +178,8 @@ static sla_status solve_one(sla_ctx *ctx, sla_dist_solver *S, bool transpose, co
                  transpose && !(S->opts.method == SLA_METHOD_CG || S->opts.method == SLA_METHOD_MINRES)
                      ? " (transposed solve: a second hierarchy, built from A^T)"
                      : "");
+    else if (S->opts.precond == SLA_PRECOND_SAAMG)
+        snprintf(info->note, sizeof info->note, "%s", S->pc ? S->pc->note : "saamg");
     else if (S->opts.precond >= SLA_PRECOND_SSOR)
         snprintf(info->note, sizeof info->note, "block Jacobi: %s on each rank's diagonal block (%d ranks)%s%s",
                  info->precond, D->size, S->pc && S->pc->note[0] ? "; this rank: " : "",

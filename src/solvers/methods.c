@@ -98,8 +98,9 @@ static const sla__method_entry table[] = {
       "the callbacks in options.user_precond"}, NULL, NULL, false, NULL},
     {{"amg", ALIASES("boomeramg"), SLA_PRECOND_AMG, SLA_KIND_PRECOND, TR | DIST, HAVE_HYPRE,
       "hypre", "algebraic multigrid: one hypre BoomerAMG cycle"}, NULL, NULL, false, NULL},
-    /* saamg: its cycle is its own transpose for symmetric A only */
-    {{"saamg", NO_ALIASES, SLA_PRECOND_SAAMG, SLA_KIND_PRECOND, 0, true, "",
+    /* saamg: its cycle is its own transpose for symmetric A only; distributed:
+     * one hierarchy over the ranks, symmetric A (src/dist/dist_saamg.c) */
+    {{"saamg", NO_ALIASES, SLA_PRECOND_SAAMG, SLA_KIND_PRECOND, DIST, true, "",
       "smoothed-aggregation AMG, one V(1,1) cycle (lean memory)"}, NULL, NULL, false, NULL},
     {{"ilut", NO_ALIASES, SLA_PRECOND_ILUT, SLA_KIND_PRECOND, TR | DIST, true, "",
       "threshold incomplete LU with pivoting (options ilut_droptol, ilut_fill, ilut_pivot)"},

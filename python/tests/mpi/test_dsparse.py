@@ -175,6 +175,11 @@ class TestSolve(DistTest):
     def test_amg(self):
         self.check_solve(spd_matrix(m=12), "metis", method="cg", preconditioner="amg")
 
+    def test_saamg(self):
+        # sla's smoothed aggregation as one hierarchy over the ranks (n = 1600: two levels)
+        D, info = self.check_solve(spd_matrix(m=40), "metis", method="cg", preconditioner="saamg")
+        self.agree("saamg: 2 levels" in info.note, repr(info))
+
     def test_several_rhs_and_new_values(self):
         A = spd_matrix()
         n = A.shape[0]
