@@ -1,0 +1,686 @@
+/* Distributed saamg: the prolongator smoothed across ranks, the Galerkin
+ * product with rows completed on their owners, the gathered coarsest
+ * level (dist_saamg.c's header gives the method). */
+#include "dist_saamg.h"
+
+/* A forward halo exchange during the set-up, left out of A's counters
+ * (they count the solves' messages). Returns an MPI error code. */
+int sla__dsa_halo_quiet(sla_dist_matrix *A, const double *x, double *ghost)
+{
+    sla_dist_stats s = A->stats;
+    int rc = sla__halo_forward_begin(A, x, ghost);
+    int rc2 = sla__halo_end(A);
+    A->stats = s;
+    return rc ? rc : rc2;
+}
+
+/* Rows of P of A's ghost fine rows from their owners (A's halo plan):
+ * gprp (nghost + 1), gcol (global coarse columns), gval, allocated with
+ * a. prp, pglob, pval: this rank's rows of P with global columns.
+ * Collective; the status is agreed. */
+sla_status sla__dsa_fetch_ghost_p(sla_ctx *ctx, const sla_allocator *a, const sla_dist_matrix *A, const sla_int *prp,
+                                const sla_int *pglob, const sa_real *pval, sla_int **gprp, sla_int **gcol,
+                                double **gval)
+{
+    const sla__halo *h = &A->halo;
+    int nr = h->nrecv, ns = h->nsend;
+    sla_int nsent = h->send_off[ns], ng = A->nghost;
+    *gprp = sla__calloc(a, (size_t)ng + 1, sizeof **gprp);
+    *gcol = NULL;
+    *gval = NULL;
+    sla_int *slen = sla__malloc(a, (size_t)(nsent > 0 ? nsent : 1), sizeof *slen);
+    sla_int *soff = sla__malloc(a, (size_t)nsent + 1, sizeof *soff);
+    MPI_Request *req = sla__malloc(a, (size_t)(2 * (nr + ns) + 1), sizeof *req);
+    sla_int *scol = NULL;
+    double *sval = NULL;
+    sla_status st = SLA_OK;
+    if (!*gprp || !slen || !soff || !req) st = nomem(ctx, A, 0);
+    if ((st = sla__dist_agree(ctx, A->comm, st))) goto out;
+    soff[0] = 0;
+    for (sla_int t = 0; t < nsent; t++) {
+        int32_t i = h->send_idx[t];
+        slen[t] = prp[i + 1] - prp[i];
+        soff[t + 1] = soff[t] + slen[t];
+    }
+    int k = 0, rc = MPI_SUCCESS;
+    for (int q = 0; q < nr && !rc; q++)
+        rc = MPI_Irecv(*gprp + 1 + h->recv_off[q], (int)(h->recv_off[q + 1] - h->recv_off[q]), MPI_INT64_T,
+                       h->recv_rank[q], TAG_LEN, A->comm, &req[k++]);
+    for (int q = 0; q < ns && !rc; q++)
+        rc = MPI_Isend(slen + h->send_off[q], (int)(h->send_off[q + 1] - h->send_off[q]), MPI_INT64_T,
+                       h->send_rank[q], TAG_LEN, A->comm, &req[k++]);
+    if (!rc) rc = MPI_Waitall(k, req, MPI_STATUSES_IGNORE);
+    if (rc) {
+        st = sla__mpi_error(ctx, rc, "distributed saamg: fetching the prolongator's ghost rows");
+        goto out;
+    }
+    for (sla_int g = 0; g < ng; g++) (*gprp)[g + 1] += (*gprp)[g];
+    sla_int tot = (*gprp)[ng];
+    *gcol = sla__malloc(a, (size_t)(tot > 0 ? tot : 1), sizeof **gcol);
+    *gval = sla__malloc(a, (size_t)(tot > 0 ? tot : 1), sizeof **gval);
+    scol = sla__malloc(a, (size_t)(soff[nsent] > 0 ? soff[nsent] : 1), sizeof *scol);
+    sval = sla__malloc(a, (size_t)(soff[nsent] > 0 ? soff[nsent] : 1), sizeof *sval);
+    if (!*gcol || !*gval || !scol || !sval) st = nomem(ctx, A, 0);
+    if (!st && (tot > INT_MAX || soff[nsent] > INT_MAX))
+        st = sla__error(ctx, SLA_ERR_TOO_LARGE, "distributed saamg: rank %d exchanges more than 2^31 - 1 "
+                                                "entries of the prolongator", A->rank);
+    if ((st = sla__dist_agree(ctx, A->comm, st))) goto out;
+    for (sla_int t = 0; t < nsent; t++) {
+        int32_t i = h->send_idx[t];
+        sla_int o = soff[t];
+        for (sla_int p = prp[i]; p < prp[i + 1]; p++, o++) {
+            scol[o] = pglob[p];
+            sval[o] = (double)pval[p];
+        }
+    }
+    k = 0;
+    for (int q = 0; q < nr && !rc; q++) {
+        sla_int b = (*gprp)[h->recv_off[q]], m = (*gprp)[h->recv_off[q + 1]] - b;
+        rc = MPI_Irecv(*gcol + b, (int)m, MPI_INT64_T, h->recv_rank[q], TAG_COL, A->comm, &req[k++]);
+        if (!rc) rc = MPI_Irecv(*gval + b, (int)m, MPI_DOUBLE, h->recv_rank[q], TAG_VAL, A->comm, &req[k++]);
+    }
+    for (int q = 0; q < ns && !rc; q++) {
+        sla_int b = soff[h->send_off[q]], m = soff[h->send_off[q + 1]] - b;
+        rc = MPI_Isend(scol + b, (int)m, MPI_INT64_T, h->send_rank[q], TAG_COL, A->comm, &req[k++]);
+        if (!rc) rc = MPI_Isend(sval + b, (int)m, MPI_DOUBLE, h->send_rank[q], TAG_VAL, A->comm, &req[k++]);
+    }
+    if (!rc) rc = MPI_Waitall(k, req, MPI_STATUSES_IGNORE);
+    if (rc) st = sla__mpi_error(ctx, rc, "distributed saamg: fetching the prolongator's ghost rows");
+    st = sla__dist_agree(ctx, A->comm, st);
+out:
+    sla__free(a, slen);
+    sla__free(a, soff);
+    sla__free(a, req);
+    sla__free(a, scol);
+    sla__free(a, sval);
+    if (st) {
+        sla__free(a, *gprp);
+        sla__free(a, *gcol);
+        sla__free(a, *gval);
+        *gprp = *gcol = NULL;
+        *gval = NULL;
+    }
+    return st;
+}
+
+/* A growing list of (column, value) entries. */
+typedef struct ent_buf {
+    sla_int len, cap;
+    sla_int *col;
+    double *val;
+} ent_buf;
+
+static bool ent_reserve(const sla_allocator *a, ent_buf *e, sla_int extra)
+{
+    if (e->len + extra <= e->cap) return true;
+    sla_int cap = 2 * e->cap > e->len + extra ? 2 * e->cap : e->len + extra + 64;
+    sla_int *c = sla__malloc(a, (size_t)cap, sizeof *c);
+    double *v = sla__malloc(a, (size_t)cap, sizeof *v);
+    if (!c || !v) {
+        sla__free(a, c);
+        sla__free(a, v);
+        return false;
+    }
+    if (e->len) {
+        memcpy(c, e->col, (size_t)e->len * sizeof *c);
+        memcpy(v, e->val, (size_t)e->len * sizeof *v);
+    }
+    sla__free(a, e->col);
+    sla__free(a, e->val);
+    e->col = c;
+    e->val = v;
+    e->cap = cap;
+    return true;
+}
+
+/* Sort m (column, value) pairs by column and sum duplicates; returns the
+ * number left. Rows are short: insertion sort. */
+static sla_int sort_sum(sla_int *c, double *v, sla_int m)
+{
+    for (sla_int t = 1; t < m; t++) {
+        sla_int cc = c[t];
+        double vv = v[t];
+        sla_int s = t - 1;
+        while (s >= 0 && c[s] > cc) {
+            c[s + 1] = c[s];
+            v[s + 1] = v[s];
+            s--;
+        }
+        c[s + 1] = cc;
+        v[s + 1] = vv;
+    }
+    sla_int k = 0;
+    for (sla_int t = 0; t < m; t++) {
+        if (k > 0 && c[k - 1] == c[t]) v[k - 1] += v[t];
+        else c[k] = c[t], v[k] = v[t], k++;
+    }
+    return k;
+}
+
+/* The smoothed prolongator of level l from this rank's aggregates agg
+ * (nagg of them, global numbers from cstart; -1 or less: none) with the
+ * whole rows of A, ghost columns included (their aggregates and diagonals
+ * fetched from their owners): P = (I - omega D_F^-1 A_F) P0 as in the
+ * serial set-up (saamg_aggregate.c: strength theta_l, weak couplings lumped
+ * onto the diagonal, omega = 4 / (3 rho) with rho the largest Gershgorin
+ * bound over all ranks). A row of P may reach other ranks' aggregates:
+ * its columns are local (< nc) or nc + the index in d->pcg (the other
+ * ranks' coarse rows it reaches, increasing), and d->Pc carries the halo
+ * plan of those. Collective; the status is agreed. */
+sla_status sla__dsa_smooth_p(sla_ctx *ctx, dsaamg *H, int l, const int32_t *agg, sla_int cstart)
+{
+    dsa_level *d = &H->dl[l];
+    sla_dist_matrix *A = d->A;
+    const sla_allocator *a = &H->alloc; /* the preconditioner's: it frees them */
+    const sa_level *L = &H->g.lev[l];
+    const sla_matrix *Dg = A->diag, *O = A->offd;
+    const double *dv = Dg->values, *ov = O->values;
+    sla_int n = A->nlocal, ng = A->nghost, nc = d->nc;
+    double th = SAAMG_THETA * ldexp(1.0, -l), th2 = th * th;
+    double *own = sla__malloc(a, (size_t)n, sizeof *own);          /* a_ii, then agg as double */
+    double *gd = sla__malloc(a, (size_t)(ng > 0 ? ng : 1), sizeof *gd); /* ghosts' a_jj */
+    double *ga = sla__malloc(a, (size_t)(ng > 0 ? ng : 1), sizeof *ga); /* ghosts' global aggregate */
+    double *df = sla__malloc(a, (size_t)n, sizeof *df);
+    sla_int *rp = sla__malloc(a, (size_t)n + 1, sizeof *rp);
+    sla_int *rowc = NULL, *pg = NULL, *crp = NULL, *cci = NULL;
+    double *rowv = NULL;
+    ent_buf e = {0, 0, NULL, NULL};
+    sla_status st = SLA_OK;
+    int maxlen = 1;
+    for (sla_int i = 0; i < n; i++) {
+        int m = (int)(Dg->rowptr[i + 1] - Dg->rowptr[i] + O->rowptr[i + 1] - O->rowptr[i]) + 1;
+        if (m > maxlen) maxlen = m;
+    }
+    rowc = sla__malloc(a, (size_t)maxlen, sizeof *rowc);
+    rowv = sla__malloc(a, (size_t)maxlen, sizeof *rowv);
+    if (!own || !gd || !ga || !df || !rp || !rowc || !rowv) st = nomem(ctx, A, l);
+    if ((st = sla__dist_agree(ctx, A->comm, st))) goto out;
+    for (sla_int i = 0; i < n; i++) own[i] = 1.0 / L->dinv[i];
+    int rc = sla__dsa_halo_quiet(A, own, gd);
+    for (sla_int i = 0; i < n && !rc; i++) own[i] = agg[i] >= 0 ? (double)(cstart + agg[i]) : -1.0;
+    if (!rc) rc = sla__dsa_halo_quiet(A, own, ga);
+    if (rc) {
+        st = sla__mpi_error(ctx, rc, "distributed saamg: exchanging the aggregates");
+        goto out;
+    }
+    /* filtered diagonals and rho */
+    double rho = 0.0;
+    for (sla_int i = 0; i < n; i++) {
+        double di = 1.0 / L->dinv[i], f = di, s = 0.0;
+        for (sla_int k = Dg->rowptr[i]; k < Dg->rowptr[i + 1]; k++) {
+            sla_int j = Dg->colind[k];
+            if (j == i) continue;
+            if (dv[k] * dv[k] >= th2 * fabs(di / L->dinv[j])) s += fabs(dv[k]);
+            else f += dv[k];
+        }
+        for (sla_int k = O->rowptr[i]; k < O->rowptr[i + 1]; k++) {
+            if (ov[k] * ov[k] >= th2 * fabs(di * gd[O->colind[k]])) s += fabs(ov[k]);
+            else f += ov[k];
+        }
+        if (f == 0.0) f = di;
+        df[i] = f;
+        double q = (fabs(f) + s) / fabs(f);
+        if (q > rho) rho = q;
+    }
+    double rho_all = 0.0;
+    rc = MPI_Allreduce(&rho, &rho_all, 1, MPI_DOUBLE, MPI_MAX, A->comm);
+    if (rc) {
+        st = sla__mpi_error(ctx, rc, "distributed saamg: the smoothing weight");
+        goto out;
+    }
+    double omega = 4.0 / (3.0 * rho_all);
+    /* the rows of P with global columns */
+    rp[0] = 0;
+    for (sla_int i = 0; i < n && !st; i++) {
+        double di = 1.0 / L->dinv[i], w = omega / df[i];
+        sla_int m = 0;
+        if (agg[i] >= 0) rowc[m] = cstart + agg[i], rowv[m++] = 1.0 - omega;
+        for (sla_int k = Dg->rowptr[i]; k < Dg->rowptr[i + 1]; k++) {
+            sla_int j = Dg->colind[k];
+            if (j == i || agg[j] < 0 || !(dv[k] * dv[k] >= th2 * fabs(di / L->dinv[j]))) continue;
+            rowc[m] = cstart + agg[j], rowv[m++] = -w * dv[k];
+        }
+        for (sla_int k = O->rowptr[i]; k < O->rowptr[i + 1]; k++) {
+            sla_int g = O->colind[k];
+            if (ga[g] < 0.0 || !(ov[k] * ov[k] >= th2 * fabs(di * gd[g]))) continue;
+            rowc[m] = (sla_int)ga[g], rowv[m++] = -w * ov[k];
+        }
+        m = sort_sum(rowc, rowv, m);
+        if (!ent_reserve(a, &e, m)) {
+            st = nomem(ctx, A, l);
+            break;
+        }
+        memcpy(e.col + e.len, rowc, (size_t)m * sizeof *rowc);
+        memcpy(e.val + e.len, rowv, (size_t)m * sizeof *rowv);
+        e.len += m;
+        rp[i + 1] = e.len;
+    }
+    if (!st && e.len > INT32_MAX)
+        st = sla__error(ctx, SLA_ERR_TOO_LARGE, "distributed saamg: rank %d: P has more than 2^31 - 1 entries",
+                        A->rank);
+    /* the other ranks' coarse rows reached, and P's compact columns */
+    sla_int np = 0;
+    if (!st) {
+        pg = sla__malloc(a, (size_t)(e.len > 0 ? e.len : 1), sizeof *pg);
+        d->pci = sla__malloc(a, (size_t)(e.len > 0 ? e.len : 1), sizeof *d->pci);
+        d->pval = sla__malloc(a, (size_t)(e.len > 0 ? e.len : 1), sizeof *d->pval);
+        if (!pg || !d->pci || !d->pval) st = nomem(ctx, A, l);
+    }
+    if (!st) {
+        for (sla_int p = 0; p < e.len; p++)
+            if (e.col[p] < cstart || e.col[p] >= cstart + nc) pg[np++] = e.col[p];
+        qsort(pg, (size_t)np, sizeof *pg, cmp_i64);
+        sla_int u = 0;
+        for (sla_int t = 0; t < np; t++)
+            if (u == 0 || pg[t] != pg[u - 1]) pg[u++] = pg[t];
+        np = u;
+        for (sla_int p = 0; p < e.len; p++) {
+            sla_int c = e.col[p];
+            d->pci[p] = (int32_t)(c >= cstart && c < cstart + nc ? c - cstart : nc + find_i64(pg, np, c));
+        }
+        d->prp = rp;
+        rp = NULL;
+        for (sla_int p = 0; p < e.len; p++) d->pval[p] = (sa_real)e.val[p];
+        d->pglob = e.col; /* kept for the Galerkin product, freed after it */
+        e.col = NULL;
+        /* the coarse-space halo plan of P's ghost columns: a pattern whose
+         * first row holds them (and the diagonal), the others the diagonal */
+        crp = sla__malloc(a, (size_t)nc + 1, sizeof *crp);
+        cci = sla__malloc(a, (size_t)(np + nc), sizeof *cci);
+        if (!crp || !cci) st = nomem(ctx, A, l);
+    }
+    if (!st) {
+        sla_int k = 0, t = 0;
+        crp[0] = 0;
+        for (; t < np && pg[t] < cstart; t++) cci[k++] = pg[t];
+        cci[k++] = cstart;
+        for (; t < np; t++) cci[k++] = pg[t];
+        crp[1] = k;
+        for (sla_int I = 1; I < nc; I++) {
+            cci[k++] = cstart + I;
+            crp[I + 1] = k;
+        }
+    }
+    if ((st = sla__dist_agree(ctx, A->comm, st))) goto out;
+    if ((st = sla__dist_new(ctx, A->comm, &d->Pc))) goto out;
+    st = sla__dist_build(ctx, d->Pc, nc, crp, cci, NULL);
+out:
+    sla__free(a, own);
+    sla__free(a, gd);
+    sla__free(a, ga);
+    sla__free(a, df);
+    sla__free(a, rp);
+    sla__free(a, rowc);
+    sla__free(a, rowv);
+    sla__free(a, pg);
+    sla__free(a, crp);
+    sla__free(a, cci);
+    sla__free(a, e.col);
+    sla__free(a, e.val);
+    return st;
+}
+
+/* Level l + 1 = P^T A P. Each rank forms, for every coarse row I that
+ * its rows of P reach (its own and the other ranks' ones in d->pcg),
+ * sum_i P_iI (A P)_i over its fine rows i (the rows of A P need P's rows
+ * of the ghost fine rows: fetched from their owners along A's halo plan);
+ * the partial rows of the other ranks' coarse rows go to their owners
+ * along the reverse of P's coarse halo plan, which add them to their own.
+ * The coarse rows, complete on their owners, become a distributed matrix
+ * (its halo plan from their columns). Collective; the status is agreed. */
+sla_status sla__dsa_build_coarse(sla_ctx *ctx, dsaamg *H, int l, sla_int cstart, bool refresh)
+{
+    dsa_level *d = &H->dl[l];
+    sla_dist_matrix *A = d->A, *Pc = d->Pc;
+    const sla_allocator *a = &H->alloc; /* the preconditioner's: it frees them */
+    const sla_matrix *Dg = A->diag, *O = A->offd;
+    const double *dv = Dg->values, *ov = O->values;
+    const sla__halo *h = &Pc->halo;
+    sla_int n = A->nlocal, nc = d->nc, np = Pc->nghost, ng = A->nghost;
+    sla_int *gprp = NULL, *gcol = NULL, *ext = NULL, *trp = NULL, *orp = NULL, *len = NULL, *rlen = NULL;
+    sla_int *soff = NULL, *roff = NULL, *scol = NULL, *rcol = NULL, *tmpc = NULL, *crp = NULL, *cci = NULL;
+    int32_t *gci = NULL, *lci = NULL, *tci = NULL, *mk = NULL, *rc = NULL;
+    double *gval = NULL, *tv = NULL, *acc = NULL, *sval = NULL, *rval = NULL, *tmpv = NULL, *cv = NULL;
+    MPI_Request *req = NULL;
+    ent_buf e = {0, 0, NULL, NULL};
+    sla_status st = SLA_OK;
+    if (!d->pglob) { /* at refresh: P's global columns again */
+        d->pglob = sla__malloc(a, (size_t)(d->prp[n] > 0 ? d->prp[n] : 1), sizeof *d->pglob);
+        if (!d->pglob) st = nomem(ctx, A, l + 1);
+        for (sla_int p = 0; !st && p < d->prp[n]; p++)
+            d->pglob[p] = d->pci[p] < nc ? cstart + d->pci[p] : Pc->ghosts[d->pci[p] - nc];
+        if ((st = sla__dist_agree(ctx, A->comm, st))) return st;
+    }
+    st = sla__dsa_fetch_ghost_p(ctx, a, A, d->prp, d->pglob, d->pval, &gprp, &gcol, &gval);
+    if (st) return st;
+    /* compact coarse columns: this rank's [0, nc), then ext (the others', increasing) */
+    sla_int pnnz = d->prp[n], ntot = gprp[ng], next = 0;
+    ext = sla__malloc(a, (size_t)(ntot + np + 1), sizeof *ext);
+    gci = sla__malloc(a, (size_t)(ntot + 1), sizeof *gci);
+    lci = sla__malloc(a, (size_t)(pnnz + 1), sizeof *lci);
+    if (!ext || !gci || !lci) st = nomem(ctx, A, l + 1);
+    if (!st) {
+        for (sla_int t = 0; t < ntot; t++)
+            if (gcol[t] < cstart || gcol[t] >= cstart + nc) ext[next++] = gcol[t];
+        for (sla_int t = 0; t < np; t++) ext[next++] = Pc->ghosts[t];
+        qsort(ext, (size_t)next, sizeof *ext, cmp_i64);
+        sla_int u = 0;
+        for (sla_int t = 0; t < next; t++)
+            if (u == 0 || ext[t] != ext[u - 1]) ext[u++] = ext[t];
+        next = u;
+        if (nc + next > INT32_MAX) st = sla__error(ctx, SLA_ERR_TOO_LARGE, "distributed saamg: too many coarse columns");
+    }
+    sla_int ncx = nc + next;
+    if (!st) {
+        for (sla_int t = 0; t < ntot; t++)
+            gci[t] = (int32_t)(gcol[t] >= cstart && gcol[t] < cstart + nc ? gcol[t] - cstart
+                                                                         : nc + find_i64(ext, next, gcol[t]));
+        for (sla_int p = 0; p < pnnz; p++) {
+            sla_int c = d->pglob[p];
+            lci[p] = (int32_t)(c >= cstart && c < cstart + nc ? c - cstart : nc + find_i64(ext, next, c));
+        }
+        trp = sla__calloc(a, (size_t)ncx + 1, sizeof *trp);
+        tci = sla__malloc(a, (size_t)(pnnz + 1), sizeof *tci);
+        tv = sla__malloc(a, (size_t)(pnnz + 1), sizeof *tv);
+        mk = sla__malloc(a, (size_t)ncx, sizeof *mk);
+        rc = sla__malloc(a, (size_t)ncx + 1, sizeof *rc);
+        acc = sla__calloc(a, (size_t)ncx, sizeof *acc);
+        orp = sla__calloc(a, (size_t)ncx + 1, sizeof *orp);
+        if (!trp || !tci || !tv || !mk || !rc || !acc || !orp) st = nomem(ctx, A, l + 1);
+    }
+    if (!st) { /* P^T over the compact columns */
+        for (sla_int p = 0; p < pnnz; p++) trp[lci[p] + 1]++;
+        for (sla_int I = 0; I < ncx; I++) trp[I + 1] += trp[I];
+        for (sla_int i = 0; i < n; i++)
+            for (sla_int p = d->prp[i]; p < d->prp[i + 1]; p++) {
+                sla_int q = trp[lci[p]]++;
+                tci[q] = (int32_t)i;
+                tv[q] = (double)d->pval[p];
+            }
+        for (sla_int I = ncx; I > 0; I--) trp[I] = trp[I - 1];
+        trp[0] = 0;
+        for (sla_int J = 0; J < ncx; J++) mk[J] = -1;
+        /* row I of P^T A P (partial for I >= nc): sum over P^T's row of P_iI (A P)_i */
+        for (sla_int I = 0; I < ncx && !st; I++) {
+            sla_int m = 0;
+            for (sla_int p = trp[I]; p < trp[I + 1]; p++) {
+                sla_int i = tci[p];
+                double pi = tv[p];
+                for (sla_int k = Dg->rowptr[i]; k < Dg->rowptr[i + 1]; k++) {
+                    sla_int j = Dg->colind[k];
+                    double pa = pi * dv[k];
+                    for (sla_int q = d->prp[j]; q < d->prp[j + 1]; q++) {
+                        int32_t J = lci[q];
+                        if (mk[J] != (int32_t)I) mk[J] = (int32_t)I, rc[m++] = J;
+                        acc[J] += pa * (double)d->pval[q];
+                    }
+                }
+                for (sla_int k = O->rowptr[i]; k < O->rowptr[i + 1]; k++) {
+                    sla_int g = O->colind[k];
+                    double pa = pi * ov[k];
+                    for (sla_int q = gprp[g]; q < gprp[g + 1]; q++) {
+                        int32_t J = gci[q];
+                        if (mk[J] != (int32_t)I) mk[J] = (int32_t)I, rc[m++] = J;
+                        acc[J] += pa * gval[q];
+                    }
+                }
+            }
+            if (!ent_reserve(a, &e, m)) {
+                st = nomem(ctx, A, l + 1);
+                break;
+            }
+            for (sla_int t = 0; t < m; t++) {
+                int32_t J = rc[t];
+                e.col[e.len + t] = J < nc ? cstart + J : ext[J - nc];
+                e.val[e.len + t] = acc[J];
+                acc[J] = 0.0;
+            }
+            e.len += sort_sum(e.col + e.len, e.val + e.len, m);
+            orp[I + 1] = e.len;
+        }
+    }
+    /* the partial rows of the other ranks' coarse rows to their owners:
+     * P's coarse ghosts (Pc's, grouped by owner) in the reverse direction */
+    int nr = h->nrecv, ns = h->nsend;
+    sla_int nrecv_rows = h->send_off[ns];
+    if (!st) {
+        len = sla__malloc(a, (size_t)(np + 1), sizeof *len);
+        rlen = sla__malloc(a, (size_t)(nrecv_rows + 1), sizeof *rlen);
+        soff = sla__malloc(a, (size_t)(np + 1), sizeof *soff);
+        roff = sla__malloc(a, (size_t)(nrecv_rows + 1), sizeof *roff);
+        req = sla__malloc(a, (size_t)(2 * (nr + ns) + 1), sizeof *req);
+        if (!len || !rlen || !soff || !roff || !req) st = nomem(ctx, A, l + 1);
+    }
+    if ((st = sla__dist_agree(ctx, A->comm, st))) goto out;
+    soff[0] = 0;
+    for (sla_int t = 0; t < np; t++) {
+        sla_int I = nc + find_i64(ext, next, Pc->ghosts[t]);
+        len[t] = orp[I + 1] - orp[I];
+        soff[t + 1] = soff[t] + len[t];
+    }
+    int k = 0, mrc = MPI_SUCCESS;
+    for (int q = 0; q < ns && !mrc; q++)
+        mrc = MPI_Irecv(rlen + h->send_off[q], (int)(h->send_off[q + 1] - h->send_off[q]), MPI_INT64_T,
+                        h->send_rank[q], TAG_LEN, A->comm, &req[k++]);
+    for (int q = 0; q < nr && !mrc; q++)
+        mrc = MPI_Isend(len + h->recv_off[q], (int)(h->recv_off[q + 1] - h->recv_off[q]), MPI_INT64_T,
+                        h->recv_rank[q], TAG_LEN, A->comm, &req[k++]);
+    if (!mrc) mrc = MPI_Waitall(k, req, MPI_STATUSES_IGNORE);
+    if (mrc) {
+        st = sla__mpi_error(ctx, mrc, "distributed saamg: the Galerkin product");
+        goto out;
+    }
+    roff[0] = 0;
+    for (sla_int t = 0; t < nrecv_rows; t++) roff[t + 1] = roff[t] + rlen[t];
+    scol = sla__malloc(a, (size_t)(soff[np] + 1), sizeof *scol);
+    sval = sla__malloc(a, (size_t)(soff[np] + 1), sizeof *sval);
+    rcol = sla__malloc(a, (size_t)(roff[nrecv_rows] + 1), sizeof *rcol);
+    rval = sla__malloc(a, (size_t)(roff[nrecv_rows] + 1), sizeof *rval);
+    if (!scol || !sval || !rcol || !rval) st = nomem(ctx, A, l + 1);
+    if (!st && (soff[np] > INT_MAX || roff[nrecv_rows] > INT_MAX))
+        st = sla__error(ctx, SLA_ERR_TOO_LARGE, "distributed saamg: rank %d exchanges more than 2^31 - 1 "
+                                                "coarse entries", A->rank);
+    if ((st = sla__dist_agree(ctx, A->comm, st))) goto out;
+    for (sla_int t = 0; t < np; t++) {
+        sla_int I = nc + find_i64(ext, next, Pc->ghosts[t]);
+        memcpy(scol + soff[t], e.col + orp[I], (size_t)len[t] * sizeof *scol);
+        memcpy(sval + soff[t], e.val + orp[I], (size_t)len[t] * sizeof *sval);
+    }
+    k = 0;
+    for (int q = 0; q < ns && !mrc; q++) {
+        sla_int b = roff[h->send_off[q]], m = roff[h->send_off[q + 1]] - b;
+        mrc = MPI_Irecv(rcol + b, (int)m, MPI_INT64_T, h->send_rank[q], TAG_COL, A->comm, &req[k++]);
+        if (!mrc) mrc = MPI_Irecv(rval + b, (int)m, MPI_DOUBLE, h->send_rank[q], TAG_VAL, A->comm, &req[k++]);
+    }
+    for (int q = 0; q < nr && !mrc; q++) {
+        sla_int b = soff[h->recv_off[q]], m = soff[h->recv_off[q + 1]] - b;
+        mrc = MPI_Isend(scol + b, (int)m, MPI_INT64_T, h->recv_rank[q], TAG_COL, A->comm, &req[k++]);
+        if (!mrc) mrc = MPI_Isend(sval + b, (int)m, MPI_DOUBLE, h->recv_rank[q], TAG_VAL, A->comm, &req[k++]);
+    }
+    if (!mrc) mrc = MPI_Waitall(k, req, MPI_STATUSES_IGNORE);
+    if (mrc) {
+        st = sla__mpi_error(ctx, mrc, "distributed saamg: the Galerkin product");
+        goto out;
+    }
+    /* own rows plus the pieces received for them: (row, piece) lists */
+    {
+        sla_int *pcnt = sla__calloc(a, (size_t)nc + 1, sizeof *pcnt); /* received entries per own row */
+        sla_int *ppos = NULL;
+        sla_int maxrow = 1;
+        if (!pcnt) st = nomem(ctx, A, l + 1);
+        if (!st) {
+            for (sla_int t = 0; t < nrecv_rows; t++) pcnt[Pc->halo.send_idx[t] + 1] += rlen[t];
+            for (sla_int I = 0; I < nc; I++) {
+                sla_int m = pcnt[I + 1] + orp[I + 1] - orp[I];
+                if (m > maxrow) maxrow = m;
+                pcnt[I + 1] += pcnt[I];
+            }
+            ppos = sla__malloc(a, (size_t)(pcnt[nc] + 1), sizeof *ppos); /* offsets into rcol of each entry */
+            tmpc = sla__malloc(a, (size_t)maxrow, sizeof *tmpc);
+            tmpv = sla__malloc(a, (size_t)maxrow, sizeof *tmpv);
+            crp = sla__malloc(a, (size_t)nc + 1, sizeof *crp);
+            if (!ppos || !tmpc || !tmpv || !crp) st = nomem(ctx, A, l + 1);
+        }
+        ent_buf c = {0, 0, NULL, NULL};
+        if (!st) {
+            sla_int *fill = sla__malloc(a, (size_t)nc + 1, sizeof *fill);
+            if (!fill) st = nomem(ctx, A, l + 1);
+            else {
+                memcpy(fill, pcnt, ((size_t)nc + 1) * sizeof *fill);
+                for (sla_int t = 0; t < nrecv_rows; t++) {
+                    sla_int I = Pc->halo.send_idx[t];
+                    for (sla_int q = roff[t]; q < roff[t + 1]; q++) ppos[fill[I]++] = q;
+                }
+                sla__free(a, fill);
+            }
+        }
+        if (!st) crp[0] = 0;
+        for (sla_int I = 0; I < nc && !st; I++) {
+            sla_int m = 0;
+            for (sla_int q = orp[I]; q < orp[I + 1]; q++) tmpc[m] = e.col[q], tmpv[m++] = e.val[q];
+            for (sla_int q = pcnt[I]; q < pcnt[I + 1]; q++) tmpc[m] = rcol[ppos[q]], tmpv[m++] = rval[ppos[q]];
+            m = sort_sum(tmpc, tmpv, m);
+            if (!ent_reserve(a, &c, m)) {
+                st = nomem(ctx, A, l + 1);
+                break;
+            }
+            memcpy(c.col + c.len, tmpc, (size_t)m * sizeof *tmpc);
+            memcpy(c.val + c.len, tmpv, (size_t)m * sizeof *tmpv);
+            c.len += m;
+            crp[I + 1] = c.len;
+        }
+        sla__free(a, pcnt);
+        sla__free(a, ppos);
+        cci = c.col;
+        cv = c.val;
+    }
+    if ((st = sla__dist_agree(ctx, A->comm, st))) goto out;
+    if (refresh) { /* the same pattern (those of P and A are): the new values */
+        sla_dist_matrix *Ac = H->dl[l + 1].A;
+        bool same = Ac->nlocal == nc && Ac->nnz_local == crp[nc];
+        for (sla_int I = 0; same && I <= nc; I++) same = Ac->rowptr[I] == crp[I];
+        for (sla_int k2 = 0; same && k2 < crp[nc]; k2++) same = Ac->colind[k2] == cci[k2];
+        int mine = same ? 0 : 1, any = 0; /* cannot happen: then the refresh rebuilds */
+        int mrc2 = MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, A->comm);
+        if (mrc2) st = sla__mpi_error(ctx, mrc2, "distributed saamg: refresh");
+        else if (any) H->repattern = true;
+        else st = sla_dist_matrix_set_values(ctx, Ac, cv);
+        goto out;
+    }
+    sla_dist_matrix *Ac = NULL;
+    if ((st = sla__dist_new(ctx, A->comm, &Ac))) goto out;
+    st = sla__dist_build(ctx, Ac, nc, crp, cci, cv);
+    if (st) sla_dist_matrix_destroy(&Ac);
+    H->dl[l + 1].A = Ac;
+out:
+    sla__free(a, gprp);
+    sla__free(a, gcol);
+    sla__free(a, gval);
+    sla__free(a, ext);
+    sla__free(a, gci);
+    sla__free(a, lci);
+    sla__free(a, trp);
+    sla__free(a, tci);
+    sla__free(a, tv);
+    sla__free(a, mk);
+    sla__free(a, rc);
+    sla__free(a, acc);
+    sla__free(a, orp);
+    sla__free(a, len);
+    sla__free(a, rlen);
+    sla__free(a, soff);
+    sla__free(a, roff);
+    sla__free(a, scol);
+    sla__free(a, sval);
+    sla__free(a, rcol);
+    sla__free(a, rval);
+    sla__free(a, tmpc);
+    sla__free(a, tmpv);
+    sla__free(a, crp);
+    sla__free(a, cci);
+    sla__free(a, cv);
+    sla__free(a, req);
+    sla__free(a, e.col);
+    sla__free(a, e.val);
+    sla__free(a, d->pglob);
+    d->pglob = NULL;
+    return st;
+}
+
+
+/* The coarsest level A gathered onto every rank and factorized densely
+ * (the same factor everywhere). Collective; the status is agreed. */
+sla_status sla__dsa_gather_dense(sla_ctx *ctx, dsaamg *H, int l)
+{
+    sla_dist_matrix *A = H->dl[l].A;
+    const sla_allocator *a = &H->alloc; /* the preconditioner's: it frees them */
+    int P = A->size;
+    sla_int n = A->n;
+    sla_status st = SLA_OK;
+    int *ncnt = sla__malloc(a, (size_t)P, sizeof *ncnt), *ndsp = sla__malloc(a, (size_t)P, sizeof *ndsp);
+    H->counts = sla__malloc(a, (size_t)P, sizeof *H->counts);
+    H->displs = sla__malloc(a, (size_t)P, sizeof *H->displs);
+    H->bg = sla__malloc(a, (size_t)n, sizeof *H->bg);
+    H->xg = sla__malloc(a, (size_t)n, sizeof *H->xg);
+    sla_int *len = sla__malloc(a, (size_t)A->nlocal, sizeof *len);
+    double *lv = sla__malloc(a, (size_t)(A->nnz_local > 0 ? A->nnz_local : 1), sizeof *lv);
+    sla_int *grp = sla__calloc(a, (size_t)n + 1, sizeof *grp);
+    sla_int *gci = NULL;
+    int32_t *ci32 = NULL;
+    double *gv = NULL;
+    if (!ncnt || !ndsp || !H->counts || !H->displs || !H->bg || !H->xg || !len || !lv || !grp)
+        st = nomem(ctx, A, l);
+    if ((st = sla__dist_agree(ctx, A->comm, st))) goto out;
+    for (int q = 0; q < P; q++) {
+        H->counts[q] = (int)(A->starts[q + 1] - A->starts[q]);
+        H->displs[q] = (int)A->starts[q];
+    }
+    for (sla_int i = 0; i < A->nlocal; i++) len[i] = A->rowptr[i + 1] - A->rowptr[i];
+    sla_dist_matrix_get_values(A, lv);
+    int nnzl = (int)A->nnz_local;
+    int rc = MPI_Allgatherv(len, (int)A->nlocal, MPI_INT64_T, grp + 1, H->counts, H->displs, MPI_INT64_T, A->comm);
+    if (!rc) rc = MPI_Allgather(&nnzl, 1, MPI_INT, ncnt, 1, MPI_INT, A->comm);
+    if (rc) {
+        st = sla__mpi_error(ctx, rc, "distributed saamg: gathering the coarsest level");
+        goto out;
+    }
+    for (sla_int i = 0; i < n; i++) grp[i + 1] += grp[i];
+    for (int q = 0, s = 0; q < P; q++) {
+        ndsp[q] = s;
+        s += ncnt[q];
+    }
+    sla_int nnz = grp[n];
+    gci = sla__malloc(a, (size_t)(nnz > 0 ? nnz : 1), sizeof *gci);
+    ci32 = sla__malloc(a, (size_t)(nnz > 0 ? nnz : 1), sizeof *ci32);
+    gv = sla__malloc(a, (size_t)(nnz > 0 ? nnz : 1), sizeof *gv);
+    if (!gci || !ci32 || !gv) st = nomem(ctx, A, l);
+    if ((st = sla__dist_agree(ctx, A->comm, st))) goto out;
+    rc = MPI_Allgatherv(A->colind, nnzl, MPI_INT64_T, gci, ncnt, ndsp, MPI_INT64_T, A->comm);
+    if (!rc) rc = MPI_Allgatherv(lv, nnzl, MPI_DOUBLE, gv, ncnt, ndsp, MPI_DOUBLE, A->comm);
+    if (rc) {
+        st = sla__mpi_error(ctx, rc, "distributed saamg: gathering the coarsest level");
+        goto out;
+    }
+    for (sla_int k = 0; k < nnz; k++) ci32[k] = (int32_t)gci[k];
+    sa_level G;
+    memset(&G, 0, sizeof G);
+    G.n = n;
+    G.nnz = nnz;
+    G.rp = grp;
+    G.ci = ci32;
+    G.val = gv;
+    H->g.symmetric = true;
+    H->g.nlev = l + 1;
+    st = sla__saamg_factor_coarse(ctx, a, &H->g, &G); /* identical input: the same verdict on every rank */
+    st = sla__dist_agree(ctx, A->comm, st);
+out:
+    sla__free(a, ncnt);
+    sla__free(a, ndsp);
+    sla__free(a, len);
+    sla__free(a, lv);
+    sla__free(a, grp);
+    sla__free(a, gci);
+    sla__free(a, ci32);
+    sla__free(a, gv);
+    return st;
+}

@@ -1,0 +1,266 @@
+/* Distributed saamg: the V-cycle (hybrid Gauss-Seidel per rank, halo
+ * exchanges per level; dist_saamg.c's header gives the method). */
+#include "dist_saamg.h"
+
+/* ---- the cycle ------------------------------------------------------------------ */
+
+/* Forward Gauss-Seidel from x = 0 on the diagonal block (ghosts zero). */
+static void gs_fwd0(const sla_matrix *Dg, const double *dinv, const double *b, double *x)
+{
+    const sla_int *rp = Dg->rowptr;
+    const int32_t *ci = Dg->colind;
+    const double *v = Dg->values;
+    for (sla_int i = 0; i < Dg->nrows; i++) {
+        double s = b[i];
+        for (sla_int k = rp[i]; k < rp[i + 1] && ci[k] < i; k++) s -= v[k] * x[ci[k]];
+        x[i] = s * dinv[i];
+    }
+}
+
+/* Backward hybrid Gauss-Seidel: x_i += (b_i - (A_dd x)_i - (A_do g)_i) / a_ii,
+ * rows in decreasing order, the ghosts g frozen. */
+static void gs_bwd(const sla_matrix *Dg, const sla_matrix *O, const double *g, const double *dinv,
+                   const double *b, double *x)
+{
+    const sla_int *rp = Dg->rowptr, *orp = O->rowptr;
+    const int32_t *ci = Dg->colind, *oci = O->colind;
+    const double *v = Dg->values, *ov = O->values;
+    for (sla_int i = Dg->nrows - 1; i >= 0; i--) {
+        double s = b[i];
+        for (sla_int k = orp[i]; k < orp[i + 1]; k++) s -= ov[k] * g[oci[k]];
+        for (sla_int k = rp[i]; k < rp[i + 1]; k++) s -= v[k] * x[ci[k]];
+        x[i] += s * dinv[i];
+    }
+}
+
+/* x += P xc: P's columns on other ranks read from one halo exchange of
+ * the coarse vector (returns an MPI error code). */
+int sla__dsa_prolong(dsa_level *d, const double *xc, double *x)
+{
+    sla_dist_matrix *Pc = d->Pc;
+    int rc = sla__halo_forward_begin(Pc, xc, Pc->ghostbuf);
+    int rc2 = sla__halo_end(Pc);
+    const double *g = Pc->ghostbuf;
+    sla_int nc = d->nc;
+    for (sla_int i = 0; i < d->A->nlocal; i++) {
+        double s = 0.0;
+        for (sla_int k = d->prp[i]; k < d->prp[i + 1]; k++) {
+            int32_t c = d->pci[k];
+            s += (double)d->pval[k] * (c < nc ? xc[c] : g[c - nc]);
+        }
+        x[i] += s;
+    }
+    return rc ? rc : rc2;
+}
+
+/* bc = P^T r: the parts owed to other ranks' coarse rows travel back to
+ * them (the reverse halo exchange) and are added there. */
+int sla__dsa_restrict(dsa_level *d, const double *r, double *bc)
+{
+    sla_dist_matrix *Pc = d->Pc;
+    double *g = Pc->ghostbuf;
+    sla_int nc = d->nc;
+    memset(bc, 0, (size_t)nc * sizeof *bc);
+    if (Pc->nghost) memset(g, 0, (size_t)Pc->nghost * sizeof *g);
+    for (sla_int i = 0; i < d->A->nlocal; i++) {
+        double ri = r[i];
+        for (sla_int k = d->prp[i]; k < d->prp[i + 1]; k++) {
+            int32_t c = d->pci[k];
+            if (c < nc) bc[c] += (double)d->pval[k] * ri;
+            else g[c - nc] += (double)d->pval[k] * ri;
+        }
+    }
+    int rc = sla__halo_reverse_begin(Pc, g);
+    int rc2 = sla__halo_end(Pc);
+    sla__halo_reverse_add(Pc, bc);
+    return rc ? rc : rc2;
+}
+
+/* Pre-smoothing from x = 0 (forward, ghosts zero), then b_c = P^T (b -
+ * A x) in one pass over the rows after one halo exchange of x: row i's
+ * entries up to the diagonal give b_i - sum_{j <= i} a_ij x_j = 0 (up to
+ * rounding: that is how the sweep set x_i), so r_i is minus the sum over
+ * the upper part and the ghost columns; r is not stored, its P^T
+ * contributions are summed straight away (the other ranks' coarse rows'
+ * ones travel back with P's reverse exchange). Against a separate SpMV,
+ * residual vector and restriction: the process CPU of CG + saamg on 2-D
+ * Poisson 1e6, 1 rank, 16 iterations: 0.70-0.75 s -> 0.62-0.69 s
+ * (interleaved runs, 3 each, under other load). */
+static int presmooth_restrict(dsa_level *d, const double *dinv, const double *b, double *x, double *bc)
+{
+    sla_dist_matrix *A = d->A, *Pc = d->Pc;
+    const sla_matrix *Dg = A->diag, *O = A->offd;
+    const sla_int *rp = Dg->rowptr, *orp = O->rowptr;
+    const int32_t *ci = Dg->colind, *oci = O->colind;
+    const double *v = Dg->values, *ov = O->values;
+    gs_fwd0(Dg, dinv, b, x);
+    int rc = sla__halo_forward_begin(A, x, A->ghostbuf);
+    int rc2 = sla__halo_end(A);
+    const double *gx = A->ghostbuf;
+    double *g = Pc->ghostbuf;
+    sla_int nc = d->nc;
+    memset(bc, 0, (size_t)nc * sizeof *bc);
+    if (Pc->nghost) memset(g, 0, (size_t)Pc->nghost * sizeof *g);
+    for (sla_int i = 0; i < A->nlocal; i++) {
+        double s = 0.0;
+        for (sla_int k = rp[i + 1] - 1; k >= rp[i] && ci[k] > i; k--) s -= v[k] * x[ci[k]];
+        for (sla_int k = orp[i]; k < orp[i + 1]; k++) s -= ov[k] * gx[oci[k]];
+        for (sla_int k = d->prp[i]; k < d->prp[i + 1]; k++) {
+            int32_t c = d->pci[k];
+            if (c < nc) bc[c] += (double)d->pval[k] * s;
+            else g[c - nc] += (double)d->pval[k] * s;
+        }
+    }
+    int rc3 = sla__halo_reverse_begin(Pc, g);
+    int rc4 = sla__halo_end(Pc);
+    sla__halo_reverse_add(Pc, bc);
+    return rc ? rc : rc2 ? rc2 : rc3 ? rc3 : rc4;
+}
+
+static void note_rc(dsaamg *H, int rc)
+{
+    if (rc && !H->rc) H->rc = rc;
+}
+
+/* The backward sweep after one halo exchange of x. */
+static void post_smooth(dsaamg *H, int l, const double *b, double *x)
+{
+    sla_dist_matrix *A = H->dl[l].A;
+    int rc = sla__halo_forward_begin(A, x, A->ghostbuf);
+    int rc2 = sla__halo_end(A);
+    note_rc(H, rc ? rc : rc2);
+    gs_bwd(A->diag, A->offd, A->ghostbuf, H->g.lev[l].dinv, b, x);
+}
+
+/* The coarsest level: every rank's b gathered, the dense solve
+ * everywhere, each keeping its rows; or one symmetric hybrid sweep. */
+static void coarse_solve(dsaamg *H, int l, const double *b, double *x)
+{
+    sla_dist_matrix *A = H->dl[l].A;
+    if (!H->g.dense) {
+        gs_fwd0(A->diag, H->g.lev[l].dinv, b, x);
+        post_smooth(H, l, b, x);
+        return;
+    }
+    int rc = MPI_Allgatherv(b, (int)A->nlocal, MPI_DOUBLE, H->bg, H->counts, H->displs, MPI_DOUBLE, A->comm);
+    note_rc(H, rc);
+    H->gathers++;
+    H->gather_bytes += (int64_t)A->nlocal * (int64_t)sizeof(double);
+    sla_int n = A->n;
+    const double *F = H->g.dense;
+    double *y = H->xg;
+    memcpy(y, H->bg, (size_t)n * sizeof *y);
+    if (H->g.piv) { /* P A = L U, L unit lower */
+        for (sla_int i = 0; i < n; i++) {
+            sla_int p = H->g.piv[i];
+            if (p != i) {
+                double t = y[i];
+                y[i] = y[p];
+                y[p] = t;
+            }
+        }
+        for (sla_int j = 0; j < n; j++)
+            for (sla_int i = j + 1; i < n; i++) y[i] -= F[i + j * n] * y[j];
+        for (sla_int j = n - 1; j >= 0; j--) {
+            y[j] /= F[j + j * n];
+            for (sla_int i = 0; i < j; i++) y[i] -= F[i + j * n] * y[j];
+        }
+    } else { /* A = L L^T */
+        for (sla_int j = 0; j < n; j++) {
+            y[j] /= F[j + j * n];
+            for (sla_int i = j + 1; i < n; i++) y[i] -= F[i + j * n] * y[j];
+        }
+        for (sla_int i = n - 1; i >= 0; i--) {
+            double s = y[i];
+            for (sla_int k = i + 1; k < n; k++) s -= F[k + i * n] * y[k];
+            y[i] = s / F[i + i * n];
+        }
+    }
+    memcpy(x, y + A->row_start, (size_t)A->nlocal * sizeof *x);
+}
+
+/* The coarse correction and the post-smoothing in one pass: x += P x_c
+ * for the rows other ranks read first, one halo exchange of x, then the
+ * backward sweep with the prolongation of the other rows just ahead of the
+ * rows that read them (row i reads x from its first column on). Each x_r
+ * gets its correction before any read or write of it by the sweep, so the
+ * result is the one of prolongation then sweep; x is read and written once
+ * instead of twice. CG + saamg on 2-D Poisson 1e6, 1 rank: solve CPU
+ * 0.63-0.66 s -> 0.59-0.63 s (4 interleaved runs each, under load). */
+static int prolong_post_smooth(dsaamg *H, int l, const double *b, const double *xc, double *x)
+{
+    dsa_level *d = &H->dl[l];
+    sla_dist_matrix *A = d->A, *Pc = d->Pc;
+    int rc = sla__halo_forward_begin(Pc, xc, Pc->ghostbuf);
+    int rc2 = sla__halo_end(Pc);
+    const double *gc = Pc->ghostbuf;
+    const sla_int *prp = d->prp;
+    const int32_t *pci = d->pci;
+    const sa_real *pv = d->pval;
+    sla_int nc = d->nc;
+#define PROW(r)                                                                            \
+    do {                                                                                   \
+        double s_ = 0.0;                                                                   \
+        for (sla_int k_ = prp[r]; k_ < prp[(r) + 1]; k_++) {                               \
+            int32_t c_ = pci[k_];                                                          \
+            s_ += (double)pv[k_] * (c_ < nc ? xc[c_] : gc[c_ - nc]);                       \
+        }                                                                                  \
+        x[r] += s_;                                                                        \
+    } while (0)
+    for (sla_int t = 0; t < d->nb; t++) PROW(d->brows[t]);
+    int rc3 = sla__halo_forward_begin(A, x, A->ghostbuf);
+    int rc4 = sla__halo_end(A);
+    const sla_matrix *Dg = A->diag, *O = A->offd;
+    const sla_int *rp = Dg->rowptr, *orp = O->rowptr;
+    const int32_t *ci = Dg->colind, *oci = O->colind;
+    const double *v = Dg->values, *ov = O->values, *g = A->ghostbuf, *dinv = H->g.lev[l].dinv;
+    sla_int p = A->nlocal, t = d->nb - 1;
+    for (sla_int i = A->nlocal - 1; i >= 0; i--) {
+        sla_int first = rp[i] < rp[i + 1] && ci[rp[i]] < i ? ci[rp[i]] : i;
+        for (; p > first; p--) {
+            sla_int r = p - 1;
+            if (t >= 0 && d->brows[t] == r) { /* corrected before the exchange */
+                t--;
+                continue;
+            }
+            PROW(r);
+        }
+        double s = b[i];
+        for (sla_int k = orp[i]; k < orp[i + 1]; k++) s -= ov[k] * g[oci[k]];
+        for (sla_int k = rp[i]; k < rp[i + 1]; k++) s -= v[k] * x[ci[k]];
+        x[i] += s * dinv[i];
+    }
+#undef PROW
+    return rc ? rc : rc2 ? rc2 : rc3 ? rc3 : rc4;
+}
+
+/* x = M^-1 b on level l. */
+static void cycle(dsaamg *H, int l, const double *b, double *x, int nt)
+{
+    if (l == H->nlev - 1) {
+        coarse_solve(H, l, b, x);
+        return;
+    }
+    dsa_level *d = &H->dl[l], *c = &H->dl[l + 1];
+    const sa_level *L = &H->g.lev[l];
+    (void)nt;
+    note_rc(H, presmooth_restrict(d, L->dinv, b, x, c->b)); /* x = M^-1 b, b_c = P^T (b - A x) */
+    cycle(H, l + 1, c->b, c->x, nt);
+    note_rc(H, prolong_post_smooth(H, l, b, c->x, x)); /* x += P x_c, then backward Gauss-Seidel */
+}
+
+sla_status sla__dsa_apply(const sla__pc *pc, bool transpose, const double *r, double *z, int nt)
+{
+    (void)transpose; /* symmetric cycle: M^-T = M^-1 */
+    dsaamg *H = pc->fact;
+    double *rc = NULL;
+    if (r == z) {
+        rc = sla__malloc(&pc->alloc, (size_t)(pc->n > 0 ? pc->n : 1), sizeof *rc);
+        if (!rc) return SLA_ERR_NOMEM;
+        memcpy(rc, r, (size_t)pc->n * sizeof *rc);
+        r = rc;
+    }
+    cycle(H, 0, r, z, nt);
+    sla__free(&pc->alloc, rc);
+    return H->rc ? SLA_ERR_COMM : SLA_OK;
+}
