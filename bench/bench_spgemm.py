@@ -5,11 +5,11 @@ the numeric phase alone on the cached pattern, the training-loop case)
 against SciPy's A @ A, measured interleaved in one process (round r runs
 SciPy, then sla's first product, then sla's cached product), so that
 other load on a shared machine hits all three alike. Each round also
-times the first product's parts: the operand's pattern check (A.pattern:
-A's indices compared with the pattern's copies, O(nnz)), the operand's C
-matrix (_CMat: borrowing the values, which C checks finite), and the C
-kernel sla_spgemm alone; "rest" is the first product minus those three
-(the result's Python objects; its int64 indices are made only when read).
+times the first product's parts: the operand (_algebra._operand: its C
+matrix, borrowing the values, which C checks finite, and the check of A's
+indices against it, O(nnz), both over sla's threads), and the C kernel
+sla_spgemm alone; "rest" is the first product minus those two (the
+result's Python objects; its int64 indices are made only when read).
 Prints the medians (and minima) of wall and CPU time, the ratios SciPy /
 sla of the medians (above 1: sla is faster), the other processes' share of
 the CPUs, and one JSON line. The C kernels' floor:
@@ -78,9 +78,8 @@ def main():
         res = _algebra._symbolic("matmul", pat, pat)
         return _algebra.BinaryFn.apply(va, va, "matmul", pat, pat, res, 1.0, 1.0)
 
-    names = ("scipy", "full", "numeric", "check", "cmat", "kernel")
-    fns = (lambda: S @ S, sla_full, sla_numeric, lambda: A.pattern,
-           lambda: _algebra._CMat(pat, va), c_kernel)
+    names = ("scipy", "full", "numeric", "operand", "kernel")
+    fns = (lambda: S @ S, sla_full, sla_numeric, lambda: _algebra._operand(A), c_kernel)
     wall = {k: [] for k in names}
     cpu = {k: [] for k in names}
     for f in fns:  # warm-up: libraries loaded, pools and caches filled
@@ -116,13 +115,12 @@ def main():
     print("|---|---|---|---|")
     labels = {"scipy": "SciPy A @ A", "full": "sla A @ A, first product (pattern + values)",
               "numeric": "sla numeric on the cached pattern",
-              "check": "  of the first: A.pattern (index check)",
-              "cmat": "  of the first: operand C matrix (values checked finite)",
+              "operand": "  of the first: operand (C matrix, values and indices checked)",
               "kernel": "  of the first: C kernel sla_spgemm", "rest": "  of the first: rest"}
-    med["rest"] = med["full"] - med["check"] - med["cmat"] - med["kernel"]
-    cmed["rest"] = cmed["full"] - cmed["check"] - cmed["cmat"] - cmed["kernel"]
+    med["rest"] = med["full"] - med["operand"] - med["kernel"]
+    cmed["rest"] = cmed["full"] - cmed["operand"] - cmed["kernel"]
     wall["rest"] = [med["rest"]]
-    for k in ("scipy", "full", "numeric", "check", "cmat", "kernel", "rest"):
+    for k in ("scipy", "full", "numeric", "operand", "kernel", "rest"):
         ratio = "%.2f" % (med["scipy"] / med[k]) if k in ("full", "numeric", "kernel") else ""
         print("| %s | %.4f (%.4f) | %.4f | %s |" % (labels[k], med[k], min(wall[k]), cmed[k],
                                                     ratio))

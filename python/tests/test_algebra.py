@@ -285,6 +285,66 @@ class TestAlgebra(unittest.TestCase):
         with self.assertRaises(ValueError):
             (A @ B).with_values(torch.zeros(3, dtype=F64))
 
+    def test_operand_indices_checked(self):
+        """An operand whose indices are in CSR order (its pattern checked in
+        C against the C matrix of the operation) and one in another order
+        (the pattern's copies): products follow in-place writes to the
+        indices, through torch and through a numpy view, and other index
+        dtypes or layouts take the general path."""
+        from sla import _algebra
+        for nt in (1, 2):
+            sla.set_num_threads(nt)
+            try:
+                for order in ("csr", "shuffled"):
+                    Ms = sp.random(400, 300, density=0.02, format="csr",
+                                   random_state=np.random.default_rng(81)).tocoo()
+                    perm = np.arange(Ms.nnz) if order == "csr" else \
+                        np.random.default_rng(82).permutation(Ms.nnz)
+                    row = torch.tensor(Ms.row[perm].astype(np.int64))
+                    col = torch.tensor(Ms.col[perm].astype(np.int64))
+                    A = sla.SparseTensor(torch.tensor(Ms.data[perm]), row, col, Ms.shape)
+                    Ns = sp.random(300, 200, density=0.03, random_state=np.random.default_rng(83))
+                    B = sla.SparseTensor.from_scipy(Ns)
+                    self.assertEqual(A.pattern.identity, order == "csr")
+                    np.testing.assert_allclose((A @ B).to_dense().numpy(),
+                                               (Ms @ Ns).toarray(), atol=1e-14)
+                    for how in ("torch", "numpy"):
+                        r, c = A.row.numpy().copy(), A.col.numpy().copy()
+                        k = int(np.argmax(c < 299))
+                        if how == "torch":
+                            A.col[k] += 1  # another column for one entry
+                        else:
+                            A.col.numpy()[k] += 1  # no version bump
+                        c2 = c.copy()
+                        c2[k] += 1
+                        ref = sp.coo_matrix((Ms.data[perm], (r, c2)), shape=Ms.shape).tocsr()
+                        np.testing.assert_allclose((A @ B).to_dense().numpy(),
+                                                   (ref @ Ns).toarray(), atol=1e-14)
+                        np.testing.assert_allclose((B.T @ A.T).to_dense().numpy(),
+                                                   (ref @ Ns).toarray().T, atol=1e-14)
+                        A.col.copy_(torch.tensor(c))
+                        np.testing.assert_allclose((A @ B).to_dense().numpy(),
+                                                   (Ms @ Ns).toarray(), atol=1e-14)
+                    # int32 and strided indices: the general check
+                    A32 = sla.SparseTensor(A.values, A.row.to(torch.int32), A.col[:].to(
+                        torch.int32), A.shape)
+                    np.testing.assert_allclose((A32 @ B).to_dense().numpy(),
+                                               (Ms @ Ns).toarray(), atol=1e-14)
+                    rc = torch.stack([A.row, A.col], 1)  # row and col as strided views
+                    As = sla.SparseTensor(A.values, rc[:, 0], rc[:, 1], A.shape)
+                    np.testing.assert_allclose((As @ B).to_dense().numpy(),
+                                               (Ms @ Ns).toarray(), atol=1e-14)
+                    rc[0, 1] = (rc[0, 1] + 1) % 300
+                    c2 = A.col.numpy().copy()
+                    c2[0] = rc[0, 1]
+                    ref = sp.coo_matrix((Ms.data[perm], (A.row.numpy(), c2)),
+                                        shape=Ms.shape).tocsr()
+                    np.testing.assert_allclose((As @ B).to_dense().numpy(),
+                                               (ref @ Ns).toarray(), atol=1e-14)
+            finally:
+                sla.set_num_threads(None)
+        self.assertTrue(hasattr(_algebra, "_operand"))
+
     def test_errors(self):
         A, _ = rnd(5, 4, 0.5, 13)
         with self.assertRaises(ValueError):
