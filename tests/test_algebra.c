@@ -356,7 +356,10 @@ static void check_fused(sla_int m, sla_int k, sla_int n, int per_row, sla_int nb
  * threads (rows in several chunks). */
 static void test_row_lengths(void)
 {
-    const sla_int m = 2400, k = 300, n = 97; /* n < 2 x 32: some rows nearly full */
+    /* n < 2 x 32: some rows nearly full; k large enough that nnz(A) x (B's longest
+     * row) stays within sla_spgemm's bound for its one-pass path on one thread (the
+     * two-pass one at 2 threads: the two compared bitwise) */
+    const sla_int m = 2400, k = 3000, n = 97;
     unsigned long long s = 77;
     sla_int cap = m * 4 + k * 24 + 2, na = 0, nb = 0;
     sla_int *ar = malloc((size_t)cap * sizeof *ar), *ac = malloc((size_t)cap * sizeof *ac);
@@ -394,6 +397,12 @@ static void test_row_lengths(void)
     free(av);
     free(bv);
     if (!A || !B) return;
+    sla_int wb = 0; /* B's longest row: within the one-pass bound (see above) */
+    for (sla_int j = 0; j < k; j++) {
+        sla_int d = sla_matrix_rowptr(B)[j + 1] - sla_matrix_rowptr(B)[j];
+        wb = d > wb ? d : wb;
+    }
+    CHECK(sla_matrix_nnz(A) * wb <= 4 * (sla_matrix_nnz(A) + sla_matrix_nnz(B)) + m);
     sla_matrix *F[2] = {NULL, NULL};
     sla_int lens[4] = {0, 0, 0, 0}; /* rows of 0, 1..16, 17..32, over 32 columns */
     for (int nt = 1; nt <= 2; nt++) {

@@ -129,6 +129,42 @@ static inline void place_row(int32_t *buf, sla_int cnt, int32_t *out, double *va
         }
 }
 
+/* Row i of C = A B (Gustavson): its distinct columns gathered into buf
+ * (every column is written, the cursor advances only for one without this
+ * row's stamp in mk), with ac (a zero dense row) and av, bv its values
+ * accumulated there, then placed sorted at ci (values at vals, ac zero
+ * again). Returns the row's number of entries. */
+static inline sla_int fill_row(const sla_matrix *A, const sla_matrix *B, const double *av,
+                               const double *bv, sla_int i, int32_t stamp, int32_t *mk,
+                               int32_t *buf, double *ac, int32_t *ci, double *vals)
+{
+    const sla_int *arp = A->rowptr, *brp = B->rowptr;
+    const int32_t *aci = A->colind, *bci = B->colind;
+    sla_int cnt = 0;
+    for (sla_int p = arp[i]; p < arp[i + 1]; p++) {
+        int32_t j = aci[p];
+        if (ac) {
+            double x = av[p];
+            for (sla_int q = brp[j]; q < brp[j + 1]; q++) {
+                int32_t col = bci[q];
+                buf[cnt] = col;
+                cnt += mk[col] != stamp;
+                mk[col] = stamp;
+                ac[col] += x * bv[q]; /* c_i,col += a_ij b_j,col */
+            }
+            continue;
+        }
+        for (sla_int q = brp[j]; q < brp[j + 1]; q++) {
+            int32_t col = bci[q];
+            buf[cnt] = col;
+            cnt += mk[col] != stamp;
+            mk[col] = stamp;
+        }
+    }
+    place_row(buf, cnt, ci, vals, ac);
+    return cnt;
+}
+
 static const double *f64_values(sla_ctx *ctx, const sla_matrix *M, sla_int ib, double **tmp);
 
 /* C's pattern (sorted columns) in two passes over row chunks of about equal
@@ -226,29 +262,9 @@ static sla_status symbolic(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *
         for (int c = 0; c < nch; c++) {
             sla_int at = off[c];
             for (sla_int i = bounds[c]; i < bounds[c + 1]; i++) {
-                sla_int cnt = 0;
-                int32_t stamp = (int32_t)(-2 - i); /* not pass 1's, not -1 */
-                for (sla_int p = arp[i]; p < arp[i + 1]; p++) {
-                    int32_t j = aci[p];
-                    if (ac) {
-                        double x = av[p];
-                        for (sla_int q = brp[j]; q < brp[j + 1]; q++) {
-                            int32_t col = bci[q];
-                            buf[cnt] = col;
-                            cnt += mk[col] != stamp;
-                            mk[col] = stamp;
-                            ac[col] += x * bv[q]; /* c_i,col += a_ij b_j,col */
-                        }
-                        continue;
-                    }
-                    for (sla_int q = brp[j]; q < brp[j + 1]; q++) {
-                        int32_t col = bci[q];
-                        buf[cnt] = col;
-                        cnt += mk[col] != stamp;
-                        mk[col] = stamp;
-                    }
-                }
-                place_row(buf, cnt, ci + at, ac ? vals + at : NULL, ac);
+                /* stamp -2 - i: not pass 1's, not -1 */
+                sla_int cnt = fill_row(A, B, av, bv, i, (int32_t)(-2 - i), mk, buf, ac, ci + at,
+                                       ac ? vals + at : NULL);
                 if (!ac) /* the symbolic C's values are zero */
                     for (sla_int b = 0; b < nbC; b++)
                         memset(vals + b * nnzC + at, 0, (size_t)cnt * sizeof *vals);
@@ -270,6 +286,66 @@ nomem:
     sla__free(&a, scratch);
     sla__free(&a, ci);
     return sla__error(ctx, SLA_ERR_NOMEM, "sla_spgemm_symbolic: out of memory");
+}
+
+/* The fused product on one thread in one pass, without counting first:
+ * the columns and values arrays are allocated for `cap` entries (at least
+ * nnz(C); the pages beyond nnz(C) are never touched, so they cost address
+ * space only) and each row is written where the last one ended. wbound
+ * bounds a row's entries. NULL *C with SLA_ERR_NOMEM when the arrays
+ * cannot be had (the caller then counts first). 2-D Poisson 1e6: the
+ * counting pass it saves is 14 of 85 ms. */
+static sla_status fused_serial(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *B,
+                               const double *av, const double *bv, sla_int cap, sla_int wbound,
+                               sla_matrix **C)
+{
+    sla_allocator a = sla__ctx_alloc(ctx);
+    sla_int m = A->nrows, n = B->ncols, nw = n > 0 ? n : 1;
+    sla_int *rp = sla__malloc(&a, (size_t)m + 1, sizeof *rp);
+    int32_t *ci = sla__malloc(&a, (size_t)(cap > 0 ? cap : 1), sizeof *ci);
+    double *vals = sla__malloc(&a, (size_t)(cap > 0 ? cap : 1), sizeof *vals);
+    int32_t *mark = sla__malloc(&a, (size_t)nw, sizeof *mark);
+    double *acc = sla__malloc(&a, (size_t)nw, sizeof *acc);
+    int32_t *buf = sla__malloc(&a, (size_t)wbound + 33, sizeof *buf);
+    sla_matrix *M = NULL;
+    if (rp && ci && vals && mark && acc && buf) {
+        sla__advise_huge(&a, rp, ((size_t)m + 1) * sizeof *rp);
+        sla__advise_huge(&a, ci, (size_t)cap * sizeof *ci);
+        sla__advise_huge(&a, vals, (size_t)cap * sizeof *vals);
+        sla__advise_huge(&a, mark, (size_t)nw * sizeof *mark);
+        sla__advise_huge(&a, acc, (size_t)nw * sizeof *acc);
+        memset(mark, 0xff, (size_t)nw * sizeof *mark); /* -1: no row's stamp */
+        memset(acc, 0, (size_t)nw * sizeof *acc);
+        sla_int at = 0;
+        rp[0] = 0;
+        for (sla_int i = 0; i < m; i++) {
+            at += fill_row(A, B, av, bv, i, (int32_t)i, mark, buf, acc, ci + at, vals + at);
+            rp[i + 1] = at;
+        }
+        M = sla__matrix_wrap(&a, m, n, at, 1, SLA_F64, rp, ci, vals);
+    }
+    sla__free(&a, mark);
+    sla__free(&a, acc);
+    sla__free(&a, buf);
+    if (!M) {
+        sla__free(&a, rp);
+        sla__free(&a, ci);
+        sla__free(&a, vals);
+        return SLA_ERR_NOMEM;
+    }
+    *C = M;
+    return sla__ok(ctx, SLA_OK);
+}
+
+/* The longest row of M (its rowptr's largest step). */
+static sla_int longest_row(const sla_matrix *M)
+{
+    sla_int w = 0;
+    for (sla_int i = 0; i < M->nrows; i++) {
+        sla_int d = M->rowptr[i + 1] - M->rowptr[i];
+        w = d > w ? d : w;
+    }
+    return w;
 }
 
 sla_status sla_spgemm_symbolic(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *B,
@@ -304,8 +380,20 @@ sla_status sla_spgemm(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *B, sl
     const double *av = f64_values(ctx, A, 0, &ta);
     const double *bv = av ? f64_values(ctx, B, 0, &tb) : NULL;
     sla_allocator a = sla__ctx_alloc(ctx);
-    if (!bv) st = sla__error(ctx, SLA_ERR_NOMEM, "%s: out of memory for the workspace", who);
-    else st = symbolic(ctx, A, B, 1, av, bv, C);
+    st = SLA_ERR_NOMEM; /* not made yet */
+    if (bv && sla__threads(ctx) == 1) {
+        /* one thread: one pass into arrays of nnz(A) x (B's longest row) >= nnz(C)
+         * entries, when that bound is not far above the operands' sizes */
+        sla_int wb = longest_row(B), wa = longest_row(A);
+        sla_int lim = 4 * (A->nnz + B->nnz) + A->nrows;
+        if (wb == 0 || A->nnz <= lim / wb) {
+            sla_int wide = wa > 0 && wb > B->ncols / wa ? B->ncols : wa * wb;
+            st = fused_serial(ctx, A, B, av, bv, A->nnz * wb, wide, C);
+        }
+    }
+    if (st != SLA_OK) /* several threads, a loose bound, or no memory for it: count first */
+        st = bv ? symbolic(ctx, A, B, 1, av, bv, C)
+                : sla__error(ctx, SLA_ERR_NOMEM, "%s: out of memory for the workspace", who);
     sla__free(&a, ta);
     sla__free(&a, tb);
     return st;
