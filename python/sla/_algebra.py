@@ -17,6 +17,8 @@ differentiates directly.
 
 import collections
 import ctypes
+import os
+import sys
 import threading
 import weakref
 
@@ -238,6 +240,41 @@ class _ResultPattern(_core.Pattern):
         return bool(_coo_equal(L.ctx(), self._res.ptr, row.data_ptr(), col.data_ptr()))
 
 
+def _libc_madvise():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        f = ctypes.CDLL(None).madvise
+    except (OSError, AttributeError):
+        return None
+    f.restype = ctypes.c_int
+    f.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    return f
+
+
+_madvise = _libc_madvise()
+_MADV_HUGEPAGE = 14  # Linux
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def _empty_values(nb, nnz):
+    """torch.empty((nb, nnz), float64) for a numeric phase to write: of 4 MB
+    or more, its pages hinted to the kernel as transparent huge pages (Linux
+    madvise, as NumPy does for its large arrays and libsla for the product
+    it allocates itself), so that writing it costs one page fault per 2 MB
+    instead of one per 4 kB (2-D Poisson 1e6 squared, 104 MB: the numeric
+    phase through Python 0.044 -> 0.040 s CPU). Only a hint: nothing changes
+    where it is refused."""
+    t = torch.empty((nb, nnz), dtype=torch.float64)
+    n = 8 * t.numel()
+    if _madvise is not None and n >= (4 << 20):
+        a = t.data_ptr()
+        lo, hi = (a + _PAGE - 1) // _PAGE * _PAGE, (a + n) // _PAGE * _PAGE
+        if hi > lo:
+            _madvise(lo, hi - lo, _MADV_HUGEPAGE)
+    return t
+
+
 _SYMBOLIC = {"matmul": _spgemm_symbolic, "add": _spadd_symbolic, "mul": _spmul_symbolic}
 _cache = collections.OrderedDict()
 _cache_lock = threading.Lock()
@@ -329,7 +366,7 @@ class BinaryFn(torch.autograd.Function):
         if box is not None:
             box["res"] = res
         if cv is None:
-            cv = torch.empty((nbc, res.nnz), dtype=torch.float64)
+            cv = _empty_values(nbc, res.nnz)
             _numeric(op, ma, mb, res, cv, alpha, beta)
         ctx.args = (op, pa, pb, res, alpha, beta)
         ctx.save_for_backward(va, vb)

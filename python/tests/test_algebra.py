@@ -285,6 +285,29 @@ class TestAlgebra(unittest.TestCase):
         with self.assertRaises(ValueError):
             (A @ B).with_values(torch.zeros(3, dtype=F64))
 
+    def test_large_product(self):
+        """A product of over 4 MB of values, first (C's arrays on huge pages)
+        and on the cached pattern (torch's array, hinted likewise), at 1
+        and 2 threads: SciPy's sorted pattern and values."""
+        from sla import _algebra
+        A = sla.poisson(2, 300)
+        S = A.to_scipy().tocsr()
+        ref = (S @ S).tocsr()
+        ref.sort_indices()
+        try:
+            for nt in (1, 2):
+                sla.set_num_threads(nt)
+                _algebra._cache.clear()
+                for _ in range(2):  # first, then cached
+                    C = A @ A
+                    self.assertGreaterEqual(8 * C.nnz, 4 << 20)
+                    got = C.to_scipy().tocsr()
+                    np.testing.assert_array_equal(got.indptr, ref.indptr)
+                    np.testing.assert_array_equal(got.indices, ref.indices)
+                    np.testing.assert_array_equal(got.data, ref.data)
+        finally:
+            sla.set_num_threads(None)
+
     def test_operand_indices_checked(self):
         """An operand whose indices are in CSR order (its pattern checked in
         C against the C matrix of the operation) and one in another order
