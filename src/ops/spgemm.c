@@ -1,11 +1,12 @@
 /* Sparse-sparse matrix product C = A B (SpGEMM) and its VJP: a symbolic
  * phase that builds C's pattern once (sorted columns), a numeric phase
  * (Gustavson's row-by-row product into a per-thread dense accumulator,
- * gathered along C's known pattern) for every batch of values, the two in
- * one pass (sla_spgemm) for a product needed once, and the gradients
- * gA = (gC B^T) on A's pattern and gB = (A^T gC) on B's pattern, computed
- * on the patterns (never densely). OpenMP over row chunks of about equal
- * work. */
+ * gathered along C's known pattern) for every batch of values, the two
+ * together (sla_spgemm) for a product needed once (a counting pass, then
+ * columns and values in one pass; on one thread no counting pass), and
+ * the gradients gA = (gC B^T) on A's pattern and gB = (A^T gC) on B's
+ * pattern, computed on the patterns (never densely). OpenMP over row
+ * chunks of about equal work. */
 #include "algebra_internal.h"
 
 #include <string.h>
