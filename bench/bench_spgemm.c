@@ -5,7 +5,11 @@
  * thread count, so the Python binding's time (bench/bench_spgemm.py) can be
  * split into kernel and overhead.
  *
- *   sla_bench_spgemm [--N 1000] [--reps 5] [--threads 1,2]
+ *   sla_bench_spgemm [--N 1000] [--reps 5] [--threads 1,2] [--scipy S]
+ *
+ * --scipy S: SciPy's time for A @ A in seconds (bench/bench_spgemm.py
+ * prints it), to print the ratios SciPy / sla of the fused product and of
+ * the numeric phase (above 1: sla is faster).
  *
  * Problem: 2-D Poisson on an N x N grid (n = N^2, nnz(A) = 5n - 4N). The
  * numeric phase writes into a caller's array (as Python does). Prints a
@@ -33,10 +37,12 @@ int main(int argc, char **argv)
     long N = 1000;
     int reps = 5;
     const char *threads = "1,2";
+    double scipy = 0.0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--N")) N = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--threads")) threads = argv[i + 1];
+        else if (!strcmp(argv[i], "--scipy")) scipy = atof(argv[i + 1]);
         else {
             fprintf(stderr, "bench_spgemm: unknown option %s\n", argv[i]);
             return 2;
@@ -117,6 +123,10 @@ int main(int argc, char **argv)
                N, (long long)n, (long long)nnzC, nt, median(ts, reps), median(tn, reps),
                median(tf, reps), median(tu, reps), median(cs, reps), median(cn, reps),
                median(cu, reps), other);
+        if (scipy > 0)
+            printf("SciPy %.4f s / sla, %d thread%s: fused (first product) %.2fx, numeric %.2fx\n",
+                   scipy, nt, nt > 1 ? "s" : "", scipy / median(tu, reps),
+                   scipy / median(tn, reps));
     }
     free(cv);
     sla_matrix_destroy(&A);

@@ -347,8 +347,117 @@ static void check_fused(sla_int m, sla_int k, sla_int n, int per_row, sla_int nb
     sla_matrix_destroy(&B);
 }
 
+/* C rows of every length from 0 to about 70 (the placement by rank up to
+ * 16 and 32 columns, a sort beyond), built from B rows of 0 to 24 random
+ * columns merged in an unsorted order, with empty rows and columns in A,
+ * B and C, duplicates in the COO input (summed), a rectangular shape:
+ * sla_spgemm and sla_spgemm_symbolic + numeric against a dense product, a
+ * valid sorted CSR, and bitwise the same pattern and values at 1 and 2
+ * threads (rows in several chunks). */
+static void test_row_lengths(void)
+{
+    /* n < 2 x 32: some rows nearly full; k large enough that nnz(A) x (B's longest
+     * row) stays within sla_spgemm's bound for its one-pass path on one thread (the
+     * two-pass one at 2 threads: the two compared bitwise) */
+    const sla_int m = 2400, k = 3000, n = 97;
+    unsigned long long s = 77;
+    sla_int cap = m * 4 + k * 24 + 2, na = 0, nb = 0;
+    sla_int *ar = malloc((size_t)cap * sizeof *ar), *ac = malloc((size_t)cap * sizeof *ac);
+    sla_int *br = malloc((size_t)cap * sizeof *br), *bc = malloc((size_t)cap * sizeof *bc);
+    double *av = malloc((size_t)cap * sizeof *av), *bv = malloc((size_t)cap * sizeof *bv);
+    for (sla_int i = 0; i < m; i++) {
+        if (i % 11 == 5) continue;                         /* an empty row of A (and C) */
+        int cnt = (int)(tu_rand(&s) * 2.5 + 2.5) % 5;      /* 0..4 entries */
+        for (int t = 0; t < cnt; t++) {
+            ar[na] = i;
+            ac[na] = (sla_int)((tu_rand(&s) * 0.5 + 0.5) * (k - 10)) % (k - 10); /* cols >= k-10 empty */
+            av[na++] = tu_rand(&s);
+        }
+        if (i % 7 == 0 && na > 0) { /* a duplicate of the last entry (summed) */
+            ar[na] = ar[na - 1];
+            ac[na] = ac[na - 1];
+            av[na++] = tu_rand(&s);
+        }
+    }
+    for (sla_int j = 0; j < k; j++) {
+        int cnt = j % 13 == 0 ? 0 : (int)((tu_rand(&s) * 0.5 + 0.5) * 25.0) % 25; /* 0..24 */
+        for (int t = 0; t < cnt; t++) {
+            br[nb] = j;
+            bc[nb] = 3 + (sla_int)((tu_rand(&s) * 0.5 + 0.5) * (n - 3)) % (n - 3); /* cols 0..2 empty */
+            bv[nb++] = tu_rand(&s);
+        }
+    }
+    sla_matrix *A = NULL, *B = NULL;
+    CHECK_OK(ctx, sla_matrix_from_coo(ctx, m, k, na, ar, ac, SLA_F64, 1, av, NULL, &A));
+    CHECK_OK(ctx, sla_matrix_from_coo(ctx, k, n, nb, br, bc, SLA_F64, 1, bv, NULL, &B));
+    free(ar);
+    free(ac);
+    free(br);
+    free(bc);
+    free(av);
+    free(bv);
+    if (!A || !B) return;
+    sla_int wb = 0; /* B's longest row: within the one-pass bound (see above) */
+    for (sla_int j = 0; j < k; j++) {
+        sla_int d = sla_matrix_rowptr(B)[j + 1] - sla_matrix_rowptr(B)[j];
+        wb = d > wb ? d : wb;
+    }
+    CHECK(sla_matrix_nnz(A) * wb <= 4 * (sla_matrix_nnz(A) + sla_matrix_nnz(B)) + m);
+    sla_matrix *F[2] = {NULL, NULL};
+    sla_int lens[4] = {0, 0, 0, 0}; /* rows of 0, 1..16, 17..32, over 32 columns */
+    for (int nt = 1; nt <= 2; nt++) {
+        sla_ctx_set_threads(ctx, nt);
+        sla_matrix *C = NULL;
+        CHECK_OK(ctx, sla_spgemm(ctx, A, B, &F[nt - 1]));
+        CHECK_OK(ctx, sla_spgemm_symbolic(ctx, A, B, &C));
+        if (!F[nt - 1] || !C) return;
+        CHECK_OK(ctx, sla_spgemm_numeric(ctx, A, B, C, NULL));
+        sla_int nnz = sla_matrix_nnz(C);
+        const sla_int *rp = sla_matrix_rowptr(F[nt - 1]);
+        CHECK(nnz == sla_matrix_nnz(F[nt - 1]));
+        CHECK(memcmp(rp, sla_matrix_rowptr(C), (size_t)(m + 1) * sizeof *rp) == 0);
+        CHECK(tu_reldiff(nnz, sla_matrix_values(C, 0), sla_matrix_values(F[nt - 1], 0)) == 0);
+        sla_int *fc = malloc((size_t)(nnz + 1) * sizeof *fc);
+        sla_matrix_get_colind(F[nt - 1], fc);
+        for (sla_int i = 0; i < m; i++) {
+            sla_int len = rp[i + 1] - rp[i];
+            lens[len == 0 ? 0 : len <= 16 ? 1 : len <= 32 ? 2 : 3]++;
+            for (sla_int p = rp[i] + 1; p < rp[i + 1]; p++) CHECK(fc[p - 1] < fc[p]);
+        }
+        free(fc);
+        double *ref = op_dense(OP_GEMM, A, B, 0);
+        double *got = dense_vals(F[nt - 1], (const double *)sla_matrix_values(F[nt - 1], 0));
+        CHECK(tu_reldiff(m * n, got, ref) < 1e-13);
+        /* every stored entry of the dense product is in the pattern */
+        sla_int nz = 0;
+        for (sla_int q = 0; q < m * n; q++) nz += ref[q] != 0.0;
+        CHECK(nz <= nnz);
+        free(ref);
+        free(got);
+        sla_matrix_destroy(&C);
+    }
+    CHECK(lens[0] > 0 && lens[1] > 0 && lens[2] > 0 && lens[3] > 0);
+    if (F[0] && F[1]) {
+        sla_int nnz = sla_matrix_nnz(F[0]);
+        sla_int *c0 = malloc((size_t)(nnz + 1) * sizeof *c0), *c1 = malloc((size_t)(nnz + 1) * 8);
+        sla_matrix_get_colind(F[0], c0);
+        sla_matrix_get_colind(F[1], c1);
+        CHECK(nnz == sla_matrix_nnz(F[1]) && memcmp(c0, c1, (size_t)nnz * sizeof *c0) == 0);
+        CHECK(memcmp(sla_matrix_values(F[0], 0), sla_matrix_values(F[1], 0),
+                     (size_t)nnz * sizeof(double)) == 0);
+        free(c0);
+        free(c1);
+    }
+    sla_ctx_set_threads(ctx, 0);
+    sla_matrix_destroy(&F[0]);
+    sla_matrix_destroy(&F[1]);
+    sla_matrix_destroy(&A);
+    sla_matrix_destroy(&B);
+}
+
 static void test_fused(void)
 {
+    test_row_lengths();
     check_fused(30, 20, 25, 3, 1, 1, false);
     check_fused(3000, 200, 150, 3, 1, 1, false); /* row chunks */
     check_fused(1500, 300, 400, 12, 1, 1, false); /* rows of over 48 columns */

@@ -168,6 +168,31 @@ static void sweep(const char *name, scenario f, int nthreads)
     sla_ctx_destroy(&c);
 }
 
+/* SpGEMM: the one-pass product (one thread) or the two passes (two), the
+ * symbolic and numeric phases, the VJP. */
+static sla_status sc_spgemm(sla_ctx *c)
+{
+    sla_matrix *A = NULL, *C = NULL, *F = NULL;
+    sla_status st = sla_gen_poisson(c, 2, 40, &A); /* 1600 rows: several row chunks */
+    if (!st) st = sla_spgemm(c, A, A, &F);
+    if (!st) st = sla_spgemm_symbolic(c, A, A, &C);
+    if (!st) st = sla_spgemm_numeric(c, A, A, C, NULL);
+    if (!st) {
+        sla_int na = sla_matrix_nnz(A), nc = sla_matrix_nnz(C);
+        double *gc = malloc((size_t)nc * sizeof *gc), *ga = malloc((size_t)na * sizeof *ga);
+        double *gb = malloc((size_t)na * sizeof *gb);
+        for (sla_int k = 0; k < nc; k++) gc[k] = 1.0;
+        st = sla_spgemm_vjp(c, A, A, C, gc, ga, gb);
+        free(gc);
+        free(ga);
+        free(gb);
+    }
+    sla_matrix_destroy(&A);
+    sla_matrix_destroy(&C);
+    sla_matrix_destroy(&F);
+    return st;
+}
+
 static void test_alloc_failures(void)
 {
     sweep("coo/transpose/copy", sc_coo, 1);
@@ -178,6 +203,8 @@ static void test_alloc_failures(void)
     sweep("gmres+ilu0", sc_gmres_ilu, 2);
     sweep("bicgstab+ssor", sc_bicg_ssor, 1);
     sweep("auto", sc_auto, 2);
+    sweep("spgemm, 1 thread", sc_spgemm, 1);
+    sweep("spgemm, 2 threads", sc_spgemm, 2);
 }
 
 /* ---- bad input -------------------------------------------------------- */

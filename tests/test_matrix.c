@@ -1,6 +1,8 @@
 /* Matrix construction, validation, queries and SpMV against dense references. */
 #include "test_util.h"
 
+#include <float.h>
+
 static sla_ctx *ctx;
 
 static double val_at(const sla_matrix *A, sla_int ib, sla_int k)
@@ -115,6 +117,63 @@ static void test_borrow_and_set(void)
     v[2] = NAN;
     CHECK_ERR(ctx, sla_matrix_check_values(ctx, A, 0), SLA_ERR_VALUE, "not finite");
     sla_matrix_destroy(&A);
+}
+
+/* The finiteness check of long value arrays (vectorized, threaded from
+ * 2^20 reals): a NaN or an infinity anywhere (first, last, where a thread's
+ * share begins) is found and named by its entry, at 1 and 2 threads, for
+ * float64, float32 and complex values; the largest finite values, the
+ * smallest subnormals and -0 pass. */
+static void test_finite_long(void)
+{
+    const sla_int n = (3 << 19) + 5; /* above the threaded length, not a multiple of 16 */
+    sla_int rp[] = {0, n};
+    sla_int *ci = malloc((size_t)n * sizeof *ci);
+    double *d = malloc((size_t)n * 2 * sizeof *d);
+    float *f = malloc((size_t)n * 2 * sizeof *f);
+    if (!ci || !d || !f) return;
+    for (sla_int k = 0; k < n; k++) ci[k] = k;
+    const sla_int at[] = {0, n / 2, n / 2 + 1, n - 1};
+    const double badv[] = {NAN, INFINITY, -INFINITY, -NAN};
+    for (int nt = 1; nt <= 2; nt++) {
+        sla_ctx_set_threads(ctx, nt);
+        sla_matrix *D = NULL, *F = NULL, *Z = NULL;
+        for (sla_int k = 0; k < 2 * n; k++) {
+            d[k] = k % 3 == 0 ? -DBL_MAX : k % 3 == 1 ? 4.9e-324 : -0.0;
+            f[k] = k % 3 == 0 ? FLT_MAX : k % 3 == 1 ? -1.4e-45f : -0.0f;
+        }
+        CHECK_OK(ctx, sla_matrix_from_csr(ctx, 1, n, rp, ci, SLA_F64, 1, d, SLA_BORROW, &D));
+        CHECK_OK(ctx, sla_matrix_from_csr(ctx, 1, n, rp, ci, SLA_F32, 2, f, SLA_BORROW, &F));
+        CHECK_OK(ctx, sla_matrix_from_csr(ctx, 1, n, rp, ci, SLA_C128, 1, d, SLA_BORROW, &Z));
+        if (!D || !F || !Z) return;
+        for (int t = 0; t < 4; t++) {
+            char want[64];
+            snprintf(want, sizeof want, "entry %lld ", (long long)at[t]);
+            double d0 = d[at[t]];
+            d[at[t]] = badv[t];
+            CHECK_ERR(ctx, sla_matrix_borrow_values(ctx, D, d), SLA_ERR_VALUE, want);
+            d[at[t]] = d0;
+            CHECK_OK(ctx, sla_matrix_borrow_values(ctx, D, d));
+            float f0 = f[n + at[t]]; /* in the second value array */
+            f[n + at[t]] = (float)badv[t];
+            CHECK_ERR(ctx, sla_matrix_borrow_values(ctx, F, f), SLA_ERR_VALUE, want);
+            CHECK(strstr(sla_ctx_message(ctx), "batch 1") != NULL);
+            f[n + at[t]] = f0;
+            CHECK_OK(ctx, sla_matrix_borrow_values(ctx, F, f));
+            d0 = d[2 * at[t] + 1]; /* an imaginary part */
+            d[2 * at[t] + 1] = badv[t];
+            CHECK_ERR(ctx, sla_matrix_borrow_values(ctx, Z, d), SLA_ERR_VALUE, want);
+            d[2 * at[t] + 1] = d0;
+            CHECK_OK(ctx, sla_matrix_borrow_values(ctx, Z, d));
+        }
+        sla_matrix_destroy(&D);
+        sla_matrix_destroy(&F);
+        sla_matrix_destroy(&Z);
+    }
+    sla_ctx_set_threads(ctx, 0);
+    free(ci);
+    free(d);
+    free(f);
 }
 
 /* Rebinding a borrowed matrix to a new value array, with a solver that
@@ -463,6 +522,7 @@ int main(void)
     test_csr_errors();
     test_borrow_and_set();
     test_borrow_values();
+    test_finite_long();
     test_borrow_empty();
     test_products();
     test_properties();

@@ -443,7 +443,44 @@ check_size(API["nl_info_size"], CNlInfo, "sla_nl_info")
 # ---- contexts and errors ----------------------------------------------------
 
 _tls = threading.local()
-_default_threads = [0]
+_default_threads = [None]  # None: follow torch (_auto_threads); else set_num_threads' n
+
+
+def _usable_cpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+try:
+    import torch as _torch
+    _TORCH_DEFAULT = _torch.get_num_threads()  # torch's own choice, before any user's
+except ImportError:  # the ctypes layer alone (sla needs torch for everything else)
+    _torch = None
+    _TORCH_DEFAULT = 0
+_THREAD_ENV = any(os.environ.get(v) for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"))
+_CPUS = _usable_cpus()
+
+
+def _auto_threads():
+    """The C kernels' thread count when set_num_threads was not called:
+    torch's intra-op count (torch.get_num_threads(), which follows
+    torch.set_num_threads and OMP_NUM_THREADS), except that a count of 1
+    that torch chose itself (unchanged since sla was imported, no
+    OMP_NUM_THREADS / MKL_NUM_THREADS) on a machine where this process may
+    use more CPUs is taken as a miscount and replaced by those CPUs: torch
+    counts physical cores through cpuinfo, which finds one core on some
+    virtual machines (2 vCPUs, 1 thread per core: torch says 1) and made
+    every sla kernel single-threaded there. A deliberate
+    torch.set_num_threads(1) made before importing sla looks the same: use
+    sla.set_num_threads(1) (or OMP_NUM_THREADS=1) for that."""
+    if _torch is None:
+        return 0
+    t = _torch.get_num_threads()
+    if t == 1 and t == _TORCH_DEFAULT and not _THREAD_ENV and _CPUS > 1:
+        return _CPUS
+    return t
 
 
 class _Ctx:
@@ -453,7 +490,10 @@ class _Ctx:
         if st != 0 or not p.value:
             raise MemoryError("sla_ctx_create failed")
         self.ptr = p
-        sla_ctx_set_threads(p, _default_threads[0])
+        self.nthreads = _default_threads[0]
+        if self.nthreads is None:
+            self.nthreads = _auto_threads()
+        sla_ctx_set_threads(p, self.nthreads)
 
     def __del__(self):
         if sla_ctx_destroy is not None and self.ptr:
@@ -461,24 +501,40 @@ class _Ctx:
 
 
 def ctx():
-    """This thread's sla_ctx (one per thread, as the C library asks)."""
+    """This thread's sla_ctx (one per thread, as the C library asks), its
+    thread count kept equal to _auto_threads() unless set_num_threads set one."""
     c = getattr(_tls, "ctx", None)
     if c is None:
         c = _tls.ctx = _Ctx()
+    elif _default_threads[0] is None:
+        t = _auto_threads()
+        if t != c.nthreads:
+            c.nthreads = t
+            sla_ctx_set_threads(c.ptr, t)
     return c.ptr
 
 
 def set_num_threads(n):
-    """Threads the C kernels use (0: the OpenMP default, OMP_NUM_THREADS).
-    Applies to this thread's context now and to contexts created later."""
-    n = int(n)
-    if n < 0:
-        raise ValueError("set_num_threads: n must be >= 0 (got %d)" % n)
+    """Threads the C kernels use, for this thread's context now and for
+    contexts created later: n >= 1, 0 for the OpenMP default of the calling
+    thread (OMP_NUM_THREADS, or what torch set it to), None to follow torch
+    again (the default; see _auto_threads: torch.get_num_threads(), or the
+    usable CPUs when torch's own default is a miscounted 1)."""
+    if n is not None:
+        n = int(n)
+        if n < 0:
+            raise ValueError("set_num_threads: n must be >= 0 or None (got %d)" % n)
     _default_threads[0] = n
-    sla_ctx_set_threads(ctx(), n)
+    c = getattr(_tls, "ctx", None)
+    if c is None:
+        ctx()
+        return
+    c.nthreads = _auto_threads() if n is None else n
+    sla_ctx_set_threads(c.ptr, c.nthreads)
 
 
 def get_num_threads():
+    """The number of threads the C kernels use on this thread's context."""
     return int(sla_ctx_threads(ctx()))
 
 

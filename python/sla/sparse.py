@@ -97,6 +97,29 @@ def _canonical_rhs(b, batch_shape, n, name="b", dtype=torch.float64):
     return b3, unflatten
 
 
+def _checked_values(values, shape):
+    """SparseTensor's checks of values and shape: (values as a tensor, its
+    batch shape, shape as a tuple of ints)."""
+    if not isinstance(values, torch.Tensor):
+        values = torch.as_tensor(values, dtype=torch.float64)
+    _check_cpu(values, "values")
+    if values.dtype not in (torch.float64, torch.float32, torch.complex128, torch.complex64):
+        raise TypeError("values must be float64 or float32 (real), complex128 or complex64 "
+                        "(got %s)" % values.dtype)
+    if values.dim() < 1:
+        raise ValueError("values must have shape [*batch, nnz] (got a scalar)")
+    shape = tuple(int(s) for s in shape)
+    if len(shape) < 2:
+        raise ValueError("shape must be (M, N) or (*batch, M, N) (got %s)" % (shape,))
+    batch = tuple(values.shape[:-1])
+    if len(shape) > 2 and shape[:-2] != batch:
+        raise ValueError("shape %s says batch %s but values have shape %s"
+                         % (shape, shape[:-2], tuple(values.shape)))
+    if min(shape) < 0:
+        raise ValueError("shape must be non-negative (got %s)" % (shape,))
+    return values, batch, shape
+
+
 class SparseTensor:
     """A sparse matrix, or a batch of matrices on one pattern, for PyTorch.
 
@@ -117,43 +140,72 @@ class SparseTensor:
     """
 
     def __init__(self, values, row, col, shape):
-        if not isinstance(values, torch.Tensor):
-            values = torch.as_tensor(values, dtype=torch.float64)
-        _check_cpu(values, "values")
-        if values.dtype not in (torch.float64, torch.float32, torch.complex128, torch.complex64):
-            raise TypeError("values must be float64 or float32 (real), complex128 or complex64 "
-                            "(got %s)" % values.dtype)
-        if values.dim() < 1:
-            raise ValueError("values must have shape [*batch, nnz] (got a scalar)")
-        shape = tuple(int(s) for s in shape)
-        if len(shape) < 2:
-            raise ValueError("shape must be (M, N) or (*batch, M, N) (got %s)" % (shape,))
-        batch = tuple(values.shape[:-1])
-        if len(shape) > 2 and shape[:-2] != batch:
-            raise ValueError("shape %s says batch %s but values have shape %s"
-                             % (shape, shape[:-2], tuple(values.shape)))
-        if min(shape) < 0:
-            raise ValueError("shape must be non-negative (got %s)" % (shape,))
+        values, batch, shape = _checked_values(values, shape)
         nrow = row.numel() if isinstance(row, torch.Tensor) else len(row)
         ncol = col.numel() if isinstance(col, torch.Tensor) else len(col)
         if values.shape[-1] != nrow or nrow != ncol:
             raise ValueError("values (last dim %d), row (%d) and col (%d) must have the same "
                              "number of entries" % (values.shape[-1], nrow, ncol))
         self.values = values
-        self.row = row if isinstance(row, torch.Tensor) else torch.as_tensor(row)
-        self.col = col if isinstance(col, torch.Tensor) else torch.as_tensor(col)
+        self._row = row if isinstance(row, torch.Tensor) else torch.as_tensor(row)
+        self._col = col if isinstance(col, torch.Tensor) else torch.as_tensor(col)
+        self._src = None
         self.shape = batch + shape[-2:]
         self._pattern = None
 
+    @classmethod
+    def _on_result(cls, values, res, shape):
+        """A SparseTensor with values [*batch, nnz] on the pattern of a
+        C-made result (sla._algebra._Result: sorted CSR, valid), adopted as
+        it is: row and col are made from it when first read (res.coo(),
+        shared by every SparseTensor on res), not before."""
+        out = cls.__new__(cls)
+        out.values = values
+        out._row = out._col = None
+        out._src = res
+        out.shape = tuple(values.shape[:-1]) + tuple(int(s) for s in shape[-2:])
+        out._pattern = res.pattern()
+        return out
+
     # ---- structure ----------------------------------------------------
+
+    def _indices(self):
+        """(row, col), made from the C result they come from on first use."""
+        if self._row is None:
+            self._row, self._col = self._src.coo()
+        return self._row, self._col
+
+    @property
+    def row(self):
+        """Row indices [nnz] (a product's: int64 in CSR order, made on first read)."""
+        return self._indices()[0]
+
+    @row.setter
+    def row(self, t):
+        self._col = self._indices()[1]
+        self._row = t if isinstance(t, torch.Tensor) else torch.as_tensor(t)
+
+    @property
+    def col(self):
+        """Column indices [nnz] (a product's: made on first read, as row)."""
+        return self._indices()[1]
+
+    @col.setter
+    def col(self, t):
+        self._row = self._indices()[0]
+        self._col = t if isinstance(t, torch.Tensor) else torch.as_tensor(t)
 
     @property
     def pattern(self):
         """The C analysis of (row, col): cached (see sla._core), and checked
         against the current contents of row and col on every use (O(nnz)),
         so indices rewritten in place, even without a version bump (through
-        a numpy view), are never served a stale pattern."""
+        a numpy view), are never served a stale pattern. A product's result
+        whose index tensors were never made (nobody can have written them)
+        is its C pattern without a check."""
         p = self._pattern
+        if self._row is None and p is not None and not self._src.coo_made():
+            return p
         if p is None or not p.matches(self.row, self.col, self.shape[-2], self.shape[-1]):
             p = self._pattern = _core.get_pattern(self.row, self.col, self.shape[-2],
                                                   self.shape[-1])
@@ -194,7 +246,14 @@ class SparseTensor:
 
     def with_values(self, values):
         """The same pattern (and its cached C analysis) with new values."""
-        out = SparseTensor(values, self.row, self.col, self.shape[-2:])
+        if self._row is None:  # a product's indices, still to be made: share them
+            values = _checked_values(values, self.shape[-2:])[0]
+            if values.shape[-1] != self._src.nnz:
+                raise ValueError("values (last dim %d) must have the pattern's %d entries"
+                                 % (values.shape[-1], self._src.nnz))
+            out = SparseTensor._on_result(values, self._src, self.shape[-2:])
+        else:
+            out = SparseTensor(values, self.row, self.col, self.shape[-2:])
         out._pattern = self._pattern
         return out
 

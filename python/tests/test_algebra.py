@@ -202,6 +202,172 @@ class TestAlgebra(unittest.TestCase):
         torch.testing.assert_close(C2.to_dense(), dense)
         C2.col.copy_(col)  # the shared index tensor back as it was
 
+    def test_lazy_indices(self):
+        """A product's int64 row and col are made only when read: products,
+        scaling, a chained product and a matvec leave them unmade; read,
+        they equal SciPy's sorted CSR expanded to COO (empty rows and
+        columns, duplicates summed, a rectangular shape), are shared with
+        the scaled copies, and in-place writes to them (torch or a numpy
+        view) are noticed; a new row or col can be assigned."""
+        from sla import _algebra
+        rng = np.random.default_rng(71)
+        m, k, n = 300, 120, 80
+        ra = rng.integers(0, m - 20, 900)  # rows m-20.. of A empty
+        ca = rng.integers(0, k - 7, 900)   # columns k-7.. of A empty
+        ra = np.concatenate([ra, ra[:50]])  # duplicates, summed
+        ca = np.concatenate([ca, ca[:50]])
+        va = rng.standard_normal(ra.size)
+        rb = rng.integers(0, k, 700)
+        cb = rng.integers(5, n, 700)       # columns 0..4 of B empty
+        vb = rng.standard_normal(rb.size)
+        As = sp.coo_matrix((va, (ra, ca)), shape=(m, k)).tocsr()
+        Bs = sp.coo_matrix((vb, (rb, cb)), shape=(k, n)).tocsr()
+        ref = (As @ Bs).tocsr()
+        ref.sort_indices()
+        ref_row = np.repeat(np.arange(m), np.diff(ref.indptr))
+        A = sla.SparseTensor(torch.tensor(va), torch.tensor(ra), torch.tensor(ca), (m, k))
+        B = sla.SparseTensor(torch.tensor(vb), torch.tensor(rb), torch.tensor(cb), (k, n))
+        t0 = sla.get_num_threads()
+        vals = []
+        try:
+            for nt in (1, 2):
+                sla.set_num_threads(nt)
+                _algebra._cache.clear()
+                C = A @ B
+                D = C * 2.0
+                y = C @ torch.ones(n, dtype=F64)
+                self.assertFalse(C._src.coo_made())  # nothing read the indices yet
+                self.assertIs(C.pattern, D.pattern)
+                vals.append(C.values.clone())
+                np.testing.assert_allclose(y.numpy(), ref @ np.ones(n), atol=1e-13)
+                np.testing.assert_array_equal(C.row.numpy(), ref_row)
+                np.testing.assert_array_equal(C.col.numpy(), ref.indices)
+                np.testing.assert_allclose(C.values.numpy(), ref.data, rtol=1e-13, atol=1e-15)
+                self.assertTrue(C._src.coo_made())
+                self.assertIs(D.row, C.row)  # one pair of index tensors
+                self.assertIsInstance(D.pattern, _algebra._ResultPattern)
+        finally:
+            sla.set_num_threads(t0)
+        self.assertTrue(torch.equal(vals[0], vals[1]))  # 1 and 2 threads: bitwise
+        # a product of products: the inner result's indices stay unmade
+        _algebra._cache.clear()
+        C = A @ B
+        H = C @ sla.SparseTensor.from_scipy(Bs.T.tocoo())
+        self.assertFalse(C._src.coo_made())
+        np.testing.assert_allclose(H.to_dense().numpy(), (As @ Bs @ Bs.T).toarray(), atol=1e-12)
+        G = C.T.T @ C.T  # .T reads C's indices: eager operands from here on
+        self.assertTrue(C._src.coo_made())
+        np.testing.assert_allclose(G.to_dense().numpy(), (ref @ ref.T).toarray(), atol=1e-12)
+        # in-place writes to the made indices are noticed, through numpy too
+        _algebra._cache.clear()
+        C = A @ B
+        i = int(np.argmax(np.diff(ref.indptr) >= 2))  # a row with two entries
+        p = ref.indptr[i]
+        col = C.col.clone()
+        C.col.numpy()[p], C.col.numpy()[p + 1] = col[p + 1], col[p]  # swapped: unsorted
+        self.assertNotIsInstance(C.pattern, _algebra._ResultPattern)
+        swapped = ref.indices.copy()
+        swapped[p], swapped[p + 1] = ref.indices[p + 1], ref.indices[p]
+        dense = np.zeros((m, n))
+        dense[ref_row, swapped] = ref.data
+        x = torch.randn(n, dtype=F64)
+        np.testing.assert_allclose((C @ x).numpy(), dense @ x.numpy(), atol=1e-13)
+        C.col.copy_(col)
+        # assigning new indices (any integer dtype): the new pattern is used
+        _algebra._cache.clear()
+        C = A @ B
+        C.row = C.row.to(torch.int32)  # same entries, another dtype
+        torch.testing.assert_close(C.to_dense(), torch.tensor((As @ Bs).toarray()))
+        C.col = torch.tensor(ref.indices[::-1].copy())  # other columns
+        dense = np.zeros((m, n))
+        np.add.at(dense, (ref_row, ref.indices[::-1]), ref.data)
+        np.testing.assert_allclose(C.to_dense().numpy(), dense, atol=1e-14)
+        with self.assertRaises(ValueError):
+            (A @ B).with_values(torch.zeros(3, dtype=F64))
+
+    def test_large_product(self):
+        """A product of over 4 MB of values, first (C's arrays on huge pages)
+        and on the cached pattern (torch's array, hinted likewise), at 1
+        and 2 threads: SciPy's sorted pattern and values."""
+        from sla import _algebra
+        A = sla.poisson(2, 300)
+        S = A.to_scipy().tocsr()
+        ref = (S @ S).tocsr()
+        ref.sort_indices()
+        try:
+            for nt in (1, 2):
+                sla.set_num_threads(nt)
+                _algebra._cache.clear()
+                for _ in range(2):  # first, then cached
+                    C = A @ A
+                    self.assertGreaterEqual(8 * C.nnz, 4 << 20)
+                    got = C.to_scipy().tocsr()
+                    np.testing.assert_array_equal(got.indptr, ref.indptr)
+                    np.testing.assert_array_equal(got.indices, ref.indices)
+                    np.testing.assert_array_equal(got.data, ref.data)
+        finally:
+            sla.set_num_threads(None)
+
+    def test_operand_indices_checked(self):
+        """An operand whose indices are in CSR order (its pattern checked in
+        C against the C matrix of the operation) and one in another order
+        (the pattern's copies): products follow in-place writes to the
+        indices, through torch and through a numpy view, and other index
+        dtypes or layouts take the general path."""
+        from sla import _algebra
+        for nt in (1, 2):
+            sla.set_num_threads(nt)
+            try:
+                for order in ("csr", "shuffled"):
+                    Ms = sp.random(400, 300, density=0.02, format="csr",
+                                   random_state=np.random.default_rng(81)).tocoo()
+                    perm = np.arange(Ms.nnz) if order == "csr" else \
+                        np.random.default_rng(82).permutation(Ms.nnz)
+                    row = torch.tensor(Ms.row[perm].astype(np.int64))
+                    col = torch.tensor(Ms.col[perm].astype(np.int64))
+                    A = sla.SparseTensor(torch.tensor(Ms.data[perm]), row, col, Ms.shape)
+                    Ns = sp.random(300, 200, density=0.03, random_state=np.random.default_rng(83))
+                    B = sla.SparseTensor.from_scipy(Ns)
+                    self.assertEqual(A.pattern.identity, order == "csr")
+                    np.testing.assert_allclose((A @ B).to_dense().numpy(),
+                                               (Ms @ Ns).toarray(), atol=1e-14)
+                    for how in ("torch", "numpy"):
+                        r, c = A.row.numpy().copy(), A.col.numpy().copy()
+                        k = int(np.argmax(c < 299))
+                        if how == "torch":
+                            A.col[k] += 1  # another column for one entry
+                        else:
+                            A.col.numpy()[k] += 1  # no version bump
+                        c2 = c.copy()
+                        c2[k] += 1
+                        ref = sp.coo_matrix((Ms.data[perm], (r, c2)), shape=Ms.shape).tocsr()
+                        np.testing.assert_allclose((A @ B).to_dense().numpy(),
+                                                   (ref @ Ns).toarray(), atol=1e-14)
+                        np.testing.assert_allclose((B.T @ A.T).to_dense().numpy(),
+                                                   (ref @ Ns).toarray().T, atol=1e-14)
+                        A.col.copy_(torch.tensor(c))
+                        np.testing.assert_allclose((A @ B).to_dense().numpy(),
+                                                   (Ms @ Ns).toarray(), atol=1e-14)
+                    # int32 and strided indices: the general check
+                    A32 = sla.SparseTensor(A.values, A.row.to(torch.int32), A.col[:].to(
+                        torch.int32), A.shape)
+                    np.testing.assert_allclose((A32 @ B).to_dense().numpy(),
+                                               (Ms @ Ns).toarray(), atol=1e-14)
+                    rc = torch.stack([A.row, A.col], 1)  # row and col as strided views
+                    As = sla.SparseTensor(A.values, rc[:, 0], rc[:, 1], A.shape)
+                    np.testing.assert_allclose((As @ B).to_dense().numpy(),
+                                               (Ms @ Ns).toarray(), atol=1e-14)
+                    rc[0, 1] = (rc[0, 1] + 1) % 300
+                    c2 = A.col.numpy().copy()
+                    c2[0] = rc[0, 1]
+                    ref = sp.coo_matrix((Ms.data[perm], (A.row.numpy(), c2)),
+                                        shape=Ms.shape).tocsr()
+                    np.testing.assert_allclose((As @ B).to_dense().numpy(),
+                                               (ref @ Ns).toarray(), atol=1e-14)
+            finally:
+                sla.set_num_threads(None)
+        self.assertTrue(hasattr(_algebra, "_operand"))
+
     def test_errors(self):
         A, _ = rnd(5, 4, 0.5, 13)
         with self.assertRaises(ValueError):

@@ -1,12 +1,18 @@
 /* The context: last status and message, thread count, allocator. */
-/* clock_gettime, CLOCK_MONOTONIC under -std=c11 with any compiler */
+/* clock_gettime, CLOCK_MONOTONIC under -std=c11 with any compiler; madvise
+ * and MADV_HUGEPAGE (glibc: _DEFAULT_SOURCE) */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE
 #include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 static void *c_malloc(size_t size, void *user)
 {
@@ -135,6 +141,22 @@ void *sla__calloc(const sla_allocator *a, size_t count, size_t size)
 void sla__free(const sla_allocator *a, void *p)
 {
     if (p) a->free_fn(p, a->user);
+}
+
+void sla__advise_huge(const sla_allocator *a, void *p, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (!p || a->malloc_fn != c_malloc || bytes < ((size_t)4 << 20)) return;
+    long ps = sysconf(_SC_PAGESIZE);
+    if (ps <= 0) return;
+    uintptr_t lo = ((uintptr_t)p + (uintptr_t)ps - 1) / (uintptr_t)ps * (uintptr_t)ps;
+    uintptr_t hi = ((uintptr_t)p + bytes) / (uintptr_t)ps * (uintptr_t)ps;
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* a hint: failure is harmless */
+#else
+    (void)a;
+    (void)p;
+    (void)bytes;
+#endif
 }
 
 void *sla__ctx_malloc(sla_ctx *ctx, size_t count, size_t size, const char *what)

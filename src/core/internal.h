@@ -51,6 +51,14 @@ void *sla__malloc(const sla_allocator *a, size_t count, size_t size);
 void *sla__calloc(const sla_allocator *a, size_t count, size_t size);
 void sla__free(const sla_allocator *a, void *p);
 
+/* Ask the kernel to back [p, p + bytes) with transparent huge pages (Linux
+ * madvise MADV_HUGEPAGE, as NumPy does for its large arrays): a buffer of
+ * many MB that is written once then pays one page fault per 2 MB instead
+ * of one per 4 kB (on this project's machine 0.05 s -> 0.02 s for 156 MB).
+ * Only for blocks of at least 4 MB from the C allocator (a caller's
+ * allocator is left alone); a no-op elsewhere and on failure. */
+void sla__advise_huge(const sla_allocator *a, void *p, size_t bytes);
+
 /* Allocate through ctx and record SLA_ERR_NOMEM with `what` on failure. */
 void *sla__ctx_malloc(sla_ctx *ctx, size_t count, size_t size,
                       const char *what);

@@ -64,11 +64,45 @@ static sla_status check_sizes(sla_ctx *ctx, sla_int nrows, sla_int ncols, sla_in
     return SLA_OK;
 }
 
+/* Whether the n reals at vals (double or float) are all finite, without
+ * a branch per value, so that the compiler vectorizes it (plain SSE2
+ * included), over the context's threads for long arrays: every value array
+ * a Python operation hands over is checked (5e6 float64 values took 7 ms in
+ * the loop with an early exit below). The exponent field is all ones
+ * exactly for an infinity or NaN; adding 1 to it then carries into the
+ * sign bit, which the OR of all the sums keeps. */
+static bool all_finite(const sla_ctx *ctx, bool dbl, const void *vals, sla_int n)
+{
+    int nt = n >= ((sla_int)1 << 20) ? sla__threads(ctx) : 1;
+    if (dbl) {
+        const unsigned char *v = vals;
+        uint64_t bad = 0;
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(| : bad) if (nt > 1)
+        for (sla_int r = 0; r < n; r++) {
+            uint64_t u;
+            memcpy(&u, v + 8 * r, 8);
+            bad |= (u & 0x7ff0000000000000ULL) + ((uint64_t)1 << 52);
+        }
+        return !(bad >> 63);
+    }
+    const unsigned char *v = vals;
+    uint32_t bad = 0;
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(| : bad) if (nt > 1)
+    for (sla_int r = 0; r < n; r++) {
+        uint32_t u;
+        memcpy(&u, v + 4 * r, 4);
+        bad |= (u & 0x7f800000u) + ((uint32_t)1 << 23);
+    }
+    return !(bad >> 31);
+}
+
 static sla_status check_finite(sla_ctx *ctx, sla_dtype dtype, const void *vals, sla_int count,
                                sla_int per_batch)
 {
     const int parts = sla_dtype_is_complex(dtype) ? 2 : 1; /* reals per value */
     const bool dbl = dtype == SLA_F64 || dtype == SLA_C128;
+    if (all_finite(ctx, dbl, vals, count * parts)) return SLA_OK;
+    /* the first value that is not finite, for the message */
     for (sla_int r = 0; r < count * parts; r++) {
         double v = dbl ? ((const double *)vals)[r] : ((const float *)vals)[r];
         if (!isfinite(v)) {
