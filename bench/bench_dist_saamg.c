@@ -20,6 +20,9 @@
  * coarse gather's bytes. Then rank 0 runs the single-process solver with
  * --serial-threads threads while the other ranks wait in a barrier
  * (OpenMPI told to yield: run with OMPI_MCA_mpi_yield_when_idle=1).
+ * The polling still takes a core's share, so bench/run_all.sh runs the
+ * serial comparison as a job of its own (mpiexec -n 1, --bind-to none:
+ * the default binds a rank to one core, its 2 threads with it).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <sla.h>

@@ -4,32 +4,50 @@
 
 /* ---- the cycle ------------------------------------------------------------------ */
 
+/* The sweeps take 1 / a_ii from the diagonal entry of the row they read
+ * anyway (every level's diagonal block has it, its columns sorted:
+ * sla__saamg_set_diag checked at the set-up), not from the stored
+ * 1/a_ii: the same rounding (s * (1.0 / a_ii)), 8 bytes per row less to
+ * read per sweep. 2-D Poisson 4e6, 2 ranks, 17 CG iterations (quiet,
+ * 2 runs each): solve 1.646-1.664 -> 1.602-1.623 s, the same residual. */
+
 /* Forward Gauss-Seidel from x = 0 on the diagonal block (ghosts zero). */
-static void gs_fwd0(const sla_matrix *Dg, const double *dinv, const double *b, double *x)
+static void gs_fwd0(const sla_matrix *Dg, const double *b, double *x)
 {
     const sla_int *rp = Dg->rowptr;
     const int32_t *ci = Dg->colind;
     const double *v = Dg->values;
     for (sla_int i = 0; i < Dg->nrows; i++) {
         double s = b[i];
-        for (sla_int k = rp[i]; k < rp[i + 1] && ci[k] < i; k++) s -= v[k] * x[ci[k]];
-        x[i] = s * dinv[i];
+        sla_int k = rp[i];
+        for (; ci[k] < i; k++) s -= v[k] * x[ci[k]];
+        x[i] = s * (1.0 / v[k]);
     }
+}
+
+/* Row i of A_dd x subtracted from s in column order; *d gets a_ii. */
+static inline double row_sub(const sla_int *rp, const int32_t *ci, const double *v, const double *x,
+                             sla_int i, double s, double *d)
+{
+    sla_int k = rp[i], e = rp[i + 1];
+    for (; ci[k] < i; k++) s -= v[k] * x[ci[k]];
+    *d = v[k];
+    for (; k < e; k++) s -= v[k] * x[ci[k]];
+    return s;
 }
 
 /* Backward hybrid Gauss-Seidel: x_i += (b_i - (A_dd x)_i - (A_do g)_i) / a_ii,
  * rows in decreasing order, the ghosts g frozen. */
-static void gs_bwd(const sla_matrix *Dg, const sla_matrix *O, const double *g, const double *dinv,
-                   const double *b, double *x)
+static void gs_bwd(const sla_matrix *Dg, const sla_matrix *O, const double *g, const double *b, double *x)
 {
     const sla_int *rp = Dg->rowptr, *orp = O->rowptr;
     const int32_t *ci = Dg->colind, *oci = O->colind;
     const double *v = Dg->values, *ov = O->values;
     for (sla_int i = Dg->nrows - 1; i >= 0; i--) {
-        double s = b[i];
+        double s = b[i], d;
         for (sla_int k = orp[i]; k < orp[i + 1]; k++) s -= ov[k] * g[oci[k]];
-        for (sla_int k = rp[i]; k < rp[i + 1]; k++) s -= v[k] * x[ci[k]];
-        x[i] += s * dinv[i];
+        s = row_sub(rp, ci, v, x, i, s, &d);
+        x[i] += s * (1.0 / d);
     }
 }
 
@@ -86,14 +104,14 @@ int sla__dsa_restrict(dsa_level *d, const double *r, double *bc)
  * residual vector and restriction: the process CPU of CG + saamg on 2-D
  * Poisson 1e6, 1 rank, 16 iterations: 0.70-0.75 s -> 0.62-0.69 s
  * (interleaved runs, 3 each, under other load). */
-static int presmooth_restrict(dsa_level *d, const double *dinv, const double *b, double *x, double *bc)
+static int presmooth_restrict(dsa_level *d, const double *b, double *x, double *bc)
 {
     sla_dist_matrix *A = d->A, *Pc = d->Pc;
     const sla_matrix *Dg = A->diag, *O = A->offd;
     const sla_int *rp = Dg->rowptr, *orp = O->rowptr;
     const int32_t *ci = Dg->colind, *oci = O->colind;
     const double *v = Dg->values, *ov = O->values;
-    gs_fwd0(Dg, dinv, b, x);
+    gs_fwd0(Dg, b, x);
     int rc = sla__halo_forward_begin(A, x, A->ghostbuf);
     int rc2 = sla__halo_end(A);
     const double *gx = A->ghostbuf;
@@ -129,7 +147,7 @@ static void post_smooth(dsaamg *H, int l, const double *b, double *x)
     int rc = sla__halo_forward_begin(A, x, A->ghostbuf);
     int rc2 = sla__halo_end(A);
     note_rc(H, rc ? rc : rc2);
-    gs_bwd(A->diag, A->offd, A->ghostbuf, H->g.lev[l].dinv, b, x);
+    gs_bwd(A->diag, A->offd, A->ghostbuf, b, x);
 }
 
 /* The coarsest level: every rank's b gathered, the dense solve
@@ -138,7 +156,7 @@ static void coarse_solve(dsaamg *H, int l, const double *b, double *x)
 {
     sla_dist_matrix *A = H->dl[l].A;
     if (!H->g.dense) {
-        gs_fwd0(A->diag, H->g.lev[l].dinv, b, x);
+        gs_fwd0(A->diag, b, x);
         post_smooth(H, l, b, x);
         return;
     }
@@ -213,7 +231,7 @@ static int prolong_post_smooth(dsaamg *H, int l, const double *b, const double *
     const sla_matrix *Dg = A->diag, *O = A->offd;
     const sla_int *rp = Dg->rowptr, *orp = O->rowptr;
     const int32_t *ci = Dg->colind, *oci = O->colind;
-    const double *v = Dg->values, *ov = O->values, *g = A->ghostbuf, *dinv = H->g.lev[l].dinv;
+    const double *v = Dg->values, *ov = O->values, *g = A->ghostbuf;
     sla_int p = A->nlocal, t = d->nb - 1;
     for (sla_int i = A->nlocal - 1; i >= 0; i--) {
         sla_int first = rp[i] < rp[i + 1] && ci[rp[i]] < i ? ci[rp[i]] : i;
@@ -225,10 +243,10 @@ static int prolong_post_smooth(dsaamg *H, int l, const double *b, const double *
             }
             PROW(r);
         }
-        double s = b[i];
+        double s = b[i], dg;
         for (sla_int k = orp[i]; k < orp[i + 1]; k++) s -= ov[k] * g[oci[k]];
-        for (sla_int k = rp[i]; k < rp[i + 1]; k++) s -= v[k] * x[ci[k]];
-        x[i] += s * dinv[i];
+        s = row_sub(rp, ci, v, x, i, s, &dg);
+        x[i] += s * (1.0 / dg);
     }
 #undef PROW
     return rc ? rc : rc2 ? rc2 : rc3 ? rc3 : rc4;
@@ -242,9 +260,8 @@ static void cycle(dsaamg *H, int l, const double *b, double *x, int nt)
         return;
     }
     dsa_level *d = &H->dl[l], *c = &H->dl[l + 1];
-    const sa_level *L = &H->g.lev[l];
     (void)nt;
-    note_rc(H, presmooth_restrict(d, L->dinv, b, x, c->b)); /* x = M^-1 b, b_c = P^T (b - A x) */
+    note_rc(H, presmooth_restrict(d, b, x, c->b)); /* x = M^-1 b, b_c = P^T (b - A x) */
     cycle(H, l + 1, c->b, c->x, nt);
     note_rc(H, prolong_post_smooth(H, l, b, c->x, x)); /* x += P x_c, then backward Gauss-Seidel */
 }
