@@ -165,35 +165,9 @@ static void coarse_solve(dsaamg *H, int l, const double *b, double *x)
     H->gathers++;
     H->gather_bytes += (int64_t)A->nlocal * (int64_t)sizeof(double);
     sla_int n = A->n;
-    const double *F = H->g.dense;
     double *y = H->xg;
     memcpy(y, H->bg, (size_t)n * sizeof *y);
-    if (H->g.piv) { /* P A = L U, L unit lower */
-        for (sla_int i = 0; i < n; i++) {
-            sla_int p = H->g.piv[i];
-            if (p != i) {
-                double t = y[i];
-                y[i] = y[p];
-                y[p] = t;
-            }
-        }
-        for (sla_int j = 0; j < n; j++)
-            for (sla_int i = j + 1; i < n; i++) y[i] -= F[i + j * n] * y[j];
-        for (sla_int j = n - 1; j >= 0; j--) {
-            y[j] /= F[j + j * n];
-            for (sla_int i = 0; i < j; i++) y[i] -= F[i + j * n] * y[j];
-        }
-    } else { /* A = L L^T */
-        for (sla_int j = 0; j < n; j++) {
-            y[j] /= F[j + j * n];
-            for (sla_int i = j + 1; i < n; i++) y[i] -= F[i + j * n] * y[j];
-        }
-        for (sla_int i = n - 1; i >= 0; i--) {
-            double s = y[i];
-            for (sla_int k = i + 1; k < n; k++) s -= F[k + i * n] * y[k];
-            y[i] = s / F[i + i * n];
-        }
-    }
+    sla__saamg_dense_solve(H->g.dense, H->g.piv, n, y);
     memcpy(x, y + A->row_start, (size_t)A->nlocal * sizeof *x);
 }
 

@@ -119,6 +119,7 @@ void sla__saamg_restrict(const sa_level *L, sla_int nc, const double *r, double 
 /* saamg_cycle.c: the cycle's work vectors (false: out of memory), the
  * hybrid blocks' lists, one apply. */
 bool sla__saamg_alloc_work(const sla_allocator *a, saamg *g);
+void sla__saamg_dense_solve(const double *F, const int *piv, sla_int n, double *x);
 void sla__saamg_split_free(const sla_allocator *a, struct sa_split **sp);
 sla_status sla__saamg_apply(const sla__pc *pc, bool transpose, const double *r, double *z, int nt);
 

@@ -366,11 +366,18 @@ static void coarse_solve(const saamg *g, const sa_level *L, const double *b, dou
         gsb_blk(L, b, x, NULL, &whole);
         return;
     }
-    const double *F = g->dense;
     memcpy(x, b, (size_t)n * sizeof *x);
-    if (g->piv) { /* P A = L U, L unit lower */
+    sla__saamg_dense_solve(g->dense, g->piv, n, x);
+}
+
+/* x = A^-1 x with the coarsest level's dense factor F (n x n, column
+ * major): LU with the pivots piv, or Cholesky (piv NULL). Also the
+ * distributed saamg's coarse solve, on the gathered vector. */
+void sla__saamg_dense_solve(const double *F, const int *piv, sla_int n, double *x)
+{
+    if (piv) { /* P A = L U, L unit lower */
         for (sla_int i = 0; i < n; i++) {
-            sla_int p = g->piv[i];
+            sla_int p = piv[i];
             if (p != i) {
                 double t = x[i];
                 x[i] = x[p];
