@@ -329,12 +329,16 @@ static bool ga_plan_init(const sla_allocator *a, const sa_level *L, sla_int nc, 
     sla_int n = L->n, pnnz = L->prp[n];
     memset(g, 0, sizeof *g);
     /* blocks: two per thread for the load balance, more only to bound a
-     * block's rows of A P (at most 2^18 fine rows' worth): the rows of A P
+     * block's rows of A P (at most 2^17 fine rows' worth): the rows of A P
      * on a block's border are formed by both blocks, so few large blocks
      * form fewer (3-D Poisson 1e6: 1.79 rows of A P per fine row with 16
-     * blocks) */
+     * blocks, 1.33 with 4). Each running block holds its rows of A P, which
+     * set the solve's peak: 2^18 rows took 2-D Poisson 4e6 to 170.7 / 181.6
+     * bytes per unknown (1 / 2 threads), 2^17 165.8 / 175.4, the set-up's
+     * time unchanged there and on 3-D Poisson 1e6 (0.61-0.65 s, 1 thread;
+     * 0.38-0.42 s, 2; interleaved, 3 runs each) */
     g->nch = 2 * (sla_int)nt;
-    if (n / 262144 + 1 > g->nch) g->nch = n / 262144 + 1;
+    if (n / 131072 + 1 > g->nch) g->nch = n / 131072 + 1;
     if (g->nch > nc / 64) g->nch = nc / 64;
     if (g->nch < 1) g->nch = 1;
     g->trp = sla__calloc(a, (size_t)nc + 1, sizeof *g->trp);
