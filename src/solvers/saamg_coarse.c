@@ -82,16 +82,20 @@ static sla_status symmetrize(sla_ctx *ctx, const sla_allocator *a, const sa_leve
  * not fit in its thread's buffer. */
 typedef struct ga_chunk {
     sla_int lo, hi, done, len, cap, need, need_ap;
+    sla_int fbase; /* the first fine row its P^T rows reach (fmark's origin) */
     int32_t *ci;
     sa_real *v;
 } ga_chunk;
 
 /* One thread's scratch: marks and accumulator over the coarse columns
- * (mk, ac, the row's column list rc; amk marks a row of A P), the slot of
- * each fine row in the block's rows of A P (fmark, n; -1 when absent), and
+ * (mk, -1 between rows: a row of A P marks with 0, a coarse row with its
+ * number; ac, the row's column list rc), the slot of
+ * each fine row in the block's rows of A P (fmark, -1 when absent; over a
+ * window of fine rows from the chunk's fbase, as wide as the widest
+ * chunk's range: n/nch + a border with locality, n without), and
  * those rows: fine row srow[s] in apc/apv[sst[s] .. sst[s + 1]). */
 typedef struct ga_thread {
-    int32_t *mk, *amk, *rc, *fmark, *srow;
+    int32_t *mk, *rc, *fmark, *srow;
     double *ac, *apv;
     int32_t *apc;
     sla_int *sst;
@@ -113,17 +117,18 @@ static sla_int ap_rows(const sa_level *L, const sla_int *trp, const int32_t *tci
     const sa_real *restrict pval = L->pval;
     const double *restrict ad = L->f32 ? NULL : (const double *)L->val;
     const float *restrict af = L->f32 ? (const float *)L->val : NULL;
-    int32_t *restrict amk = w->amk, *restrict rc = w->rc, *restrict apc = w->apc;
+    int32_t *restrict amk = w->mk, *restrict rc = w->rc, *restrict apc = w->apc;
     int32_t *restrict fmark = w->fmark, *restrict srow = w->srow;
     double *restrict apv = w->apv;
     sla_int *restrict sst = w->sst;
     const sla_int cap_e = w->cap_e;
     double *restrict acc = w->ac; /* zero between rows */
+    const sla_int fb = c->fbase;
     sla_int ns = 0, ne = 0;
     sst[0] = 0;
     for (sla_int p = trp[c->done]; p < trp[c->hi]; p++) {
         sla_int i = tci[p];
-        if (fmark[i] >= 0) continue;
+        if (fmark[i - fb] >= 0) continue;
         sla_int m = 0;
         /* branch-free gathering of the row's columns: a new column is
          * appended to rc and counted, an old one overwritten past the end
@@ -146,7 +151,7 @@ static sla_int ap_rows(const sa_level *L, const sla_int *trp, const int32_t *tci
                 amk[rc[t]] = -1;
                 acc[rc[t]] = 0.0;
             }
-            for (sla_int t = 0; t < ns; t++) fmark[srow[t]] = -1;
+            for (sla_int t = 0; t < ns; t++) fmark[srow[t] - fb] = -1;
             c->need_ap = 2 * (ne + m + 1) + (trp[c->hi] - p) * 8;
             return -1;
         }
@@ -157,7 +162,7 @@ static sla_int ap_rows(const sa_level *L, const sla_int *trp, const int32_t *tci
             acc[J] = 0.0;
             amk[J] = -1;
         }
-        fmark[i] = (int32_t)ns;
+        fmark[i - fb] = (int32_t)ns;
         srow[ns] = (int32_t)i;
         ne += m;
         sst[++ns] = ne;
@@ -188,7 +193,7 @@ static void galerkin_rows(const sa_level *L, const sla_int *trp, const int32_t *
         sla_int m = 0;
         for (sla_int p = trp[I]; p < trp[I + 1]; p++) {
             double pi = (double)tv[p];
-            sla_int s = fmark[tci[p]];
+            sla_int s = fmark[tci[p] - c->fbase];
             if (C) {
                 for (sla_int q = sst[s]; q < sst[s + 1]; q++) ac[apc[q]] += pi * apv[q];
                 continue;
@@ -223,12 +228,13 @@ static void galerkin_rows(const sa_level *L, const sla_int *trp, const int32_t *
             c->ci[c->len + q] = rc[q];
             c->v[c->len + q] = (sa_real)ac[rc[q]];
             ac[rc[q]] = 0.0;
+            mk[rc[q]] = -1; /* for the next chunk's rows of A P */
         }
         c->len += m;
         cnt[I + 1] = m;
         c->done = I + 1;
     }
-    for (sla_int s = 0; s < ns; s++) w->fmark[w->srow[s]] = -1;
+    for (sla_int s = 0; s < ns; s++) w->fmark[w->srow[s] - c->fbase] = -1;
 }
 
 /* The per-thread scratch (nt of them) for a product over P^T (nc rows) of
@@ -238,7 +244,6 @@ static void ga_threads_free(const sla_allocator *a, ga_thread *w, int nt)
 {
     for (int t = 0; w && t < nt; t++) {
         sla__free(a, w[t].mk);
-        sla__free(a, w[t].amk);
         sla__free(a, w[t].rc);
         sla__free(a, w[t].fmark);
         sla__free(a, w[t].srow);
@@ -250,14 +255,13 @@ static void ga_threads_free(const sla_allocator *a, ga_thread *w, int nt)
     sla__free(a, w);
 }
 
-static bool ga_threads_init(const sla_allocator *a, ga_thread *w, int nt, sla_int n, sla_int nc,
+static bool ga_threads_init(const sla_allocator *a, ga_thread *w, int nt, sla_int fwin, sla_int nc,
                             sla_int cap_s, sla_int cap_e)
 {
-    size_t nn = (size_t)(n > 0 ? n : 1), ncc = (size_t)(nc > 0 ? nc : 1);
+    size_t nn = (size_t)(fwin > 0 ? fwin : 1), ncc = (size_t)(nc > 0 ? nc : 1);
     for (int t = 0; t < nt; t++) {
         ga_thread *x = &w[t];
         x->mk = sla__malloc(a, ncc, sizeof *x->mk);
-        x->amk = sla__malloc(a, ncc, sizeof *x->amk);
         x->rc = sla__malloc(a, ncc + 1, sizeof *x->rc); /* + 1: the branch-free gathering writes one past the columns found */
         x->ac = sla__calloc(a, ncc, sizeof *x->ac);
         x->fmark = sla__malloc(a, nn, sizeof *x->fmark);
@@ -265,13 +269,13 @@ static bool ga_threads_init(const sla_allocator *a, ga_thread *w, int nt, sla_in
         x->sst = sla__malloc(a, (size_t)cap_s + 1, sizeof *x->sst);
         x->apc = sla__malloc(a, (size_t)cap_e, sizeof *x->apc);
         x->apv = sla__malloc(a, (size_t)cap_e, sizeof *x->apv);
-        if (!x->mk || !x->amk || !x->rc || !x->ac || !x->fmark || !x->srow || !x->sst || !x->apc ||
+        if (!x->mk || !x->rc || !x->ac || !x->fmark || !x->srow || !x->sst || !x->apc ||
             !x->apv)
             return false;
         x->cap_s = cap_s;
         x->cap_e = cap_e;
-        for (sla_int J = 0; J < nc; J++) x->mk[J] = x->amk[J] = -1;
-        for (sla_int i = 0; i < n; i++) x->fmark[i] = -1;
+        for (sla_int J = 0; J < nc; J++) x->mk[J] = -1;
+        for (sla_int i = 0; i < fwin; i++) x->fmark[i] = -1;
     }
     return true;
 }
@@ -351,17 +355,28 @@ static bool ga_plan_init(const sla_allocator *a, const sa_level *L, sla_int nc, 
     /* slots: at most the entries of the chunk's P^T rows; entries of A P:
      * a first guess of twice A's entries per row for each slot, grown when
      * a chunk needs more */
-    sla_int cap_s = 1;
+    sla_int cap_s = 1, fwin = 1;
     for (sla_int c = 0; c < g->nch; c++) {
-        g->ch[c].lo = g->ch[c].done = nc * c / g->nch;
-        g->ch[c].hi = nc * (c + 1) / g->nch;
-        sla_int e = g->trp[g->ch[c].hi] - g->trp[g->ch[c].lo];
+        ga_chunk *ch = &g->ch[c];
+        ch->lo = ch->done = nc * c / g->nch;
+        ch->hi = nc * (c + 1) / g->nch;
+        sla_int e = g->trp[ch->hi] - g->trp[ch->lo];
         if (e > cap_s) cap_s = e;
+        /* the fine rows the chunk reaches: fmark's window (2-D Poisson 4e6,
+         * 2 threads: 2 x 16 MB of n-long marks before, 2 x ~0.6 MB now) */
+        sla_int fmin = n, fmax = -1;
+        for (sla_int p = g->trp[ch->lo]; p < g->trp[ch->hi]; p++) {
+            sla_int i = g->tci[p];
+            fmin = i < fmin ? i : fmin;
+            fmax = i > fmax ? i : fmax;
+        }
+        ch->fbase = fmax >= fmin ? fmin : 0;
+        if (fmax - fmin + 1 > fwin) fwin = fmax - fmin + 1;
     }
     double per_row = n > 0 ? 2.0 * (double)L->rp[n] / (double)n : 8.0;
     double ce = per_row * (double)(n / g->nch + 16) * 1.5;
     if (ce > 1e9) ce = 1e9;
-    return ga_threads_init(a, g->w, nt, n, nc, cap_s, (sla_int)ce + 64);
+    return ga_threads_init(a, g->w, nt, fwin, nc, cap_s, (sla_int)ce + 64);
 }
 
 /* Run the chunks that are not done, in parallel (one thread's scratch
