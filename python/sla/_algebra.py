@@ -240,19 +240,8 @@ class _ResultPattern(_core.Pattern):
         return bool(_coo_equal(L.ctx(), self._res.ptr, row.data_ptr(), col.data_ptr()))
 
 
-def _libc_madvise():
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        f = ctypes.CDLL(None).madvise
-    except (OSError, AttributeError):
-        return None
-    f.restype = ctypes.c_int
-    f.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    return f
-
-
-_madvise = _libc_madvise()
+_madvise = (_core.libc_function("madvise", ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int])
+            if sys.platform.startswith("linux") else None)
 _MADV_HUGEPAGE = 14  # Linux
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 

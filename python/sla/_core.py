@@ -74,17 +74,19 @@ def tensor_key(t):
     return (t.data_ptr(), t._version, tuple(t.shape), tuple(t.stride()), t.dtype)
 
 
-def _libc_memcmp():
+def libc_function(name, restype, argtypes):
+    """The C library's function `name` through ctypes, or None where the
+    process's symbols do not have it."""
     try:
-        f = ctypes.CDLL(None).memcmp
+        f = getattr(ctypes.CDLL(None), name)
     except (OSError, AttributeError):
         return None
-    f.restype = ctypes.c_int
-    f.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    f.restype = restype
+    f.argtypes = argtypes
     return f
 
 
-_memcmp = _libc_memcmp()
+_memcmp = libc_function("memcmp", ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t])
 
 
 def same_bytes(a, b):

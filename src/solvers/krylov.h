@@ -88,13 +88,10 @@ sla_status sla__ilut_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, double
 sla_status sla__amg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, const sla_amg_options *o,
                           sla__pc *pc);
 /* Smoothed-aggregation AMG (precond_saamg.c): always available. reuse:
- * what a refresh keeps (sla_solver_options.saamg_reuse). */
+ * what a refresh keeps (sla_solver_options.saamg_reuse); theta: level 0's
+ * strength threshold (sla_solver_options.saamg_theta; 0: the default). */
 sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, int reuse, int smoother,
-                            sla__pc *pc);
-/* The same with level 0's strength threshold (sla_solver_options.saamg_theta;
- * 0: the default). */
-sla_status sla__saamg_setup_theta(sla_ctx *ctx, const sla_matrix *A, sla_int ib, int reuse, int smoother,
-                                  double theta, sla__pc *pc);
+                            double theta, sla__pc *pc);
 /* The sizes of an saamg preconditioner's hierarchy (pc->kind saamg). */
 void sla__saamg_hierarchy(const sla__pc *pc, sla_hierarchy_info *out);
 #ifdef SLA_HAVE_MPI

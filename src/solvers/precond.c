@@ -64,7 +64,7 @@ sla_status sla__pc_create(sla_ctx *ctx, sla_precond_kind kind, const sla_matrix 
     case SLA_PRECOND_ILU0: st = sla__ilu0_setup(ctx, A, ib, pc); break;
     case SLA_PRECOND_AMG: st = sla__amg_setup(ctx, A, ib, &opts->amg, pc); break;
     case SLA_PRECOND_SAAMG:
-        st = sla__saamg_setup_theta(ctx, A, ib, opts->saamg_reuse, opts->saamg_smoother, opts->saamg_theta, pc);
+        st = sla__saamg_setup(ctx, A, ib, opts->saamg_reuse, opts->saamg_smoother, opts->saamg_theta, pc);
         break;
     case SLA_PRECOND_ILUT:
         st = sla__ilut_setup(ctx, A, ib, opts->ilut_droptol, opts->ilut_fill, opts->ilut_pivot,

@@ -421,13 +421,7 @@ static sla_status saamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, 
 }
 
 sla_status sla__saamg_setup(sla_ctx *ctx, const sla_matrix *A, sla_int ib, int reuse, int smoother,
-                            sla__pc *pc)
-{
-    return sla__saamg_setup_theta(ctx, A, ib, reuse, smoother, 0.0, pc);
-}
-
-sla_status sla__saamg_setup_theta(sla_ctx *ctx, const sla_matrix *A, sla_int ib, int reuse, int smoother,
-                                  double theta, sla__pc *pc)
+                            double theta, sla__pc *pc)
 {
     const sla_allocator *a = &pc->alloc;
     if (A->nrows > INT32_MAX)
