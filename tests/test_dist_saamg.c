@@ -442,6 +442,48 @@ static void test_errors(sla_ctx *ctx, const sla_matrix *P, const sla_matrix *C)
     sla_matrix_destroy(&B);
 }
 
+/* saamg_theta reaches the distributed set-up: on anisotropic diffusion
+ * (eps 0.03) the fine level's threshold decides whether the weak direction
+ * is aggregated, so 0.01 gives another level 1 than the default; on one
+ * rank (the same aggregation as the serial set-up) the very rows of the
+ * serial hierarchy. */
+static void test_theta(sla_ctx *ctx)
+{
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_gen_aniso2d(ctx, 60, 0.03, &A));
+    sla_int rows1[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        sla_solver_options o;
+        sla_solver_options_default(&o);
+        o.method = SLA_METHOD_CG;
+        o.precond = SLA_PRECOND_SAAMG;
+        o.saamg_theta = k ? 0.01 : 0.0;
+        sla_dist_matrix *D = distribute(ctx, A, 0);
+        sla_dist_solver *S = NULL;
+        CHECK_OK(ctx, sla_dist_solver_create(ctx, D, &o, &S));
+        const sla__pc *pc = S ? sla__dist_solver_pc(S) : NULL;
+        CHECK(pc && sla__dist_saamg_levels(pc) >= 2);
+        sla_dist_matrix *P = NULL, *A1 = pc ? sla__dist_saamg_level(pc, 1, &P) : NULL;
+        CHECK(A1 != NULL);
+        rows1[k] = A1 ? sla_dist_matrix_n(A1) : 0;
+        if (size_ == 1) { /* the serial hierarchy with the same option */
+            sla_solver *T = NULL;
+            sla_hierarchy_info h;
+            CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &T));
+            CHECK_OK(ctx, sla_solver_hierarchy(ctx, T, 0, &h));
+            CHECK(h.levels >= 2 && h.rows[1] == rows1[k]);
+            sla_solver_destroy(&T);
+        }
+        sla_dist_solver_destroy(&S);
+        sla_dist_matrix_destroy(&D);
+    }
+    if (rank_ == 0)
+        printf("  saamg_theta: level 1 with %lld rows at the default, %lld at 0.01\n", (long long)rows1[0],
+               (long long)rows1[1]);
+    CHECK(rows1[0] > 0 && rows1[1] > 0 && rows1[0] != rows1[1]);
+    sla_matrix_destroy(&A);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -479,6 +521,7 @@ int main(int argc, char **argv)
         sla_matrix_destroy(&Pm);
     }
     test_errors(ctx, P2, C);
+    test_theta(ctx);
 
     sla_matrix_destroy(&P2);
     sla_matrix_destroy(&P3);

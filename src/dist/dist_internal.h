@@ -84,11 +84,13 @@ void sla__dist_pattern_outer(const sla_dist_matrix *D, double s, const double *a
 /* Smoothed-aggregation AMG over the ranks of D (dist_saamg.c, which gives
  * the design): one hierarchy, symmetric matrices only. reuse: the
  * options' saamg_reuse (0: a refresh keeps the prolongators and recomputes
- * the Galerkin operators; otherwise it rebuilds). Collective; the status
+ * the Galerkin operators; otherwise it rebuilds), theta its saamg_theta
+ * (level 0's strength threshold, 0: the default). Collective; the status
  * is agreed; *out is NULL on failure. D must outlive it; pc->refresh reads
  * D's values (its A argument is ignored). */
 struct sla__pc;
-sla_status sla__dist_saamg_create(sla_ctx *ctx, sla_dist_matrix *D, int reuse, struct sla__pc **out);
+sla_status sla__dist_saamg_create(sla_ctx *ctx, sla_dist_matrix *D, int reuse, double theta,
+                                  struct sla__pc **out);
 /* Its levels (0 when pc is not one), level l's matrix (level 0: D) and
  * in *P the coarse-space halo plan of its prolongator (NULL on the
  * coarsest level; its counters count the restrictions' and prolongations'

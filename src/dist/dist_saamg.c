@@ -282,9 +282,11 @@ static void free_hierarchy(const sla_allocator *a, dsaamg *H)
     sla__free(a, H->xg);
     sla__free(a, H->d0);
     int reuse = H->reuse;
+    double theta = H->theta;
     sla_allocator al = H->alloc;
     memset(H, 0, sizeof *H);
     H->reuse = reuse;
+    H->theta = theta;
     H->alloc = al;
 }
 
@@ -327,6 +329,7 @@ static sla_status build(sla_ctx *ctx, dsaamg *H, sla_dist_matrix *D)
         sla_dist_matrix *A = d->A;
         sa_level *L = &H->g.lev[l];
         set_local(L, A);
+        if (l == 0) L->theta = H->theta; /* as the serial set-up's level 0 */
         bool last = A->n <= SAAMG_COARSE || l == SAAMG_MAX_LEV - 1;
         sla_int nagg = 0;
         agg = sla__malloc(a, (size_t)A->nlocal, sizeof *agg);
@@ -510,7 +513,8 @@ static sla_status dsaamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A,
     return SLA_OK;
 }
 
-sla_status sla__dist_saamg_create(sla_ctx *ctx, sla_dist_matrix *D, int reuse, struct sla__pc **out)
+sla_status sla__dist_saamg_create(sla_ctx *ctx, sla_dist_matrix *D, int reuse, double theta,
+                                  struct sla__pc **out)
 {
     *out = NULL;
     sla_allocator a = sla__ctx_alloc(ctx);
@@ -528,6 +532,7 @@ sla_status sla__dist_saamg_create(sla_ctx *ctx, sla_dist_matrix *D, int reuse, s
     pc->fact = H;
     pc->destroy = dsaamg_destroy;
     H->reuse = reuse;
+    H->theta = theta;
     H->alloc = a;
     st = build(ctx, H, D);
     if (st) {

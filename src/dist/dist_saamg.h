@@ -40,6 +40,7 @@ typedef struct dsaamg {
     int64_t gather_bytes;  /* bytes this rank contributed to them */
     int rc;                /* first MPI error of an apply */
     int reuse;             /* saamg_reuse: 0 keep P at refresh, else rebuild */
+    double theta;          /* saamg_theta: level 0's strength threshold (0: the default) */
     bool stale;            /* a refresh failed: the next one rebuilds */
     float *d0;             /* a_ii of level 0 at the set-up (taken at the first refresh) */
     bool repattern;        /* a refresh found a coarse pattern changed: it rebuilds */

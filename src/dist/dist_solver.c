@@ -93,7 +93,7 @@ static sla_status setup_pc(sla_ctx *ctx, sla_dist_solver *S, bool refresh)
     if (S->opts.precond == SLA_PRECOND_SAAMG) { /* one hierarchy over the ranks (options saamg_reuse) */
         if (refresh && S->pc && S->pc->refresh) return S->pc->refresh(ctx, S->pc, NULL, 0);
         sla__pc_destroy(&S->pc);
-        return sla__dist_saamg_create(ctx, D, S->opts.saamg_reuse, &S->pc);
+        return sla__dist_saamg_create(ctx, D, S->opts.saamg_reuse, S->opts.saamg_theta, &S->pc);
     }
     sla__pc_destroy(&S->pc);
     sla_status st = sla__pc_create(ctx, S->opts.precond, S->D->diag, 0, &S->opts, &S->pc);
