@@ -281,6 +281,19 @@ int main(int argc, char **argv)
             len += snprintf(line + len, sizeof line - (size_t)len,
                             ",\"levels\":%d,\"operator_complexity\":%.4f,\"grid_complexity\":%.4f",
                             r.h.levels, r.h.operator_complexity, r.h.grid_complexity);
+        /* per level [rows, nnz, P entries]: where a cycle's time goes */
+        char lv[1024];
+        int ll = snprintf(lv, sizeof lv, ",\"level_rows_nnz_pnnz\":[");
+        for (int l = 0; l < r.h.levels && ll > 0 && (size_t)ll + 80 < sizeof lv; l++)
+            ll += snprintf(lv + ll, sizeof lv - (size_t)ll, "%s[%lld,%lld,%lld]", l ? "," : "",
+                           (long long)r.h.rows[l], (long long)r.h.nnz[l], (long long)r.h.p_nnz[l]);
+        if (r.h.levels > 0 && ll > 0 && (size_t)ll + 2 < sizeof lv && len > 0 &&
+            (size_t)len + (size_t)ll + 4 < sizeof line) {
+            memcpy(line + len, lv, (size_t)ll);
+            len += ll;
+            line[len++] = ']';
+            line[len] = '\0';
+        }
         if (len > 0 && (size_t)len + 2 < sizeof line) line[len] = '}', line[len + 1] = '\0';
         printf("%s\n", line);
         FILE *f = json ? fopen(json, "a") : NULL;
