@@ -556,11 +556,7 @@ sla_status sla__dsa_build_coarse(sla_ctx *ctx, dsaamg *H, int l, sla_int cstart,
             }
             for (sla_int q = orp[I]; q < orp[I + 1]; q++) tmpc[m] = e.col[q], tmpv[m++] = e.val[q];
             for (sla_int q = pcnt[I]; q < pcnt[I + 1]; q++) tmpc[m] = rcol[ppos[q]], tmpv[m++] = rval[ppos[q]];
-            m = sort_sum(tmpc, tmpv, m);
-            if (!ent_reserve(a, &c, m)) {
-                st = nomem(ctx, A, l + 1);
-                break;
-            }
+            m = sort_sum(tmpc, tmpv, m); /* c has room: reserved for all entries */
             memcpy(c.col + c.len, tmpc, (size_t)m * sizeof *tmpc);
             memcpy(c.val + c.len, tmpv, (size_t)m * sizeof *tmpv);
             c.len += m;
