@@ -676,6 +676,50 @@ static void test_list(sla_ctx *ctx)
     }
 }
 
+/* A BiCGStab breakdown restarts, in complex arithmetic too: the 7 x 7
+ * diagonally dominant system on which the real method met <r^, r> = 0
+ * (test_krylov's test_bicgstab_breakdown), as complex values with zero
+ * imaginary parts, against LU on the real values. */
+static void test_bicgstab_breakdown(sla_ctx *ctx)
+{
+    enum { N = 7 };
+    unsigned char in[N * N] = {0x5f, 0x4d};
+    for (int k = 2; k < 27; k++) in[k] = 0x7c;
+    memcpy(in + 27, (const unsigned char[]){0x4c, 0x4f, 0xa0, 0x67, 0x38, 0xc8}, 6);
+    sla_int rp[N + 1], ci[N * N];
+    double v[N * N], br[N], xr[N];
+    zc vz[N * N], b[N], x[N];
+    for (int i = 0; i <= N; i++) rp[i] = (sla_int)i * N;
+    for (int k = 0; k < N * N; k++) {
+        double t = (double)(signed char)in[k] / 256.0;
+        ci[k] = k % N;
+        v[k] = k / N == k % N ? (double)N + fabs(t) : t;
+        vz[k] = v[k];
+    }
+    for (int i = 0; i < N; i++) br[i] = 0.5, b[i] = 0.5;
+    sla_matrix *A = NULL, *Z = NULL;
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, N, N, rp, ci, SLA_F64, 1, v, SLA_COPY, &A));
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, N, N, rp, ci, SLA_C128, 1, vz, SLA_COPY, &Z));
+    if (A && Z) {
+        sla_solver_options o = opts_for(SLA_METHOD_LU, SLA_PRECOND_NONE, 1e-12);
+        sla_solve_info info;
+        CHECK_OK(ctx, sla_solve(ctx, A, &o, br, xr, &info));
+        o = opts_for(SLA_METHOD_BICGSTAB, SLA_PRECOND_NONE, 1e-12);
+        sla_solver *S = NULL;
+        CHECK_OK(ctx, sla_solver_create(ctx, Z, &o, &S));
+        if (S) {
+            CHECK_OK(ctx, sla_zsolver_solve(ctx, S, 0, SLA_OP_N, b, x, &info));
+            CHECK(info.converged && info.residual <= 1e-12);
+            double d = 0.0, m = 0.0;
+            for (int i = 0; i < N; i++) d = fmax(d, cabs(x[i] - xr[i])), m = fmax(m, fabs(xr[i]));
+            CHECK(d <= 1e-11 * m);
+            sla_solver_destroy(&S);
+        }
+    }
+    sla_matrix_destroy(&A);
+    sla_matrix_destroy(&Z);
+}
+
 int main(void)
 {
     sla_ctx *ctx = NULL;
@@ -689,6 +733,7 @@ int main(void)
     test_refresh_batch(ctx);
     test_file(ctx);
     test_list(ctx);
+    test_bicgstab_breakdown(ctx);
     sla_ctx_destroy(&ctx);
     return tu_finish("test_complex_solve");
 }

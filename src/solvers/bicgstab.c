@@ -1,6 +1,11 @@
 /* BiCGStab (van der Vorst), right-preconditioned: A M^-1 u = b, x = M^-1 u,
  * so the recursive residual is the true one up to rounding. Convergence is
- * confirmed on b - A x; when it is not met the method restarts from x. */
+ * confirmed on b - A x; when it is not met the method restarts from x. A
+ * breakdown (<r^, r> = 0, <r^, A M^-1 p> = 0 or omega = 0) restarts it too,
+ * with the current residual as the new shadow residual; only a breakdown
+ * right after a restart stops it (a 7 x 7 diagonally dominant system broke
+ * down after 3 iterations at a relative residual of 8.5e-12 > rtol 1e-12:
+ * fuzz_scale). */
 #include "krylov.h"
 
 #include <math.h>
@@ -31,7 +36,7 @@ sla_status sla__bicgstab(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const
     }
     sla_int it = 0;
     sla_reason stop = SLA_DIVERGED_MAXITER;
-    bool restart = true, exact = true;
+    bool restart = true, exact = true, fresh = false; /* fresh: restarted this iteration */
     double rho = 1.0, alpha = 1.0, omega = 1.0;
 
     while (rnorm > tol && it < o->maxiter) {
@@ -41,8 +46,15 @@ sla_status sla__bicgstab(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const
             sla__zero(n, v);
             rho = alpha = omega = 1.0;
             restart = false;
+            fresh = true;
+        } else {
+            fresh = false;
         }
         double rho_new = sla__op_dot(A, rh, r);
+        if (rho_new == 0.0 && !fresh) {
+            restart = true;
+            continue;
+        }
         if (rho_new == 0.0 || !isfinite(rho_new)) {
             stop = isfinite(rho_new) ? SLA_DIVERGED_BREAKDOWN : SLA_DIVERGED_NAN;
             break;
@@ -54,6 +66,10 @@ sla_status sla__bicgstab(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const
         if ((st = sla__pc_run(A, M, tr, p, ph))) goto pc_fail;
         A->apply(A->data, ph, v, nt); /* v = A M^-1 p */
         double rhv = sla__op_dot(A, rh, v);
+        if (rhv == 0.0 && !fresh) {
+            restart = true;
+            continue;
+        }
         if (rhv == 0.0 || !isfinite(rhv)) {
             stop = isfinite(rhv) ? SLA_DIVERGED_BREAKDOWN : SLA_DIVERGED_NAN;
             break;
@@ -112,9 +128,12 @@ sla_status sla__bicgstab(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const
             restart = true;
             continue;
         }
-        if (omega == 0.0) {
-            stop = SLA_DIVERGED_BREAKDOWN;
-            break;
+        if (omega == 0.0) { /* r = s: restart from x (x and r agree) */
+            if (fresh) {
+                stop = SLA_DIVERGED_BREAKDOWN;
+                break;
+            }
+            restart = true;
         }
     }
     if (!exact) rnorm = sla__true_residual(A, b, x, t);

@@ -284,9 +284,11 @@ sla_status sla__zbicgstab(sla_ctx *ctx, const sla__zop *A, const sla__zpc *M, co
     }
     sla_int it = 0;
     sla_reason stop = SLA_DIVERGED_MAXITER;
-    bool restart = true, exact = true;
+    bool restart = true, exact = true, fresh = false; /* fresh: restarted this iteration */
     sla__z rho = 1.0, alpha = 1.0, omega = 1.0;
 
+    /* a breakdown restarts with r^ = r, as the real BiCGStab does
+     * (bicgstab.c); only one right after a restart stops it */
     while (rnorm > tol && it < o->maxiter) {
         if (restart) { /* shadow residual r^ = r, p = v = 0 */
             zcopy(n, r, rh);
@@ -294,8 +296,15 @@ sla_status sla__zbicgstab(sla_ctx *ctx, const sla__zop *A, const sla__zpc *M, co
             zzero(n, v);
             rho = alpha = omega = 1.0;
             restart = false;
+            fresh = true;
+        } else {
+            fresh = false;
         }
         sla__z rho_new = sla__zdotc(n, rh, r, nt);
+        if (rho_new == 0.0 && !fresh) {
+            restart = true;
+            continue;
+        }
         if (rho_new == 0.0 || !zfinite(rho_new)) {
             stop = zfinite(rho_new) ? SLA_DIVERGED_BREAKDOWN : SLA_DIVERGED_NAN;
             break;
@@ -306,6 +315,10 @@ sla_status sla__zbicgstab(sla_ctx *ctx, const sla__zop *A, const sla__zpc *M, co
         if ((st = sla__zpc_run(A, M, p, ph))) goto pc_fail;
         A->apply(A->data, ph, v, nt); /* v = A M^-1 p */
         sla__z rhv = sla__zdotc(n, rh, v, nt);
+        if (rhv == 0.0 && !fresh) {
+            restart = true;
+            continue;
+        }
         if (rhv == 0.0 || !zfinite(rhv)) {
             stop = zfinite(rhv) ? SLA_DIVERGED_BREAKDOWN : SLA_DIVERGED_NAN;
             break;
@@ -354,9 +367,12 @@ sla_status sla__zbicgstab(sla_ctx *ctx, const sla__zop *A, const sla__zpc *M, co
             restart = true;
             continue;
         }
-        if (omega == 0.0) {
-            stop = SLA_DIVERGED_BREAKDOWN;
-            break;
+        if (omega == 0.0) { /* r = s: restart from x (x and r agree) */
+            if (fresh) {
+                stop = SLA_DIVERGED_BREAKDOWN;
+                break;
+            }
+            restart = true;
         }
     }
     if (!exact) rnorm = sla__ztrue_residual(A, b, x, t);
