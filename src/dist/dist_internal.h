@@ -64,6 +64,14 @@ sla_status sla__dist_new(sla_ctx *ctx, MPI_Comm comm, sla_dist_matrix **out);
  * build the halo plan (collective; the status is agreed). */
 sla_status sla__dist_build(sla_ctx *ctx, sla_dist_matrix *D, sla_int nlocal, const sla_int *rowptr,
                            const sla_int *colind, const double *vals);
+/* sla__dist_build for rows the library made itself (the distributed
+ * saamg's operators): sorted, in range by construction, so only the
+ * values are checked (finite: an overflow) except in debug builds, which
+ * check everything; and *rowptr, *colind (allocated with a) become D's,
+ * set to NULL, when a frees as D's allocator does (else they are copied
+ * and stay the caller's). */
+sla_status sla__dist_build_owned(sla_ctx *ctx, sla_dist_matrix *D, sla_int nlocal, const sla_allocator *a,
+                                 sla_int **rowptr, sla_int **colind, const double *vals);
 
 /* Halo exchange in two halves so that work can overlap the messages. */
 int sla__halo_forward_begin(sla_dist_matrix *D, const double *x, double *ghost);

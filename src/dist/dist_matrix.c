@@ -174,6 +174,21 @@ static sla_status check_entries(sla_ctx *ctx, int rank, sla_int n, sla_int nloca
     return SLA_OK;
 }
 
+/* Only the values (rows the library made: their columns are right by
+ * construction; overflow can still make a value infinite). */
+static sla_status check_finite(sla_ctx *ctx, int rank, sla_int nnz, const double *vals)
+{
+    if (!vals) return SLA_OK;
+    bool bad = false;
+    for (sla_int p = 0; p < nnz; p++) bad |= !isfinite(vals[p]);
+    if (!bad) return SLA_OK;
+    for (sla_int p = 0; p < nnz; p++)
+        if (!isfinite(vals[p]))
+            return sla__error(ctx, SLA_ERR_VALUE, "distributed matrix: rank %d, entry %lld is %g, not finite "
+                              "(an overflow)", rank, (long long)p, vals[p]);
+    return SLA_OK;
+}
+
 /* ---- the two blocks ------------------------------------------------------------ */
 
 static int cmp_i64(const void *a, const void *b)
@@ -197,20 +212,29 @@ static sla_int bsearch_i64(const sla_int *g, sla_int m, sla_int v)
 /* Copy the local pattern, find the ghosts, split the rows into the
  * diagonal and off-diagonal blocks and record where each entry went. */
 static sla_status split_blocks(sla_ctx *ctx, sla_dist_matrix *D, const sla_int *rowptr,
-                               const sla_int *colind, const double *vals)
+                               const sla_int *colind, const double *vals, sla_int **take_rp,
+                               sla_int **take_ci)
 {
     const sla_allocator *a = &D->alloc;
     sla_int nl = D->nlocal, nnz = rowptr[nl], r0 = D->row_start, r1 = r0 + nl;
     D->nnz_local = nnz;
-    D->rowptr = sla__malloc(a, (size_t)nl + 1, sizeof(sla_int));
-    D->colind = sla__malloc(a, (size_t)nnz, sizeof(sla_int));
+    if (take_rp) { /* the caller's arrays become D's (see sla__dist_build_owned) */
+        D->rowptr = *take_rp;
+        D->colind = *take_ci;
+        *take_rp = *take_ci = NULL;
+    } else {
+        D->rowptr = sla__malloc(a, (size_t)nl + 1, sizeof(sla_int));
+        D->colind = sla__malloc(a, (size_t)nnz, sizeof(sla_int));
+    }
     D->pos = sla__malloc(a, (size_t)nnz, sizeof(sla_int));
     D->global_rows = sla__malloc(a, (size_t)nl, sizeof(sla_int));
     sla_int *drp = sla__calloc(a, (size_t)nl + 1, sizeof(sla_int));
     sla_int *orp = sla__calloc(a, (size_t)nl + 1, sizeof(sla_int));
     if (!D->rowptr || !D->colind || !D->pos || !D->global_rows || !drp || !orp) goto nomem;
-    memcpy(D->rowptr, rowptr, ((size_t)nl + 1) * sizeof(sla_int));
-    if (nnz) memcpy(D->colind, colind, (size_t)nnz * sizeof(sla_int));
+    if (!take_rp) {
+        memcpy(D->rowptr, rowptr, ((size_t)nl + 1) * sizeof(sla_int));
+        if (nnz) memcpy(D->colind, colind, (size_t)nnz * sizeof(sla_int));
+    }
     for (sla_int i = 0; i < nl; i++) D->global_rows[i] = r0 + i;
 
     sla_int nd = 0, no = 0;
@@ -403,9 +427,12 @@ done:
     return st;
 }
 
-/* Everything after dist_new: blocks, ghosts, halo plan. */
-sla_status sla__dist_build(sla_ctx *ctx, sla_dist_matrix *D, sla_int nlocal, const sla_int *rowptr,
-                           const sla_int *colind, const double *vals)
+/* Everything after dist_new: blocks, ghosts, halo plan. trusted: rows
+ * the library made (see sla__dist_build_owned); take_rp, take_ci: the
+ * arrays D takes over, or NULL (copies). */
+static sla_status build(sla_ctx *ctx, sla_dist_matrix *D, sla_int nlocal, const sla_int *rowptr,
+                        const sla_int *colind, const double *vals, bool trusted, sla_int **take_rp,
+                        sla_int **take_ci)
 {
     sla_status st = check_shape(ctx, D->rank, nlocal, rowptr, colind);
     if (!st) {
@@ -421,10 +448,31 @@ sla_status sla__dist_build(sla_ctx *ctx, sla_dist_matrix *D, sla_int nlocal, con
     D->n = D->starts[D->size];
     D->nlocal = nlocal;
     D->row_start = D->starts[D->rank];
-    st = check_entries(ctx, D->rank, D->n, nlocal, rowptr, colind, vals);
-    if (!st) st = split_blocks(ctx, D, rowptr, colind, vals);
+#ifdef NDEBUG
+    bool all = !trusted;
+#else
+    bool all = true; /* debug builds check the library's own rows too */
+#endif
+    st = all ? check_entries(ctx, D->rank, D->n, nlocal, rowptr, colind, vals)
+             : check_finite(ctx, D->rank, rowptr[nlocal], vals);
+    if (!st) st = split_blocks(ctx, D, rowptr, colind, vals, take_rp, take_ci);
     if ((st = sla__dist_agree(ctx, D->comm, st))) return st;
     return build_halo(ctx, D);
+}
+
+sla_status sla__dist_build(sla_ctx *ctx, sla_dist_matrix *D, sla_int nlocal, const sla_int *rowptr,
+                           const sla_int *colind, const double *vals)
+{
+    return build(ctx, D, nlocal, rowptr, colind, vals, false, NULL, NULL);
+}
+
+sla_status sla__dist_build_owned(sla_ctx *ctx, sla_dist_matrix *D, sla_int nlocal, const sla_allocator *a,
+                                 sla_int **rowptr, sla_int **colind, const double *vals)
+{
+    bool same = a->malloc_fn == D->alloc.malloc_fn && a->free_fn == D->alloc.free_fn &&
+                a->user == D->alloc.user;
+    return build(ctx, D, nlocal, *rowptr, *colind, vals, true, same ? rowptr : NULL,
+                 same ? colind : NULL);
 }
 
 sla_status sla_dist_matrix_create(sla_ctx *ctx, MPI_Comm comm, sla_int nlocal, const sla_int *rowptr,

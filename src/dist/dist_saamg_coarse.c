@@ -160,6 +160,26 @@ static sla_int sort_sum(sla_int *c, double *v, sla_int m)
     return k;
 }
 
+/* m distinct (column, value) pairs from c, v written sorted by column to
+ * oc, ov (not overlapping them): short rows (2-D coarse rows have about
+ * 9 entries) by rank, counted without branches, instead of an insertion
+ * sort's unpredictable comparisons; long ones by that sort. */
+static void place_sorted(const sla_int *c, const double *v, sla_int m, sla_int *oc, double *ov)
+{
+    if (m > 32) {
+        memcpy(oc, c, (size_t)m * sizeof *oc);
+        memcpy(ov, v, (size_t)m * sizeof *ov);
+        sort_sum(oc, ov, m); /* (distinct: nothing to sum) */
+        return;
+    }
+    for (sla_int k = 0; k < m; k++) {
+        sla_int ck = c[k], r = 0;
+        for (sla_int t = 0; t < m; t++) r += c[t] < ck;
+        oc[r] = ck;
+        ov[r] = v[k];
+    }
+}
+
 /* The smoothed prolongator of level l from this rank's aggregates agg
  * (nagg of them, global numbers from cstart; -1 or less: none) with the
  * whole rows of A, ghost columns included (their aggregates and diagonals
@@ -307,7 +327,7 @@ sla_status sla__dsa_smooth_p(sla_ctx *ctx, dsaamg *H, int l, const int32_t *agg,
     }
     if ((st = sla__dist_agree(ctx, A->comm, st))) goto out;
     if ((st = sla__dist_new(ctx, A->comm, &d->Pc))) goto out;
-    st = sla__dist_build(ctx, d->Pc, nc, crp, cci, NULL);
+    st = sla__dist_build_owned(ctx, d->Pc, nc, a, &crp, &cci, NULL);
 out:
     sla__free(a, own);
     sla__free(a, gd);
@@ -343,6 +363,8 @@ sla_status sla__dsa_build_coarse(sla_ctx *ctx, dsaamg *H, int l, sla_int cstart,
     sla_int n = A->nlocal, nc = d->nc, np = Pc->nghost, ng = A->nghost;
     sla_int *gprp = NULL, *gcol = NULL, *ext = NULL, *trp = NULL, *orp = NULL, *len = NULL, *rlen = NULL;
     sla_int *soff = NULL, *roff = NULL, *scol = NULL, *rcol = NULL, *tmpc = NULL, *crp = NULL, *cci = NULL;
+    sla_int *rg = NULL; /* a row's global columns before placing */
+    double *rv = NULL;
     int32_t *gci = NULL, *lci = NULL, *tci = NULL, *mk = NULL, *rc = NULL;
     double *gval = NULL, *tv = NULL, *acc = NULL, *sval = NULL, *rval = NULL, *tmpv = NULL, *cv = NULL;
     MPI_Request *req = NULL;
@@ -388,9 +410,11 @@ sla_status sla__dsa_build_coarse(sla_ctx *ctx, dsaamg *H, int l, sla_int cstart,
         tv = sla__malloc(a, (size_t)(pnnz + 1), sizeof *tv);
         mk = sla__malloc(a, (size_t)ncx, sizeof *mk);
         rc = sla__malloc(a, (size_t)ncx + 1, sizeof *rc);
+        rg = sla__malloc(a, (size_t)ncx + 1, sizeof *rg);
+        rv = sla__malloc(a, (size_t)ncx + 1, sizeof *rv);
         acc = sla__calloc(a, (size_t)ncx, sizeof *acc);
         orp = sla__calloc(a, (size_t)ncx + 1, sizeof *orp);
-        if (!trp || !tci || !tv || !mk || !rc || !acc || !orp) st = nomem(ctx, A, l + 1);
+        if (!trp || !tci || !tv || !mk || !rc || !rg || !rv || !acc || !orp) st = nomem(ctx, A, l + 1);
     }
     if (!st) { /* P^T over the compact columns */
         for (sla_int p = 0; p < pnnz; p++) trp[lci[p] + 1]++;
@@ -435,13 +459,14 @@ sla_status sla__dsa_build_coarse(sla_ctx *ctx, dsaamg *H, int l, sla_int cstart,
                 st = nomem(ctx, A, l + 1);
                 break;
             }
-            for (sla_int t = 0; t < m; t++) {
+            for (sla_int t = 0; t < m; t++) { /* distinct columns (mk) */
                 int32_t J = rc[t];
-                e.col[e.len + t] = J < nc ? cstart + J : ext[J - nc];
-                e.val[e.len + t] = acc[J];
+                rg[t] = J < nc ? cstart + J : ext[J - nc];
+                rv[t] = acc[J];
                 acc[J] = 0.0;
             }
-            e.len += sort_sum(e.col + e.len, e.val + e.len, m);
+            place_sorted(rg, rv, m, e.col + e.len, e.val + e.len);
+            e.len += m;
             orp[I + 1] = e.len;
         }
     }
@@ -508,26 +533,35 @@ sla_status sla__dsa_build_coarse(sla_ctx *ctx, dsaamg *H, int l, sla_int cstart,
         st = sla__mpi_error(ctx, mrc, "distributed saamg: the Galerkin product");
         goto out;
     }
-    /* own rows plus the pieces received for them: (row, piece) lists */
+    /* own rows plus the pieces received for them, in place in e (no copy of
+     * the rows into fresh pages): the rows that received pieces are merged
+     * first into a side list (their merged lengths place every row), then
+     * the rows move to their places from the last one; a row moves only
+     * towards the end, by what the rows before it grew, so runs of rows
+     * without pieces move in one memmove each (none before the first row
+     * that grew). e's part past its own rows (the other ranks' partial
+     * rows, sent above) is overwritten. */
     {
-        ent_buf c = {0, 0, NULL, NULL};
+        ent_buf sd = {0, 0, NULL, NULL};
         sla_int *pcnt = sla__calloc(a, (size_t)nc + 1, sizeof *pcnt); /* received entries per own row */
-        sla_int *ppos = NULL;
-        sla_int maxrow = 1;
+        sla_int *ppos = NULL, *sidx = NULL;
+        sla_int maxrow = 1, nside = 0;
         if (!pcnt) st = nomem(ctx, A, l + 1);
         if (!st) {
             for (sla_int t = 0; t < nrecv_rows; t++) pcnt[Pc->halo.send_idx[t] + 1] += rlen[t];
             for (sla_int I = 0; I < nc; I++) {
                 sla_int m = pcnt[I + 1] + orp[I + 1] - orp[I];
+                if (pcnt[I + 1] > 0) nside += m;
                 if (m > maxrow) maxrow = m;
                 pcnt[I + 1] += pcnt[I];
             }
-            if (!ent_reserve(a, &c, orp[nc] + pcnt[nc])) st = nomem(ctx, A, l + 1); /* all of them */
+            if (!ent_reserve(a, &sd, nside + 1)) st = nomem(ctx, A, l + 1);
             ppos = sla__malloc(a, (size_t)(pcnt[nc] + 1), sizeof *ppos); /* offsets into rcol of each entry */
+            sidx = sla__malloc(a, (size_t)nc + 1, sizeof *sidx);        /* a merged row's place in sd, or -1 */
             tmpc = sla__malloc(a, (size_t)maxrow, sizeof *tmpc);
             tmpv = sla__malloc(a, (size_t)maxrow, sizeof *tmpv);
             crp = sla__malloc(a, (size_t)nc + 1, sizeof *crp);
-            if (!ppos || !tmpc || !tmpv || !crp) st = nomem(ctx, A, l + 1);
+            if (!ppos || !sidx || !tmpc || !tmpv || !crp) st = nomem(ctx, A, l + 1);
         }
         if (!st) {
             sla_int *fill = sla__malloc(a, (size_t)nc + 1, sizeof *fill);
@@ -541,31 +575,54 @@ sla_status sla__dsa_build_coarse(sla_ctx *ctx, dsaamg *H, int l, sla_int cstart,
                 sla__free(a, fill);
             }
         }
-        if (!st) crp[0] = 0;
-        for (sla_int I = 0; I < nc && !st; I++) {
-            sla_int m = 0;
-            if (pcnt[I] == pcnt[I + 1]) { /* no pieces from other ranks: sorted and summed already */
-                sla_int o0 = orp[I], o1 = orp[I + 1];
-                if (o1 > o0) {
-                    memcpy(c.col + c.len, e.col + o0, (size_t)(o1 - o0) * sizeof *c.col);
-                    memcpy(c.val + c.len, e.val + o0, (size_t)(o1 - o0) * sizeof *c.val);
+        if (!st) { /* the merged rows into sd, every row's length into crp */
+            crp[0] = 0;
+            for (sla_int I = 0; I < nc; I++) {
+                sidx[I] = -1;
+                if (pcnt[I] == pcnt[I + 1]) { /* no pieces: sorted and summed already */
+                    crp[I + 1] = crp[I] + orp[I + 1] - orp[I];
+                    continue;
                 }
-                c.len += o1 - o0;
-                crp[I + 1] = c.len;
+                sla_int m = 0;
+                for (sla_int q = orp[I]; q < orp[I + 1]; q++) tmpc[m] = e.col[q], tmpv[m++] = e.val[q];
+                for (sla_int q = pcnt[I]; q < pcnt[I + 1]; q++) tmpc[m] = rcol[ppos[q]], tmpv[m++] = rval[ppos[q]];
+                m = sort_sum(tmpc, tmpv, m); /* sd has room: reserved for all entries */
+                memcpy(sd.col + sd.len, tmpc, (size_t)m * sizeof *tmpc);
+                memcpy(sd.val + sd.len, tmpv, (size_t)m * sizeof *tmpv);
+                sidx[I] = sd.len;
+                sd.len += m;
+                crp[I + 1] = crp[I] + m;
+            }
+            /* e holds orp[ncx] entries; the merged rows need crp[nc] (grown
+             * rows hold their own columns and more, so crp[I] >= orp[I]) */
+            if (crp[nc] > e.len && !ent_reserve(a, &e, crp[nc] - e.len)) st = nomem(ctx, A, l + 1);
+        }
+        for (sla_int I = nc; I > 0 && !st;) { /* rows [I0, I) in place, last first */
+            sla_int I0 = I - 1;
+            if (sidx[I0] >= 0) {
+                sla_int m = crp[I] - crp[I0];
+                memcpy(e.col + crp[I0], sd.col + sidx[I0], (size_t)m * sizeof *e.col);
+                memcpy(e.val + crp[I0], sd.val + sidx[I0], (size_t)m * sizeof *e.val);
+                I = I0;
                 continue;
             }
-            for (sla_int q = orp[I]; q < orp[I + 1]; q++) tmpc[m] = e.col[q], tmpv[m++] = e.val[q];
-            for (sla_int q = pcnt[I]; q < pcnt[I + 1]; q++) tmpc[m] = rcol[ppos[q]], tmpv[m++] = rval[ppos[q]];
-            m = sort_sum(tmpc, tmpv, m); /* c has room: reserved for all entries */
-            memcpy(c.col + c.len, tmpc, (size_t)m * sizeof *tmpc);
-            memcpy(c.val + c.len, tmpv, (size_t)m * sizeof *tmpv);
-            c.len += m;
-            crp[I + 1] = c.len;
+            while (I0 > 0 && sidx[I0 - 1] < 0) I0--; /* a run without pieces: one shift */
+            sla_int from = orp[I0], to = crp[I0], m = orp[I] - orp[I0];
+            if (to != from && m > 0) {
+                memmove(e.col + to, e.col + from, (size_t)m * sizeof *e.col);
+                memmove(e.val + to, e.val + from, (size_t)m * sizeof *e.val);
+            }
+            I = I0;
         }
         sla__free(a, pcnt);
         sla__free(a, ppos);
-        cci = c.col;
-        cv = c.val;
+        sla__free(a, sidx);
+        sla__free(a, sd.col);
+        sla__free(a, sd.val);
+        cci = e.col; /* the merged rows (freed with cv at out, or D's) */
+        cv = e.val;
+        e.col = NULL;
+        e.val = NULL;
     }
     if ((st = sla__dist_agree(ctx, A->comm, st))) goto out;
     if (refresh) { /* the same pattern (those of P and A are): the new values */
@@ -582,7 +639,7 @@ sla_status sla__dsa_build_coarse(sla_ctx *ctx, dsaamg *H, int l, sla_int cstart,
     }
     sla_dist_matrix *Ac = NULL;
     if ((st = sla__dist_new(ctx, A->comm, &Ac))) goto out;
-    st = sla__dist_build(ctx, Ac, nc, crp, cci, cv);
+    st = sla__dist_build_owned(ctx, Ac, nc, a, &crp, &cci, cv);
     if (st) sla_dist_matrix_destroy(&Ac);
     H->dl[l + 1].A = Ac;
 out:
@@ -597,6 +654,8 @@ out:
     sla__free(a, tv);
     sla__free(a, mk);
     sla__free(a, rc);
+    sla__free(a, rg);
+    sla__free(a, rv);
     sla__free(a, acc);
     sla__free(a, orp);
     sla__free(a, len);
