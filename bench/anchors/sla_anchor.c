@@ -4,7 +4,8 @@
  *
  *   sla_anchor --problem p2d|p3d|diff --N N [--precond saamg|amg] [--threads T]
  *              [--rtol 1e-8] [--steps K] [--change 0.01] [--start cold|warm]
- *              [--adjoint 0|1] [--saamg-theta T] [--json FILE]
+ *              [--adjoint 0|1] [--saamg-theta T] [--saamg-smoother gs|cheby|spai0]
+ *              [--json FILE]
  *   mpiexec -n P sla_anchor ... --precond amg      (P > 1: sla_dist_solver)
  *
  * The matrix is sla_gen_poisson(2 or 3, N) or sla_gen_diffusion2d(N, kappa)
@@ -29,7 +30,8 @@
  * the hierarchy of saamg (levels, operator and grid complexity) as it
  * stands at the end. --saamg-theta T: saamg's fine-level strength
  * threshold (sla_solver_options.saamg_theta; a tuned setting: the solver
- * is then labelled "cg+saamg(theta=T)", a row of its own). With P > 1
+ * is then labelled "cg+saamg(theta=T)", a row of its own);
+ * --saamg-smoother cheby|spai0 likewise ("cg+saamg(cheby)"). With P > 1
  * ranks (a build with MPI): rank 0 generates, scatters contiguous row
  * blocks, and the distributed solver runs CG + BoomerAMG over all ranks
  * (times: the maximum over ranks). "other_load_pct": the share of the
@@ -181,7 +183,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
 #endif
-    const char *problem = "p2d", *pre = "saamg", *json = NULL, *start = "cold";
+    const char *problem = "p2d", *pre = "saamg", *json = NULL, *start = "cold", *smoother = "gs";
     long long N = 100;
     double rtol = 1e-8, change = 0.01, theta = 0.0;
     int steps = 0, threads = 1, bad = 0, adjoint = 0;
@@ -198,6 +200,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[a], "--start")) start = argv[++a];
         else if (!strcmp(argv[a], "--adjoint")) adjoint = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--saamg-theta")) theta = atof(argv[++a]);
+        else if (!strcmp(argv[a], "--saamg-smoother")) smoother = argv[++a];
         else bad = 1;
     }
     int dim = !strcmp(problem, "p3d") ? 3 : 2, diff = !strcmp(problem, "diff");
@@ -205,12 +208,14 @@ int main(int argc, char **argv)
         steps < 0 || (strcmp(pre, "saamg") && strcmp(pre, "amg")) || (size_ > 1 && (steps || strcmp(pre, "amg"))) ||
         (strcmp(start, "cold") && strcmp(start, "warm")) || adjoint < 0 || adjoint > 1 ||
         !(theta >= 0.0 && theta < 1.0) || (theta > 0.0 && strcmp(pre, "saamg")) ||
+        (strcmp(smoother, "gs") && strcmp(smoother, "cheby") && strcmp(smoother, "spai0")) ||
+        (strcmp(smoother, "gs") && strcmp(pre, "saamg")) ||
         ((adjoint || !strcmp(start, "warm")) && !steps)) {
         if (!rank_)
             fprintf(stderr, "usage: sla_anchor --problem p2d|p3d|diff --N N [--precond saamg|amg] "
                             "[--threads T] [--rtol R] [--steps K (diff, one rank, <= 64)] [--change C] "
                             "[--start cold|warm] [--adjoint 0|1] (both with --steps) [--saamg-theta T "
-                            "(saamg, [0, 1))] [--json FILE]; over MPI "
+                            "(saamg, [0, 1))] [--saamg-smoother gs|cheby|spai0] [--json FILE]; over MPI "
                             "ranks: --precond amg, no --steps\n");
 #ifdef SLA_ANCHOR_DIST
         MPI_Finalize();
@@ -228,9 +233,14 @@ int main(int argc, char **argv)
     o.saamg_reuse = 0; /* interpolation */
     o.use_x0 = !strcmp(start, "warm"); /* x starts at 0 before the first solve */
     o.saamg_theta = theta;
-    char solver[64];
+    o.saamg_smoother = !strcmp(smoother, "cheby") ? 1 : !strcmp(smoother, "spai0") ? 2 : 0;
+    char solver[96];
     if (theta > 0.0) snprintf(solver, sizeof solver, "cg+%s(theta=%g)", pre, theta);
     else snprintf(solver, sizeof solver, "cg+%s", pre);
+    if (o.saamg_smoother) { /* the solver's name says which smoother */
+        size_t used = strlen(solver);
+        snprintf(solver + used, sizeof solver - used, "(%s)", smoother);
+    }
 
     /* ---- the matrix (rank 0), not timed ---- */
     sla_matrix *A = NULL, *B = NULL;
