@@ -133,6 +133,10 @@ void *sla__malloc(const sla_allocator *a, size_t count, size_t size)
 
 void *sla__calloc(const sla_allocator *a, size_t count, size_t size)
 {
+    /* the C library's calloc knows fresh pages from the kernel are zero and
+     * skips the memset (large arrays: no write pass, and the pages are first
+     * touched by the code that uses them) */
+    if (a->malloc_fn == c_malloc) return calloc(count ? count : 1, size ? size : 1);
     void *p = sla__malloc(a, count, size);
     if (p) memset(p, 0, count * size);
     return p;

@@ -23,7 +23,9 @@ static sla_status check_shapes(sla_ctx *ctx, const char *who, const sla_matrix *
     return SLA_OK;
 }
 
-/* Per-thread int32 workspace of n entries each, all -1. */
+/* Per-thread int32 workspace of n entries each, all -1 (the VJP's
+ * positions); the products' marks are zero (calloc: fresh pages need no
+ * write pass) and their stamps are row + 1 (or -1 - row), never 0. */
 static int32_t *marks(sla_ctx *ctx, int nt, sla_int n)
 {
     size_t len = (size_t)nt * (size_t)(n > 0 ? n : 1);
@@ -190,8 +192,8 @@ static sla_status symbolic(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *
     const int32_t *aci = A->colind, *bci = B->colind;
     sla_int *rp = sla__malloc(&a, (size_t)m + 1, sizeof *rp);
     sla_int *bounds = sla__malloc(&a, 3 * (size_t)nch + 2, sizeof *bounds);
-    int32_t *mark = sla__malloc(&a, (size_t)nt * (size_t)nw, sizeof *mark);
-    double *acc = av ? sla__malloc(&a, (size_t)nt * (size_t)nw, sizeof *acc) : NULL;
+    int32_t *mark = sla__calloc(&a, (size_t)nt * (size_t)nw, sizeof *mark); /* 0: no stamp */
+    double *acc = av ? sla__calloc(&a, (size_t)nt * (size_t)nw, sizeof *acc) : NULL;
     int32_t *ci = NULL, *scratch = NULL;
     if (!rp || !bounds || !mark || (av && !acc)) goto nomem;
     sla__advise_huge(&a, rp, ((size_t)m + 1) * sizeof *rp);
@@ -204,13 +206,12 @@ static sla_status symbolic(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *
 #pragma omp parallel num_threads(nt) if (nch > 1)
     {
         int32_t *mk = mark + (size_t)sla__alg_tid() * (size_t)nw;
-        memset(mk, 0xff, (size_t)nw * sizeof *mk); /* -1: no row's stamp */
 #pragma omp for schedule(dynamic, 1)
         for (int c = 0; c < nch; c++) {
             sla_int tot = 0, w = 0;
             for (sla_int i = bounds[c]; i < bounds[c + 1]; i++) {
                 sla_int cnt = 0;
-                int32_t stamp = (int32_t)i;
+                int32_t stamp = (int32_t)(i + 1);
                 for (sla_int p = arp[i]; p < arp[i + 1]; p++) {
                     int32_t j = aci[p];
                     for (sla_int q = brp[j]; q < brp[j + 1]; q++) {
@@ -258,13 +259,12 @@ static sla_status symbolic(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *
         int32_t *mk = mark + (size_t)tid * (size_t)nw;
         int32_t *buf = scratch + (size_t)tid * (size_t)sw;
         double *ac = acc ? acc + (size_t)tid * (size_t)nw : NULL;
-        if (ac) memset(ac, 0, (size_t)nw * sizeof *ac);
 #pragma omp for schedule(dynamic, 1)
         for (int c = 0; c < nch; c++) {
             sla_int at = off[c];
             for (sla_int i = bounds[c]; i < bounds[c + 1]; i++) {
-                /* stamp -2 - i: not pass 1's, not -1 */
-                sla_int cnt = fill_row(A, B, av, bv, i, (int32_t)(-2 - i), mk, buf, ac, ci + at,
+                /* stamp -1 - i: not pass 1's, not 0 */
+                sla_int cnt = fill_row(A, B, av, bv, i, (int32_t)(-1 - i), mk, buf, ac, ci + at,
                                        ac ? vals + at : NULL);
                 if (!ac) /* the symbolic C's values are zero */
                     for (sla_int b = 0; b < nbC; b++)
@@ -304,8 +304,8 @@ static sla_status fused_serial(sla_ctx *ctx, const sla_matrix *A, const sla_matr
     sla_int *rp = sla__malloc(&a, (size_t)m + 1, sizeof *rp);
     int32_t *ci = sla__malloc(&a, (size_t)(cap > 0 ? cap : 1), sizeof *ci);
     double *vals = sla__malloc(&a, (size_t)(cap > 0 ? cap : 1), sizeof *vals);
-    int32_t *mark = sla__malloc(&a, (size_t)nw, sizeof *mark);
-    double *acc = sla__malloc(&a, (size_t)nw, sizeof *acc);
+    int32_t *mark = sla__calloc(&a, (size_t)nw, sizeof *mark); /* 0: no row's stamp */
+    double *acc = sla__calloc(&a, (size_t)nw, sizeof *acc);
     int32_t *buf = sla__malloc(&a, (size_t)wbound + 33, sizeof *buf);
     sla_matrix *M = NULL;
     if (rp && ci && vals && mark && acc && buf) {
@@ -314,12 +314,10 @@ static sla_status fused_serial(sla_ctx *ctx, const sla_matrix *A, const sla_matr
         sla__advise_huge(&a, vals, (size_t)cap * sizeof *vals);
         sla__advise_huge(&a, mark, (size_t)nw * sizeof *mark);
         sla__advise_huge(&a, acc, (size_t)nw * sizeof *acc);
-        memset(mark, 0xff, (size_t)nw * sizeof *mark); /* -1: no row's stamp */
-        memset(acc, 0, (size_t)nw * sizeof *acc);
         sla_int at = 0;
         rp[0] = 0;
         for (sla_int i = 0; i < m; i++) {
-            at += fill_row(A, B, av, bv, i, (int32_t)i, mark, buf, acc, ci + at, vals + at);
+            at += fill_row(A, B, av, bv, i, (int32_t)(i + 1), mark, buf, acc, ci + at, vals + at);
             rp[i + 1] = at;
         }
         M = sla__matrix_wrap(&a, m, n, at, 1, SLA_F64, rp, ci, vals);
@@ -431,7 +429,7 @@ static sla_int numeric_rows(const sla_matrix *A, const sla_matrix *B, const sla_
     const int32_t *aci = A->colind, *bci = B->colind, *cci = C->colind;
     sla_int bad = -1;
     for (sla_int i = r0; i < r1; i++) {
-        int32_t stamp = (int32_t)i;
+        int32_t stamp = (int32_t)(i + 1);
         for (sla_int p = crp[i]; p < crp[i + 1]; p++) mk[cci[p]] = stamp;
         for (sla_int p = arp[i]; p < arp[i + 1]; p++) {
             double a = av[p];
@@ -466,7 +464,7 @@ sla_status sla_spgemm_numeric(sla_ctx *ctx, const sla_matrix *A, const sla_matri
     sla_allocator a = sla__ctx_alloc(ctx);
     sla_int m = A->nrows, n = C->ncols > 0 ? C->ncols : 1, bad = -1;
     int nt = sla__threads(ctx), nch = nchunks(nt, m);
-    int32_t *mark = marks(ctx, nt, n);
+    int32_t *mark = sla__calloc(&a, (size_t)nt * (size_t)n, sizeof *mark); /* 0: no stamp */
     double *acc = sla__calloc(&a, (size_t)nt * (size_t)n, sizeof *acc);
     sla_int *bounds = sla__malloc(&a, (size_t)nch + 1, sizeof *bounds);
     double *ta = NULL, *tb = NULL;
