@@ -117,6 +117,7 @@ static void free_levels(const sla_allocator *a, saamg *g)
         sla__free(a, L->strong);
         sla__free(a, L->sm);
         sla__free(a, L->wd);
+        sla__free(a, L->dpos);
         memset(L, 0, sizeof *L);
     }
     sla__free(a, g->dense);

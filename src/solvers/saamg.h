@@ -53,6 +53,10 @@ typedef struct sa_level {
     double lmax;         /* saamg_smoother=cheby: bound of the spectrum of D^-1 A */
     double *wd;          /* saamg_smoother=cheby: the step (levels with a P) */
     double theta;        /* strength threshold of this level (0: SAAMG_THETA / 2^l) */
+    int32_t *dpos;       /* coarse levels: where each row's diagonal is (the sweeps and
+                          * the residual go to it directly instead of scanning the lower
+                          * part, whose length varies on irregular hierarchies; NULL on
+                          * level 0 and when a row has no diagonal) */
 } sa_level;
 
 typedef struct saamg {

@@ -502,6 +502,27 @@ sla_status sla__saamg_galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_le
     }
     C->rp = C->own_rp;
     C->ci = C->own_ci;
+    /* the diagonals' places (4 B per coarse row): 2-D diffusion 1e6 with
+     * random kappa, level 1 (195694 rows of 4 to 18 entries), 1 thread:
+     * the residual with the restriction 4.3 -> 3.1 ms, as the scan over
+     * the lower part is gone (its exit mispredicted where the rows vary);
+     * the whole V-cycle -3.6 to -4.5 % (1 thread, min of 100 applies, 3
+     * runs), -1.0 and -5.5 % on 2 threads; 2-D Poisson -0.5 / -1.4 %; the
+     * same iterates bit for bit */
+    C->dpos = sla__malloc(a, (size_t)(nc > 0 ? nc : 1), sizeof *C->dpos);
+    if (!C->dpos) {
+        st = sla__saamg_nomem(ctx, l + 1);
+        goto out;
+    }
+    for (sla_int I = 0; I < nc && C->dpos; I++) {
+        sla_int k = C->own_rp[I], e = C->own_rp[I + 1];
+        while (k < e && C->own_ci[k] < I) k++;
+        if (k < e && C->own_ci[k] == I) C->dpos[I] = (int32_t)k;
+        else { /* no diagonal (the set-up refuses it next): the scans */
+            sla__free(a, C->dpos);
+            C->dpos = NULL;
+        }
+    }
     if (symmetric && (st = symmetrize(ctx, a, C, vv, l + 1))) goto out;
     C->val = vv;
     C->f32 = sizeof(sa_real) == sizeof(float);

@@ -136,10 +136,15 @@ static inline void restrict_add(const sa_hyb *H, double *acc, double *bc, sla_in
      * ends; every row has one). x_i = x_i + s / a_ii is taken as s * (1 / \
      * a_ii), the same rounding as a stored 1 / a_ii; the division does    \
      * not depend on x, so it overlaps the row's products. */              \
-    static inline double row_gs_##S(sla_int k, sla_int e, const int32_t *ci, const T *v,    \
-                                    const double *x, sla_int i, double s, double *d)          \
+    /* (dk >= 0: the diagonal's position, L->dpos) */                       \
+    static inline double row_gs_##S(sla_int k, sla_int e, sla_int dk, const int32_t *ci,     \
+                                    const T *v, const double *x, sla_int i, double s,         \
+                                    double *d)                                                \
     {                                                                                         \
-        for (; k < e && ci[k] < i; k++) s -= (double)v[k] * x[ci[k]];                         \
+        if (dk >= 0)                                                                          \
+            for (; k < dk; k++) s -= (double)v[k] * x[ci[k]];                                 \
+        else                                                                                  \
+            for (; k < e && ci[k] < i; k++) s -= (double)v[k] * x[ci[k]];                     \
         double a = (double)v[k];                                                              \
         s -= a * x[i];                                                                        \
         for (k++; k < e; k++) s -= (double)v[k] * x[ci[k]];                                   \
@@ -154,10 +159,17 @@ static inline void restrict_add(const sa_hyb *H, double *acc, double *bc, sla_in
                             sla_int lo, sla_int hi)                                           \
     {                                                                                         \
         const sla_int *rp = L->rp;                                                            \
-        const int32_t *ci = L->ci;                                                            \
+        const int32_t *ci = L->ci, *dp = L->dpos;                                             \
         for (sla_int i = lo; i < hi; i++) {                                                   \
             double s = b[i];                                                                  \
             sla_int k = rp[i], e = rp[i + 1];                                                 \
+            if (dp) {                                                                         \
+                sla_int dk = dp[i];                                                           \
+                for (; k < dk && ci[k] < lo; k++) {}                                          \
+                for (; k < dk; k++) s -= (double)v[k] * x[ci[k]];                             \
+                x[i] = s * (1.0 / (double)v[dk]);                                             \
+                continue;                                                                     \
+            }                                                                                 \
             while (k < e && ci[k] < lo) k++;                                                  \
             for (; k < e && ci[k] < i; k++) s -= (double)v[k] * x[ci[k]];                     \
             x[i] = s * (1.0 / (double)v[k]); /* k: the diagonal */                            \
@@ -176,13 +188,19 @@ static inline void restrict_add(const sa_hyb *H, double *acc, double *bc, sla_in
                                        sla_int lo, sla_int hi, int mode)                      \
     {                                                                                         \
         const sla_int *rp = L->rp;                                                            \
-        const int32_t *ci = L->ci, *prp = L->prp, *pci = L->pci;                              \
+        const int32_t *ci = L->ci, *prp = L->prp, *pci = L->pci, *dp = L->dpos;               \
         const sa_real *pv = L->pval;                                                          \
         for (sla_int i = lo; i < hi; i++) {                                                   \
             double s = 0.0;                                                                   \
             sla_int k = rp[i], e = rp[i + 1];                                                 \
-            for (; k < e && ci[k] < lo; k++) s -= (double)v[k] * x[ci[k]];                    \
-            while (k < e && ci[k] <= i) k++;                                                  \
+            if (dp) { /* the diagonal's place known: no scan over the lower part */           \
+                sla_int dk = dp[i];                                                           \
+                for (; k < dk && ci[k] < lo; k++) s -= (double)v[k] * x[ci[k]];               \
+                k = dk + 1;                                                                   \
+            } else {                                                                          \
+                for (; k < e && ci[k] < lo; k++) s -= (double)v[k] * x[ci[k]];                \
+                while (k < e && ci[k] <= i) k++;                                              \
+            }                                                                                 \
             for (; k < e; k++) s -= (double)v[k] * x[ci[k]];                                  \
             if (mode == 0)                                                                    \
                 r[i] = s;                                                                     \
@@ -222,7 +240,7 @@ static inline void restrict_add(const sa_hyb *H, double *acc, double *bc, sla_in
             }                                                                                 \
             double s = b[i], d = 0.0;                                                         \
             if (!out || (ci[k] >= lo && ci[e - 1] < hi))                                      \
-                s = row_gs_##S(k, e, ci, v, x, i, s, &d);                                     \
+                s = row_gs_##S(k, e, L->dpos ? L->dpos[i] : -1, ci, v, x, i, s, &d);          \
             else                                                                              \
                 for (; k < e; k++) {                                                          \
                     sla_int j = ci[k];                                                        \
