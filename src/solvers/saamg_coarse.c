@@ -505,10 +505,12 @@ sla_status sla__saamg_galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_le
     /* the diagonals' places (4 B per coarse row): 2-D diffusion 1e6 with
      * random kappa, level 1 (195694 rows of 4 to 18 entries), 1 thread:
      * the residual with the restriction 4.3 -> 3.1 ms, as the scan over
-     * the lower part is gone (its exit mispredicted where the rows vary);
-     * the whole V-cycle -3.6 to -4.5 % (1 thread, best of 20 rounds of 5
-     * applies, 3 runs), -1.0 and -5.5 % on 2 threads; 2-D Poisson -0.5 /
-     * -1.4 %; the same iterates bit for bit (bench/SAAMG_RESULTS.md) */
+     * the lower part is gone (its exit mispredicted where the rows vary),
+     * and the backward sweep runs each row in one loop instead of two
+     * around the diagonal; the whole V-cycle -8.3 to -8.5 % on 1 thread,
+     * -6.2 to -8.4 % on 2 (best of 20 rounds of 5 applies, interleaved);
+     * 2-D Poisson within noise; the same iterates bit for bit
+     * (bench/SAAMG_RESULTS.md) */
     C->dpos = sla__malloc(a, (size_t)(nc > 0 ? nc : 1), sizeof *C->dpos);
     if (!C->dpos) {
         st = sla__saamg_nomem(ctx, l + 1);

@@ -141,10 +141,12 @@ static inline void restrict_add(const sa_hyb *H, double *acc, double *bc, sla_in
                                     const T *v, const double *x, sla_int i, double s,         \
                                     double *d)                                                \
     {                                                                                         \
-        if (dk >= 0)                                                                          \
-            for (; k < dk; k++) s -= (double)v[k] * x[ci[k]];                                 \
-        else                                                                                  \
-            for (; k < e && ci[k] < i; k++) s -= (double)v[k] * x[ci[k]];                     \
+        if (dk >= 0) { /* the whole row in one loop: the same terms in the same order */      \
+            for (; k < e; k++) s -= (double)v[k] * x[ci[k]];                                  \
+            *d = (double)v[dk];                                                               \
+            return s;                                                                         \
+        }                                                                                     \
+        for (; k < e && ci[k] < i; k++) s -= (double)v[k] * x[ci[k]];                         \
         double a = (double)v[k];                                                              \
         s -= a * x[i];                                                                        \
         for (k++; k < e; k++) s -= (double)v[k] * x[ci[k]];                                   \
