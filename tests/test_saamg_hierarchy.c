@@ -265,6 +265,63 @@ static void test_errors(sla_ctx *ctx)
     sla_matrix_destroy(&A);
 }
 
+/* Where each row's diagonal is (sa_level.dpos): right on every level that
+ * has it; on level 0 only for rows that vary (none for a grid stencil:
+ * its 4 B per unknown would count against the memory); and the V-cycle
+ * with the positions gives bit for bit the cycle that scans for them. */
+static void check_dpos(const sla_solver *S, bool fine, const char *what)
+{
+    saamg *g = S->pc[0]->fact;
+    CHECK(g->nlev >= 2);
+    CHECK((g->lev[0].dpos != NULL) == fine);
+    bool right = true;
+    for (int l = 0; l < g->nlev; l++) {
+        const sa_level *L = &g->lev[l];
+        if (l > 0) CHECK(L->dpos != NULL);
+        for (sla_int i = 0; L->dpos && i < L->n; i++)
+            right = right && L->dpos[i] >= L->rp[i] && L->dpos[i] < L->rp[i + 1] && L->ci[L->dpos[i]] == i;
+    }
+    CHECK(right);
+    sla_int n = g->lev[0].n;
+    double *r = malloc((size_t)n * sizeof *r), *z1 = malloc((size_t)n * sizeof *z1);
+    double *z2 = malloc((size_t)n * sizeof *z2);
+    for (sla_int i = 0; i < n; i++) r[i] = sin(0.37 * (double)i) + 0.5;
+    for (int nt = 1; nt <= 2; nt++) {
+        CHECK(S->pc[0]->apply(S->pc[0], false, r, z1, nt) == SLA_OK);
+        int32_t *keep[SAAMG_MAX_LEV];
+        for (int l = 0; l < g->nlev; l++) keep[l] = g->lev[l].dpos, g->lev[l].dpos = NULL;
+        CHECK(S->pc[0]->apply(S->pc[0], false, r, z2, nt) == SLA_OK);
+        for (int l = 0; l < g->nlev; l++) g->lev[l].dpos = keep[l];
+        CHECK(memcmp(z1, z2, (size_t)n * sizeof *z1) == 0);
+    }
+    printf("  %s: level 0 %s, %d levels, the cycle bit for bit as with scans\n", what,
+           fine ? "with positions" : "without (regular rows)", g->nlev);
+    free(r), free(z1), free(z2);
+}
+
+static void test_dpos(sla_ctx *ctx)
+{
+    printf("diagonal positions:\n");
+    sla_solver_options o;
+    sla_solver_options_default(&o);
+    o.method = SLA_METHOD_CG;
+    o.precond = SLA_PRECOND_SAAMG;
+    sla_matrix *A = NULL;
+    sla_solver *S = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 120, &A));
+    CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+    check_dpos(S, false, "poisson2d 120^2");
+    sla_solver_destroy(&S);
+    sla_matrix_destroy(&A);
+    CHECK_OK(ctx, sla_gen_random(ctx, 20000, 7, SLA_GEN_SPD, 11, &A));
+    CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+    check_dpos(S, true, "random SPD 20000 x 7");
+    CHECK_OK(ctx, sla_solver_refresh(ctx, S)); /* kept across a refresh (the same pattern) */
+    check_dpos(S, true, "random SPD 20000 x 7, refreshed");
+    sla_solver_destroy(&S);
+    sla_matrix_destroy(&A);
+}
+
 int main(void)
 {
     sla_ctx *ctx = NULL;
@@ -272,6 +329,7 @@ int main(void)
     test_counts(ctx);
     test_errors(ctx);
     test_theta(ctx);
+    test_dpos(ctx);
     sla_ctx_destroy(&ctx);
     return tu_finish("test_saamg_hierarchy");
 }

@@ -267,6 +267,7 @@ static sla_status build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *
     int nt = sla__threads(ctx);
     set_fine(g, A, ib);
     g->lev[0].theta = g->theta0;
+    if (!sla__saamg_set_dpos(a, &g->lev[0], true)) return sla__saamg_nomem(ctx, 0);
     g->symmetric = is_symmetric(&g->lev[0], nt);
     g->nlev = 1;
     sla_status st = SLA_OK;

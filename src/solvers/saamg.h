@@ -53,10 +53,10 @@ typedef struct sa_level {
     double lmax;         /* saamg_smoother=cheby: bound of the spectrum of D^-1 A */
     double *wd;          /* saamg_smoother=cheby: the step (levels with a P) */
     double theta;        /* strength threshold of this level (0: SAAMG_THETA / 2^l) */
-    int32_t *dpos;       /* coarse levels: where each row's diagonal is (the sweeps and
-                          * the residual go to it directly instead of scanning the lower
-                          * part, whose length varies on irregular hierarchies; NULL on
-                          * level 0 and when a row has no diagonal) */
+    int32_t *dpos;       /* where each row's diagonal is (the sweeps and the residual go to
+                          * it directly instead of scanning the lower part, whose length
+                          * varies on irregular matrices): coarse levels, and level 0 when
+                          * its rows vary (sla__saamg_set_dpos); else NULL */
 } sa_level;
 
 typedef struct saamg {
@@ -113,6 +113,7 @@ sla_status sla__saamg_build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L,
 /* saamg_coarse.c */
 sla_status sla__saamg_galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_level *L, int l,
                                sla_int nc, bool symmetric, int nt, sa_level *C);
+bool sla__saamg_set_dpos(const sla_allocator *a, sa_level *L, bool only_irregular);
 sla_status sla__saamg_galerkin_numeric(sla_ctx *ctx, const sla_allocator *a, const sa_level *L,
                                        int l, bool symmetric, int nt, sa_level *C);
 sla_status sla__saamg_factor_coarse(sla_ctx *ctx, const sla_allocator *a, saamg *g,

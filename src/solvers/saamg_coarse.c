@@ -410,6 +410,54 @@ static sla_int ga_need_ap(ga_plan *g)
     return need;
 }
 
+/* L->dpos, where each row's diagonal is (4 B per row): 2-D diffusion 1e6
+ * with random kappa, level 1 (195694 rows of 4 to 18 entries), 1 thread:
+ * the residual with the restriction 4.3 -> 3.1 ms, as the scan over the
+ * lower part is gone (its exit mispredicted where the rows vary), and the
+ * backward sweep runs each row in one loop instead of two around the
+ * diagonal; the whole V-cycle -8.3 to -8.5 % on 1 thread, -6.2 to -8.4 %
+ * on 2 (best of 20 rounds of 5 applies, interleaved); 2-D Poisson within
+ * noise; the same iterates bit for bit (bench/SAAMG_RESULTS.md). Coarse
+ * levels always; level 0 (the caller's A: only_irregular) only when in
+ * more than 1 row in 8 the length or the diagonal's offset differs from
+ * the row before (a stencil on a grid: neither; its rows' loops are
+ * predicted, and the 4 B per unknown would count against the memory
+ * budget); an unstructured matrix of 782664 rows x 11.1 (diffusion's
+ * level 1 taken as A): V-cycle -17 to -25 % on 1 thread, -12 to -18 %
+ * on 2 (level 0's positions alone, interleaved in one process). No
+ * diagonal in some row: NULL (the set-up refuses such a level). false:
+ * out of memory. */
+bool sla__saamg_set_dpos(const sla_allocator *a, sa_level *L, bool only_irregular)
+{
+    sla__free(a, L->dpos);
+    L->dpos = NULL;
+    if (only_irregular) {
+        sla_int changes = 0, plen = -1, poff = -1;
+        for (sla_int i = 0; i < L->n; i++) {
+            sla_int k = L->rp[i], e = L->rp[i + 1];
+            while (k < e && L->ci[k] < i) k++;
+            changes += (e - L->rp[i] != plen) | (k - L->rp[i] != poff);
+            plen = e - L->rp[i];
+            poff = k - L->rp[i];
+        }
+        if (8 * changes <= L->n) return true;
+    }
+    L->dpos = sla__malloc(a, (size_t)(L->n > 0 ? L->n : 1), sizeof *L->dpos);
+    if (!L->dpos) return false;
+    for (sla_int I = 0; I < L->n; I++) {
+        sla_int k = L->rp[I], e = L->rp[I + 1];
+        while (k < e && L->ci[k] < I) k++;
+        if (k < e && L->ci[k] == I && k <= INT32_MAX) {
+            L->dpos[I] = (int32_t)k;
+            continue;
+        }
+        sla__free(a, L->dpos); /* no diagonal (the set-up refuses it next): the scans */
+        L->dpos = NULL;
+        break;
+    }
+    return true;
+}
+
 /* C = P^T A P for level l (P, A in L), into level l + 1 (nc rows), as
  * P^T (A P) (the rows of A P are formed once per block of coarse rows, not
  * once per coarse row that reaches them, as a row-wise triple product
@@ -502,28 +550,9 @@ sla_status sla__saamg_galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_le
     }
     C->rp = C->own_rp;
     C->ci = C->own_ci;
-    /* the diagonals' places (4 B per coarse row): 2-D diffusion 1e6 with
-     * random kappa, level 1 (195694 rows of 4 to 18 entries), 1 thread:
-     * the residual with the restriction 4.3 -> 3.1 ms, as the scan over
-     * the lower part is gone (its exit mispredicted where the rows vary),
-     * and the backward sweep runs each row in one loop instead of two
-     * around the diagonal; the whole V-cycle -8.3 to -8.5 % on 1 thread,
-     * -6.2 to -8.4 % on 2 (best of 20 rounds of 5 applies, interleaved);
-     * 2-D Poisson within noise; the same iterates bit for bit
-     * (bench/SAAMG_RESULTS.md) */
-    C->dpos = sla__malloc(a, (size_t)(nc > 0 ? nc : 1), sizeof *C->dpos);
-    if (!C->dpos) {
+    if (!sla__saamg_set_dpos(a, C, false)) {
         st = sla__saamg_nomem(ctx, l + 1);
         goto out;
-    }
-    for (sla_int I = 0; I < nc && C->dpos; I++) {
-        sla_int k = C->own_rp[I], e = C->own_rp[I + 1];
-        while (k < e && C->own_ci[k] < I) k++;
-        if (k < e && C->own_ci[k] == I) C->dpos[I] = (int32_t)k;
-        else { /* no diagonal (the set-up refuses it next): the scans */
-            sla__free(a, C->dpos);
-            C->dpos = NULL;
-        }
     }
     if (symmetric && (st = symmetrize(ctx, a, C, vv, l + 1))) goto out;
     C->val = vv;
