@@ -236,10 +236,11 @@ sla_status sla__opt_solver(sla_ctx *ctx, const char *k, size_t kl, size_t pl, co
     char buf[256];
     if (kl - pl + vl + 2 > sizeof buf)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "option %.*s: too long", (int)kl, k);
-    memcpy(buf, k + pl, kl - pl);
-    buf[kl - pl] = '=';
-    memcpy(buf + kl - pl + 1, v, vl);
-    buf[kl - pl + 1 + vl] = '\0';
+    size_t sub = kl - pl; /* (buf + kl - pl would step past buf first when kl > 256) */
+    memcpy(buf, k + pl, sub);
+    buf[sub] = '=';
+    memcpy(buf + sub + 1, v, vl);
+    buf[sub + 1 + vl] = '\0';
     sla_status st = sla_solver_options_parse(ctx, buf, o);
     if (st) {
         char msg[400];
