@@ -75,13 +75,20 @@ static void check_against(sla_ctx *ctx, const sla_solver *S, const sla_matrix *A
     printf(", operator complexity %.3f, grid %.3f\n", h.operator_complexity, h.grid_complexity);
 }
 
-static void test_counts(sla_ctx *ctx)
+/* CG + saamg, the rest default */
+static sla_solver_options cg_saamg(void)
 {
-    printf("hierarchy statistics against independent counts:\n");
     sla_solver_options o;
     sla_solver_options_default(&o);
     o.method = SLA_METHOD_CG;
     o.precond = SLA_PRECOND_SAAMG;
+    return o;
+}
+
+static void test_counts(sla_ctx *ctx)
+{
+    printf("hierarchy statistics against independent counts:\n");
+    sla_solver_options o = cg_saamg();
     for (int reuse = 0; reuse < 3; reuse++) {
         sla_matrix *A = NULL;
         CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 90, &A));
@@ -302,10 +309,7 @@ static void check_dpos(const sla_solver *S, bool fine, const char *what)
 static void test_dpos(sla_ctx *ctx)
 {
     printf("diagonal positions:\n");
-    sla_solver_options o;
-    sla_solver_options_default(&o);
-    o.method = SLA_METHOD_CG;
-    o.precond = SLA_PRECOND_SAAMG;
+    sla_solver_options o = cg_saamg();
     sla_matrix *A = NULL;
     sla_solver *S = NULL;
     CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 120, &A));
