@@ -427,6 +427,15 @@ static sla_int ga_need_ap(ga_plan *g)
  * on 2 (level 0's positions alone, interleaved in one process). No
  * diagonal in some row: NULL (the set-up refuses such a level). false:
  * out of memory. */
+/* Where row i's columns reach i (sorted columns: the diagonal, if the
+ * row has one; a scan, as rows are short). */
+static sla_int diag_at(const sa_level *L, sla_int i)
+{
+    sla_int k = L->rp[i], e = L->rp[i + 1];
+    while (k < e && L->ci[k] < i) k++;
+    return k;
+}
+
 bool sla__saamg_set_dpos(const sla_allocator *a, sa_level *L, bool only_irregular)
 {
     sla__free(a, L->dpos);
@@ -434,20 +443,18 @@ bool sla__saamg_set_dpos(const sla_allocator *a, sa_level *L, bool only_irregula
     if (only_irregular) {
         sla_int changes = 0, plen = -1, poff = -1;
         for (sla_int i = 0; i < L->n; i++) {
-            sla_int k = L->rp[i], e = L->rp[i + 1];
-            while (k < e && L->ci[k] < i) k++;
-            changes += (e - L->rp[i] != plen) | (k - L->rp[i] != poff);
-            plen = e - L->rp[i];
-            poff = k - L->rp[i];
+            sla_int len = L->rp[i + 1] - L->rp[i], off = diag_at(L, i) - L->rp[i];
+            changes += (len != plen) | (off != poff);
+            plen = len;
+            poff = off;
         }
         if (8 * changes <= L->n) return true;
     }
     L->dpos = sla__malloc(a, (size_t)(L->n > 0 ? L->n : 1), sizeof *L->dpos);
     if (!L->dpos) return false;
     for (sla_int I = 0; I < L->n; I++) {
-        sla_int k = L->rp[I], e = L->rp[I + 1];
-        while (k < e && L->ci[k] < I) k++;
-        if (k < e && L->ci[k] == I && k <= INT32_MAX) {
+        sla_int k = diag_at(L, I);
+        if (k < L->rp[I + 1] && L->ci[k] == I && k <= INT32_MAX) {
             L->dpos[I] = (int32_t)k;
             continue;
         }
