@@ -11,8 +11,8 @@
  * with its halo plan, the same machinery as the fine level's SpMV.
  *
  * Aggregates within each rank, prolongator across: the serial
- * aggregation (sla__saamg_build_p: strength, three phases) runs on the
- * rank's diagonal block, so aggregates never cross ranks; P = (I - omega
+ * aggregation (sla__saamg_aggregates: strength, three phases, no P)
+ * runs on the rank's diagonal block, so aggregates never cross ranks; P = (I - omega
  * D_F^-1 A_F) P0 is then smoothed with the whole rows of A (smooth_p: the
  * ghost rows' aggregates and diagonals come from one halo exchange each;
  * strength, lumping of weak couplings and omega as in the serial set-up,
@@ -35,7 +35,8 @@
  *
  * Galerkin product, rows complete on their owner (build_coarse): each
  * rank forms sum_i P_iI (A P)_i over its own fine rows i for every coarse
- * row I its rows of P reach (A P needs P's rows of the ghost fine rows,
+ * row I its rows of P reach, block by block of coarse rows with each row
+ * of A P formed once per block (rap_rows; A P needs P's rows of the ghost fine rows,
  * fetched once from their owners along A's halo plan: lengths, then global
  * coarse columns and values); the partial rows of other ranks' coarse rows
  * travel to their owners along the reverse of Pc's plan and are added
@@ -335,13 +336,7 @@ static sla_status build(sla_ctx *ctx, dsaamg *H, sla_dist_matrix *D)
         agg = sla__malloc(a, (size_t)A->nlocal, sizeof *agg);
         if (!agg) st = nomem(ctx, A, l);
         else if (last) st = sla__saamg_set_diag(ctx, a, L, l);
-        else st = sla__saamg_build_p(ctx, a, L, l, agg, false, nt, &nagg); /* for its aggregates */
-        sla__free(a, L->prp); /* its P, on the diagonal block only, is not ours */
-        sla__free(a, L->pci);
-        sla__free(a, L->pval);
-        L->prp = NULL;
-        L->pci = NULL;
-        L->pval = NULL;
+        else st = sla__saamg_aggregates(ctx, a, L, l, agg, nt, &nagg); /* P: smooth_p, across ranks */
         if (!st) st = check_diag(ctx, A, L, l);
         if (st && strncmp(sla_ctx_message(ctx), "distributed", 11) != 0) { /* the serial set-up's message */
             char msg[300];

@@ -1,7 +1,8 @@
 /* The distributed saamg's shared structures (dist_saamg.c: the set-up,
- * refresh and object; dist_saamg_coarse.c: the prolongator across ranks,
- * the Galerkin product, the gathered coarsest level; dist_saamg_cycle.c:
- * the V-cycle). Internal. */
+ * refresh and object; dist_saamg_coarse.c: the prolongator across ranks
+ * and the Galerkin product; dist_saamg_fetch.c: the ghost rows of P and
+ * the gathered coarsest level; dist_saamg_cycle.c: the V-cycle).
+ * Internal. */
 #ifndef SLA_DIST_SAAMG_H
 #define SLA_DIST_SAAMG_H
 
@@ -86,7 +87,7 @@ static inline sla_status nomem(sla_ctx *ctx, const sla_dist_matrix *A, int l)
                       l);
 }
 
-/* dist_saamg_coarse.c, dist_saamg_cycle.c (each documented there) */
+/* dist_saamg_coarse.c, dist_saamg_fetch.c, dist_saamg_cycle.c (each documented there) */
 int sla__dsa_halo_quiet(sla_dist_matrix *A, const double *x, double *ghost);
 sla_status sla__dsa_fetch_ghost_p(sla_ctx *ctx, const sla_allocator *a, const sla_dist_matrix *A,
                                   const sla_int *prp, const sla_int *pglob, const sa_real *pval,

@@ -1,107 +1,8 @@
-/* Distributed saamg: the prolongator smoothed across ranks, the Galerkin
- * product with rows completed on their owners, the gathered coarsest
- * level (dist_saamg.c's header gives the method). */
+/* Distributed saamg: the prolongator smoothed across ranks and the
+ * Galerkin product with rows completed on their owners (dist_saamg.c's
+ * header gives the method; dist_saamg_fetch.c what the set-up fetches from
+ * other ranks). */
 #include "dist_saamg.h"
-
-/* A forward halo exchange during the set-up, left out of A's counters
- * (they count the solves' messages). Returns an MPI error code. */
-int sla__dsa_halo_quiet(sla_dist_matrix *A, const double *x, double *ghost)
-{
-    sla_dist_stats s = A->stats;
-    int rc = sla__halo_forward_begin(A, x, ghost);
-    int rc2 = sla__halo_end(A);
-    A->stats = s;
-    return rc ? rc : rc2;
-}
-
-/* Rows of P of A's ghost fine rows from their owners (A's halo plan):
- * gprp (nghost + 1), gcol (global coarse columns), gval, allocated with
- * a. prp, pglob, pval: this rank's rows of P with global columns.
- * Collective; the status is agreed. */
-sla_status sla__dsa_fetch_ghost_p(sla_ctx *ctx, const sla_allocator *a, const sla_dist_matrix *A, const sla_int *prp,
-                                const sla_int *pglob, const sa_real *pval, sla_int **gprp, sla_int **gcol,
-                                double **gval)
-{
-    const sla__halo *h = &A->halo;
-    int nr = h->nrecv, ns = h->nsend;
-    sla_int nsent = h->send_off[ns], ng = A->nghost;
-    *gprp = sla__calloc(a, (size_t)ng + 1, sizeof **gprp);
-    *gcol = NULL;
-    *gval = NULL;
-    sla_int *slen = sla__malloc(a, (size_t)(nsent > 0 ? nsent : 1), sizeof *slen);
-    sla_int *soff = sla__malloc(a, (size_t)nsent + 1, sizeof *soff);
-    MPI_Request *req = sla__malloc(a, (size_t)(2 * (nr + ns) + 1), sizeof *req);
-    sla_int *scol = NULL;
-    double *sval = NULL;
-    sla_status st = SLA_OK;
-    if (!*gprp || !slen || !soff || !req) st = nomem(ctx, A, 0);
-    if ((st = sla__dist_agree(ctx, A->comm, st))) goto out;
-    soff[0] = 0;
-    for (sla_int t = 0; t < nsent; t++) {
-        int32_t i = h->send_idx[t];
-        slen[t] = prp[i + 1] - prp[i];
-        soff[t + 1] = soff[t] + slen[t];
-    }
-    int k = 0, rc = MPI_SUCCESS;
-    for (int q = 0; q < nr && !rc; q++)
-        rc = MPI_Irecv(*gprp + 1 + h->recv_off[q], (int)(h->recv_off[q + 1] - h->recv_off[q]), MPI_INT64_T,
-                       h->recv_rank[q], TAG_LEN, A->comm, &req[k++]);
-    for (int q = 0; q < ns && !rc; q++)
-        rc = MPI_Isend(slen + h->send_off[q], (int)(h->send_off[q + 1] - h->send_off[q]), MPI_INT64_T,
-                       h->send_rank[q], TAG_LEN, A->comm, &req[k++]);
-    if (!rc) rc = MPI_Waitall(k, req, MPI_STATUSES_IGNORE);
-    if (rc) {
-        st = sla__mpi_error(ctx, rc, "distributed saamg: fetching the prolongator's ghost rows");
-        goto out;
-    }
-    for (sla_int g = 0; g < ng; g++) (*gprp)[g + 1] += (*gprp)[g];
-    sla_int tot = (*gprp)[ng];
-    *gcol = sla__malloc(a, (size_t)(tot > 0 ? tot : 1), sizeof **gcol);
-    *gval = sla__malloc(a, (size_t)(tot > 0 ? tot : 1), sizeof **gval);
-    scol = sla__malloc(a, (size_t)(soff[nsent] > 0 ? soff[nsent] : 1), sizeof *scol);
-    sval = sla__malloc(a, (size_t)(soff[nsent] > 0 ? soff[nsent] : 1), sizeof *sval);
-    if (!*gcol || !*gval || !scol || !sval) st = nomem(ctx, A, 0);
-    if (!st && (tot > INT_MAX || soff[nsent] > INT_MAX))
-        st = sla__error(ctx, SLA_ERR_TOO_LARGE, "distributed saamg: rank %d exchanges more than 2^31 - 1 "
-                                                "entries of the prolongator", A->rank);
-    if ((st = sla__dist_agree(ctx, A->comm, st))) goto out;
-    for (sla_int t = 0; t < nsent; t++) {
-        int32_t i = h->send_idx[t];
-        sla_int o = soff[t];
-        for (sla_int p = prp[i]; p < prp[i + 1]; p++, o++) {
-            scol[o] = pglob[p];
-            sval[o] = (double)pval[p];
-        }
-    }
-    k = 0;
-    for (int q = 0; q < nr && !rc; q++) {
-        sla_int b = (*gprp)[h->recv_off[q]], m = (*gprp)[h->recv_off[q + 1]] - b;
-        rc = MPI_Irecv(*gcol + b, (int)m, MPI_INT64_T, h->recv_rank[q], TAG_COL, A->comm, &req[k++]);
-        if (!rc) rc = MPI_Irecv(*gval + b, (int)m, MPI_DOUBLE, h->recv_rank[q], TAG_VAL, A->comm, &req[k++]);
-    }
-    for (int q = 0; q < ns && !rc; q++) {
-        sla_int b = soff[h->send_off[q]], m = soff[h->send_off[q + 1]] - b;
-        rc = MPI_Isend(scol + b, (int)m, MPI_INT64_T, h->send_rank[q], TAG_COL, A->comm, &req[k++]);
-        if (!rc) rc = MPI_Isend(sval + b, (int)m, MPI_DOUBLE, h->send_rank[q], TAG_VAL, A->comm, &req[k++]);
-    }
-    if (!rc) rc = MPI_Waitall(k, req, MPI_STATUSES_IGNORE);
-    if (rc) st = sla__mpi_error(ctx, rc, "distributed saamg: fetching the prolongator's ghost rows");
-    st = sla__dist_agree(ctx, A->comm, st);
-out:
-    sla__free(a, slen);
-    sla__free(a, soff);
-    sla__free(a, req);
-    sla__free(a, scol);
-    sla__free(a, sval);
-    if (st) {
-        sla__free(a, *gprp);
-        sla__free(a, *gcol);
-        sla__free(a, *gval);
-        *gprp = *gcol = NULL;
-        *gval = NULL;
-    }
-    return st;
-}
 
 /* A growing list of (column, value) entries. Its users reserve what they
  * expect up front: each growth copies the list into fresh pages (on 2-D
@@ -344,6 +245,162 @@ out:
     return st;
 }
 
+/* The Galerkin product's operands on one rank: A's diagonal and
+ * off-diagonal blocks, P's own rows (compact coarse columns lci) and the
+ * ghost fine rows' (gprp, gci, gval, fetched from their owners), P^T over
+ * the own fine rows (trp, tci, tv). */
+typedef struct rap_in {
+    const sla_matrix *Dg, *O;
+    const sla_int *prp, *gprp, *trp;
+    const int32_t *lci, *gci, *tci;
+    const sa_real *pval;
+    const double *gval, *tv;
+} rap_in;
+
+/* The rows of A P that one block of coarse rows reaches, each formed once
+ * per block: fine row i's in c, v[st[s] .. st[s + 1]) with s = slot[i]
+ * (-1: not formed in this block). */
+typedef struct ap_buf {
+    int32_t *slot, *row, *c;
+    sla_int *st;
+    double *v;
+    sla_int cap_e;
+} ap_buf;
+
+/* Coarse rows per block: their rows of A P (~13000 fine rows' on 2-D
+ * Poisson, ~0.7 MB) stay in cache for the product over P^T. */
+#define RAP_BLOCK 4096
+
+static bool ap_grow(const sla_allocator *a, ap_buf *b, sla_int ne, sla_int need)
+{
+    sla_int cap = 2 * b->cap_e > need ? 2 * b->cap_e : need;
+    int32_t *c = sla__malloc(a, (size_t)cap, sizeof *c);
+    double *v = sla__malloc(a, (size_t)cap, sizeof *v);
+    if (!c || !v) {
+        sla__free(a, c);
+        sla__free(a, v);
+        return false;
+    }
+    if (ne > 0) { /* (the first call has no entries and no arrays) */
+        memcpy(c, b->c, (size_t)ne * sizeof *c);
+        memcpy(v, b->v, (size_t)ne * sizeof *v);
+    }
+    sla__free(a, b->c);
+    sla__free(a, b->v);
+    b->c = c;
+    b->v = v;
+    b->cap_e = cap;
+    return true;
+}
+
+/* Row i of A P (own fine row i) gathered into rc (m columns, returned)
+ * and accumulated in acc, marked in amk (-1 elsewhere): without branches
+ * on the data (a new column is appended and counted, an old one written
+ * past the end), as the serial set-up's rows of A P. */
+static sla_int ap_row(const rap_in *in, sla_int i, int32_t *restrict amk, int32_t *restrict rc,
+                      double *restrict acc)
+{
+    const sla_matrix *Dg = in->Dg, *O = in->O;
+    const double *dv = Dg->values, *ov = O->values;
+    const sla_int *restrict prp = in->prp, *restrict gprp = in->gprp;
+    const int32_t *restrict lci = in->lci, *restrict gci = in->gci;
+    const sa_real *restrict pval = in->pval;
+    const double *restrict gval = in->gval;
+    sla_int m = 0;
+    for (sla_int k = Dg->rowptr[i]; k < Dg->rowptr[i + 1]; k++) {
+        sla_int j = Dg->colind[k];
+        double av = dv[k];
+        for (sla_int q = prp[j]; q < prp[j + 1]; q++) {
+            int32_t J = lci[q];
+            sla_int nw = amk[J] < 0;
+            rc[m] = J;
+            amk[J] = 0;
+            m += nw;
+            acc[J] += av * (double)pval[q];
+        }
+    }
+    for (sla_int k = O->rowptr[i]; k < O->rowptr[i + 1]; k++) {
+        sla_int g = O->colind[k];
+        double av = ov[k];
+        for (sla_int q = gprp[g]; q < gprp[g + 1]; q++) {
+            int32_t J = gci[q];
+            sla_int nw = amk[J] < 0;
+            rc[m] = J;
+            amk[J] = 0;
+            m += nw;
+            acc[J] += av * gval[q];
+        }
+    }
+    return m;
+}
+
+/* Rows [0, ncx) of P^T A P (partial for I >= nc) appended to e (global
+ * columns, sorted), orp[I + 1] their ends: block by block of coarse rows,
+ * first the rows of A P the block reaches (each once: a row-wise triple
+ * product forms row i of A P again for every coarse row that reaches i,
+ * 2.3 times on 2-D Poisson), then row I as sum over P^T's row of P_iI
+ * (A P)_i. mk, amk: ncx marks at -1; rc: ncx + 1; acc: ncx zeros (all
+ * left so). false: out of memory. */
+static bool rap_rows(const sla_allocator *a, const rap_in *in, sla_int ncx, sla_int nc,
+                     sla_int cstart, const sla_int *ext, int32_t *mk, int32_t *amk, int32_t *rc,
+                     sla_int *rg, double *rv, double *acc, ap_buf *b, ent_buf *e, sla_int *orp)
+{
+    const sla_int *trp = in->trp;
+    const int32_t *tci = in->tci;
+    const double *tv = in->tv;
+    for (sla_int I0 = 0; I0 < ncx; I0 += RAP_BLOCK) {
+        sla_int I1 = ncx - I0 > RAP_BLOCK ? I0 + RAP_BLOCK : ncx, ns = 0, ne = 0;
+        b->st[0] = 0;
+        for (sla_int p = trp[I0]; p < trp[I1]; p++) {
+            sla_int i = tci[p];
+            if (b->slot[i] >= 0) continue;
+            sla_int m = ap_row(in, i, amk, rc, acc);
+            if (ne + m > b->cap_e && !ap_grow(a, b, ne, ne + m)) return false;
+            for (sla_int t = 0; t < m; t++) {
+                int32_t J = rc[t];
+                b->c[ne + t] = J;
+                b->v[ne + t] = acc[J];
+                acc[J] = 0.0;
+                amk[J] = -1;
+            }
+            b->slot[i] = (int32_t)ns;
+            b->row[ns] = (int32_t)i;
+            ne += m;
+            b->st[++ns] = ne;
+        }
+        const int32_t *restrict bc = b->c, *restrict slot = b->slot;
+        const double *restrict bv = b->v;
+        const sla_int *restrict st = b->st;
+        for (sla_int I = I0; I < I1; I++) {
+            sla_int m = 0;
+            for (sla_int p = trp[I]; p < trp[I + 1]; p++) {
+                double pi = tv[p];
+                sla_int s = slot[tci[p]];
+                for (sla_int q = st[s]; q < st[s + 1]; q++) {
+                    int32_t J = bc[q];
+                    sla_int nw = mk[J] != (int32_t)I;
+                    rc[m] = J;
+                    mk[J] = (int32_t)I;
+                    m += nw;
+                    acc[J] += pi * bv[q];
+                }
+            }
+            if (!ent_reserve(a, e, m)) return false;
+            for (sla_int t = 0; t < m; t++) { /* distinct columns (mk) */
+                int32_t J = rc[t];
+                rg[t] = J < nc ? cstart + J : ext[J - nc];
+                rv[t] = acc[J];
+                acc[J] = 0.0;
+            }
+            place_sorted(rg, rv, m, e->col + e->len, e->val + e->len);
+            e->len += m;
+            orp[I + 1] = e->len;
+        }
+        for (sla_int s2 = 0; s2 < ns; s2++) b->slot[b->row[s2]] = -1;
+    }
+    return true;
+}
+
 /* Level l + 1 = P^T A P. Each rank forms, for every coarse row I that
  * its rows of P reach (its own and the other ranks' ones in d->pcg),
  * sum_i P_iI (A P)_i over its fine rows i (the rows of A P need P's rows
@@ -358,14 +415,14 @@ sla_status sla__dsa_build_coarse(sla_ctx *ctx, dsaamg *H, int l, sla_int cstart,
     sla_dist_matrix *A = d->A, *Pc = d->Pc;
     const sla_allocator *a = &H->alloc; /* the preconditioner's: it frees them */
     const sla_matrix *Dg = A->diag, *O = A->offd;
-    const double *dv = Dg->values, *ov = O->values;
     const sla__halo *h = &Pc->halo;
     sla_int n = A->nlocal, nc = d->nc, np = Pc->nghost, ng = A->nghost;
     sla_int *gprp = NULL, *gcol = NULL, *ext = NULL, *trp = NULL, *orp = NULL, *len = NULL, *rlen = NULL;
     sla_int *soff = NULL, *roff = NULL, *scol = NULL, *rcol = NULL, *tmpc = NULL, *crp = NULL, *cci = NULL;
     sla_int *rg = NULL; /* a row's global columns before placing */
     double *rv = NULL;
-    int32_t *gci = NULL, *lci = NULL, *tci = NULL, *mk = NULL, *rc = NULL;
+    int32_t *gci = NULL, *lci = NULL, *tci = NULL, *mk = NULL, *amk = NULL, *rc = NULL;
+    ap_buf apb = {NULL, NULL, NULL, NULL, NULL, 0};
     double *gval = NULL, *tv = NULL, *acc = NULL, *sval = NULL, *rval = NULL, *tmpv = NULL, *cv = NULL;
     MPI_Request *req = NULL;
     ent_buf e = {0, 0, NULL, NULL};
@@ -430,44 +487,27 @@ sla_status sla__dsa_build_coarse(sla_ctx *ctx, dsaamg *H, int l, sla_int cstart,
         for (sla_int J = 0; J < ncx; J++) mk[J] = -1;
         /* 2-D coarse rows have about 9 entries, 3-D ones 27 and more */
         if (!ent_reserve(a, &e, 12 * ncx + 64)) st = nomem(ctx, A, l + 1);
-        /* row I of P^T A P (partial for I >= nc): sum over P^T's row of P_iI (A P)_i */
-        for (sla_int I = 0; I < ncx && !st; I++) {
-            sla_int m = 0;
-            for (sla_int p = trp[I]; p < trp[I + 1]; p++) {
-                sla_int i = tci[p];
-                double pi = tv[p];
-                for (sla_int k = Dg->rowptr[i]; k < Dg->rowptr[i + 1]; k++) {
-                    sla_int j = Dg->colind[k];
-                    double pa = pi * dv[k];
-                    for (sla_int q = d->prp[j]; q < d->prp[j + 1]; q++) {
-                        int32_t J = lci[q];
-                        if (mk[J] != (int32_t)I) mk[J] = (int32_t)I, rc[m++] = J;
-                        acc[J] += pa * (double)d->pval[q];
-                    }
-                }
-                for (sla_int k = O->rowptr[i]; k < O->rowptr[i + 1]; k++) {
-                    sla_int g = O->colind[k];
-                    double pa = pi * ov[k];
-                    for (sla_int q = gprp[g]; q < gprp[g + 1]; q++) {
-                        int32_t J = gci[q];
-                        if (mk[J] != (int32_t)I) mk[J] = (int32_t)I, rc[m++] = J;
-                        acc[J] += pa * gval[q];
-                    }
-                }
-            }
-            if (!ent_reserve(a, &e, m)) {
+        /* the block's rows of A P: slots at most its entries of P^T; their
+         * entries start at one per slot and grow in the first block (2-D
+         * Poisson: 4-6 per row; every set-up passes through ap_grow) */
+        sla_int cap_s = 1;
+        for (sla_int I0 = 0; I0 < ncx; I0 += RAP_BLOCK) {
+            sla_int I1 = ncx - I0 > RAP_BLOCK ? I0 + RAP_BLOCK : ncx;
+            if (trp[I1] - trp[I0] > cap_s) cap_s = trp[I1] - trp[I0];
+        }
+        apb.slot = sla__malloc(a, (size_t)(n > 0 ? n : 1), sizeof *apb.slot);
+        apb.row = sla__malloc(a, (size_t)cap_s, sizeof *apb.row);
+        apb.st = sla__malloc(a, (size_t)cap_s + 1, sizeof *apb.st);
+        amk = sla__malloc(a, (size_t)ncx + 1, sizeof *amk);
+        if (!st && (!apb.slot || !apb.row || !apb.st || !amk || !ap_grow(a, &apb, 0, cap_s + 64)))
+            st = nomem(ctx, A, l + 1);
+        if (!st) {
+            for (sla_int i = 0; i < n; i++) apb.slot[i] = -1;
+            for (sla_int J = 0; J < ncx; J++) amk[J] = -1;
+            rap_in in = {.Dg = Dg, .O = O, .prp = d->prp, .gprp = gprp, .trp = trp, .lci = lci,
+                         .gci = gci, .tci = tci, .pval = d->pval, .gval = gval, .tv = tv};
+            if (!rap_rows(a, &in, ncx, nc, cstart, ext, mk, amk, rc, rg, rv, acc, &apb, &e, orp))
                 st = nomem(ctx, A, l + 1);
-                break;
-            }
-            for (sla_int t = 0; t < m; t++) { /* distinct columns (mk) */
-                int32_t J = rc[t];
-                rg[t] = J < nc ? cstart + J : ext[J - nc];
-                rv[t] = acc[J];
-                acc[J] = 0.0;
-            }
-            place_sorted(rg, rv, m, e.col + e.len, e.val + e.len);
-            e.len += m;
-            orp[I + 1] = e.len;
         }
     }
     /* the partial rows of the other ranks' coarse rows to their owners:
@@ -653,6 +693,12 @@ out:
     sla__free(a, tci);
     sla__free(a, tv);
     sla__free(a, mk);
+    sla__free(a, amk);
+    sla__free(a, apb.slot);
+    sla__free(a, apb.row);
+    sla__free(a, apb.st);
+    sla__free(a, apb.c);
+    sla__free(a, apb.v);
     sla__free(a, rc);
     sla__free(a, rg);
     sla__free(a, rv);
@@ -676,83 +722,5 @@ out:
     sla__free(a, e.val);
     sla__free(a, d->pglob);
     d->pglob = NULL;
-    return st;
-}
-
-
-/* The coarsest level A gathered onto every rank and factorized densely
- * (the same factor everywhere). Collective; the status is agreed. */
-sla_status sla__dsa_gather_dense(sla_ctx *ctx, dsaamg *H, int l)
-{
-    sla_dist_matrix *A = H->dl[l].A;
-    const sla_allocator *a = &H->alloc; /* the preconditioner's: it frees them */
-    int P = A->size;
-    sla_int n = A->n;
-    sla_status st = SLA_OK;
-    int *ncnt = sla__malloc(a, (size_t)P, sizeof *ncnt), *ndsp = sla__malloc(a, (size_t)P, sizeof *ndsp);
-    H->counts = sla__malloc(a, (size_t)P, sizeof *H->counts);
-    H->displs = sla__malloc(a, (size_t)P, sizeof *H->displs);
-    H->bg = sla__malloc(a, (size_t)n, sizeof *H->bg);
-    H->xg = sla__malloc(a, (size_t)n, sizeof *H->xg);
-    sla_int *len = sla__malloc(a, (size_t)A->nlocal, sizeof *len);
-    double *lv = sla__malloc(a, (size_t)(A->nnz_local > 0 ? A->nnz_local : 1), sizeof *lv);
-    sla_int *grp = sla__calloc(a, (size_t)n + 1, sizeof *grp);
-    sla_int *gci = NULL;
-    int32_t *ci32 = NULL;
-    double *gv = NULL;
-    if (!ncnt || !ndsp || !H->counts || !H->displs || !H->bg || !H->xg || !len || !lv || !grp)
-        st = nomem(ctx, A, l);
-    if ((st = sla__dist_agree(ctx, A->comm, st))) goto out;
-    for (int q = 0; q < P; q++) {
-        H->counts[q] = (int)(A->starts[q + 1] - A->starts[q]);
-        H->displs[q] = (int)A->starts[q];
-    }
-    for (sla_int i = 0; i < A->nlocal; i++) len[i] = A->rowptr[i + 1] - A->rowptr[i];
-    sla_dist_matrix_get_values(A, lv);
-    int nnzl = (int)A->nnz_local;
-    int rc = MPI_Allgatherv(len, (int)A->nlocal, MPI_INT64_T, grp + 1, H->counts, H->displs, MPI_INT64_T, A->comm);
-    if (!rc) rc = MPI_Allgather(&nnzl, 1, MPI_INT, ncnt, 1, MPI_INT, A->comm);
-    if (rc) {
-        st = sla__mpi_error(ctx, rc, "distributed saamg: gathering the coarsest level");
-        goto out;
-    }
-    for (sla_int i = 0; i < n; i++) grp[i + 1] += grp[i];
-    for (int q = 0, s = 0; q < P; q++) {
-        ndsp[q] = s;
-        s += ncnt[q];
-    }
-    sla_int nnz = grp[n];
-    gci = sla__malloc(a, (size_t)(nnz > 0 ? nnz : 1), sizeof *gci);
-    ci32 = sla__malloc(a, (size_t)(nnz > 0 ? nnz : 1), sizeof *ci32);
-    gv = sla__malloc(a, (size_t)(nnz > 0 ? nnz : 1), sizeof *gv);
-    if (!gci || !ci32 || !gv) st = nomem(ctx, A, l);
-    if ((st = sla__dist_agree(ctx, A->comm, st))) goto out;
-    rc = MPI_Allgatherv(A->colind, nnzl, MPI_INT64_T, gci, ncnt, ndsp, MPI_INT64_T, A->comm);
-    if (!rc) rc = MPI_Allgatherv(lv, nnzl, MPI_DOUBLE, gv, ncnt, ndsp, MPI_DOUBLE, A->comm);
-    if (rc) {
-        st = sla__mpi_error(ctx, rc, "distributed saamg: gathering the coarsest level");
-        goto out;
-    }
-    for (sla_int k = 0; k < nnz; k++) ci32[k] = (int32_t)gci[k];
-    sa_level G;
-    memset(&G, 0, sizeof G);
-    G.n = n;
-    G.nnz = nnz;
-    G.rp = grp;
-    G.ci = ci32;
-    G.val = gv;
-    H->g.symmetric = true;
-    H->g.nlev = l + 1;
-    st = sla__saamg_factor_coarse(ctx, a, &H->g, &G); /* identical input: the same verdict on every rank */
-    st = sla__dist_agree(ctx, A->comm, st);
-out:
-    sla__free(a, ncnt);
-    sla__free(a, ndsp);
-    sla__free(a, len);
-    sla__free(a, lv);
-    sla__free(a, grp);
-    sla__free(a, gci);
-    sla__free(a, ci32);
-    sla__free(a, gv);
     return st;
 }

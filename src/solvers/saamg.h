@@ -109,6 +109,8 @@ void sla__saamg_smooth_p(sa_level *L, const int32_t *agg, double th2, const uint
                          double omega, double *lv);
 sla_status sla__saamg_build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int l,
                               int32_t *agg, bool keep, int nt, sla_int *nagg_out);
+sla_status sla__saamg_aggregates(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int l,
+                                 int32_t *agg, int nt, sla_int *nagg_out);
 
 /* saamg_coarse.c */
 sla_status sla__saamg_galerkin(sla_ctx *ctx, const sla_allocator *a, const sa_level *L, int l,

@@ -117,24 +117,23 @@ void sla__saamg_smooth_p(sa_level *L, const int32_t *agg, double th2, const uint
     }
 }
 
-/* Diagonal, aggregation and the smoothed prolongator of level l; sets
- * *nagg (0: the level does not coarsen). agg: n scratch entries. keep
- * (saamg_reuse=full): P's aggregates and the strength of A's entries are
- * kept in L->agg, L->strong, to re-smooth P at refresh. The strength of
- * each entry is tested once (sg, one byte per entry: j != i and strong),
- * and P's rows are counted and filled by nt threads; the aggregation is
- * serial (greedy: each node depends on the ones before it). */
-sla_status sla__saamg_build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int l,
-                              int32_t *agg, bool keep, int nt, sla_int *nagg_out)
+/* Diagonal, strength and aggregation of level l (the first half of
+ * sla__saamg_build_p): *sg_out the strength of each entry (one byte per
+ * entry: j != i and strong; the caller frees it), *na_out the number of
+ * aggregates, agg[i] row i's (-2: no strong neighbour, outside every
+ * aggregate). */
+static sla_status aggregate(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int l, int32_t *agg,
+                            int ntp, uint8_t **sg_out, sla_int *na_out)
 {
     sla_int n = L->n, nnz = L->rp[n];
     double th = sla__saamg_theta(L, l), th2 = th * th;
-    int ntp = nt > 1 && n >= SLA_PAR_MIN ? nt : 1;
-    *nagg_out = 0;
+    *sg_out = NULL;
+    *na_out = 0;
     sla_status st = sla__saamg_set_diag(ctx, a, L, l);
     if (st) return st;
     uint8_t *sg = sla__malloc(a, (size_t)(nnz > 0 ? nnz : 1), sizeof *sg);
     if (!sg) return sla__saamg_nomem(ctx, l);
+    *sg_out = sg;
 #pragma omp parallel for num_threads(ntp) schedule(static) if (ntp > 1)
     for (sla_int i = 0; i < n; i++)
         for (sla_int k = L->rp[i]; k < L->rp[i + 1]; k++) {
@@ -185,8 +184,50 @@ sla_status sla__saamg_build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L,
             if (sg[k] && agg[L->ci[k]] == -1) agg[L->ci[k]] = (int32_t)na;
         na++;
     }
+    *na_out = na;
+    return SLA_OK;
+}
+
+/* Whether na aggregates of n rows coarsen the level. */
+static inline bool coarsens(sla_int na, sla_int n) { return na > 0 && na <= (sla_int)(0.85 * (double)n); }
+
+/* The diagonal and the aggregates of level l, without a prolongator (the
+ * distributed saamg smooths P across ranks itself): *nagg_out 0 when the
+ * level does not coarsen. */
+sla_status sla__saamg_aggregates(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int l,
+                                 int32_t *agg, int nt, sla_int *nagg_out)
+{
+    uint8_t *sg = NULL;
+    sla_int na = 0;
+    sla_status st = aggregate(ctx, a, L, l, agg, nt > 1 && L->n >= SLA_PAR_MIN ? nt : 1, &sg, &na);
+    sla__free(a, sg);
+    *nagg_out = !st && coarsens(na, L->n) ? na : 0;
+    return st;
+}
+
+/* Diagonal, aggregation and the smoothed prolongator of level l; sets
+ * *nagg (0: the level does not coarsen). agg: n scratch entries. keep
+ * (saamg_reuse=full): P's aggregates and the strength of A's entries are
+ * kept in L->agg, L->strong, to re-smooth P at refresh. The strength of
+ * each entry is tested once (aggregate's sg), and P's rows are counted and
+ * filled by nt threads; the aggregation is serial (greedy: each node
+ * depends on the ones before it). */
+sla_status sla__saamg_build_p(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int l,
+                              int32_t *agg, bool keep, int nt, sla_int *nagg_out)
+{
+    sla_int n = L->n;
+    double th = sla__saamg_theta(L, l), th2 = th * th;
+    int ntp = nt > 1 && n >= SLA_PAR_MIN ? nt : 1;
+    *nagg_out = 0;
+    uint8_t *sg = NULL;
+    sla_int na = 0;
+    sla_status st = aggregate(ctx, a, L, l, agg, ntp, &sg, &na);
+    if (st) {
+        sla__free(a, sg);
+        return st;
+    }
     double *lv = NULL;
-    if (na == 0 || na > (sla_int)(0.85 * (double)n)) goto out; /* does not coarsen */
+    if (!coarsens(na, n)) goto out;
 
     double omega = sla__saamg_smoothing_weight(L, th2, sg, ntp);
 
