@@ -101,10 +101,10 @@ sla_status sla__dsa_smooth_p(sla_ctx *ctx, dsaamg *H, int l, const int32_t *agg,
     const double *dv = Dg->values, *ov = O->values;
     sla_int n = A->nlocal, ng = A->nghost, nc = d->nc;
     double th = SAAMG_THETA * ldexp(1.0, -l), th2 = th * th;
-    double *own = sla__malloc(a, (size_t)n, sizeof *own);          /* a_ii, then agg as double */
+    double *own = sla__malloc(a, (size_t)n, sizeof *own);          /* a_ii */
     double *gd = sla__malloc(a, (size_t)(ng > 0 ? ng : 1), sizeof *gd); /* ghosts' a_jj */
     double *ga = sla__malloc(a, (size_t)(ng > 0 ? ng : 1), sizeof *ga); /* ghosts' global aggregate */
-    double *df = sla__malloc(a, (size_t)n, sizeof *df);
+    double *df = sla__malloc(a, (size_t)n, sizeof *df); /* agg as double, then the filtered a_ii */
     sla_int *rp = sla__malloc(a, (size_t)n + 1, sizeof *rp);
     sla_int *rowc = NULL, *pg = NULL, *crp = NULL, *cci = NULL;
     double *rowv = NULL;
@@ -121,20 +121,22 @@ sla_status sla__dsa_smooth_p(sla_ctx *ctx, dsaamg *H, int l, const int32_t *agg,
     if ((st = sla__dist_agree(ctx, A->comm, st))) goto out;
     for (sla_int i = 0; i < n; i++) own[i] = 1.0 / L->dinv[i];
     int rc = sla__dsa_halo_quiet(A, own, gd);
-    for (sla_int i = 0; i < n && !rc; i++) own[i] = agg[i] >= 0 ? (double)(cstart + agg[i]) : -1.0;
-    if (!rc) rc = sla__dsa_halo_quiet(A, own, ga);
+    for (sla_int i = 0; i < n && !rc; i++) df[i] = agg[i] >= 0 ? (double)(cstart + agg[i]) : -1.0;
+    if (!rc) rc = sla__dsa_halo_quiet(A, df, ga);
     if (rc) {
         st = sla__mpi_error(ctx, rc, "distributed saamg: exchanging the aggregates");
         goto out;
     }
-    /* filtered diagonals and rho */
+    /* filtered diagonals and rho (the strength test multiplies the two
+     * diagonals, as the serial one: a division per entry was a third of
+     * this function) */
     double rho = 0.0;
     for (sla_int i = 0; i < n; i++) {
-        double di = 1.0 / L->dinv[i], f = di, s = 0.0;
+        double di = own[i], f = di, s = 0.0;
         for (sla_int k = Dg->rowptr[i]; k < Dg->rowptr[i + 1]; k++) {
             sla_int j = Dg->colind[k];
             if (j == i) continue;
-            if (dv[k] * dv[k] >= th2 * fabs(di / L->dinv[j])) s += fabs(dv[k]);
+            if (dv[k] * dv[k] >= th2 * fabs(di * own[j])) s += fabs(dv[k]);
             else f += dv[k];
         }
         for (sla_int k = O->rowptr[i]; k < O->rowptr[i + 1]; k++) {
@@ -157,12 +159,12 @@ sla_status sla__dsa_smooth_p(sla_ctx *ctx, dsaamg *H, int l, const int32_t *agg,
     if (!st && !ent_reserve(a, &e, 3 * n + 64)) st = nomem(ctx, A, l);
     rp[0] = 0;
     for (sla_int i = 0; i < n && !st; i++) {
-        double di = 1.0 / L->dinv[i], w = omega / df[i];
+        double di = own[i], w = omega / df[i];
         sla_int m = 0;
         if (agg[i] >= 0) rowc[m] = cstart + agg[i], rowv[m++] = 1.0 - omega;
         for (sla_int k = Dg->rowptr[i]; k < Dg->rowptr[i + 1]; k++) {
             sla_int j = Dg->colind[k];
-            if (j == i || agg[j] < 0 || !(dv[k] * dv[k] >= th2 * fabs(di / L->dinv[j]))) continue;
+            if (j == i || agg[j] < 0 || !(dv[k] * dv[k] >= th2 * fabs(di * own[j]))) continue;
             rowc[m] = cstart + agg[j], rowv[m++] = -w * dv[k];
         }
         for (sla_int k = O->rowptr[i]; k < O->rowptr[i + 1]; k++) {
