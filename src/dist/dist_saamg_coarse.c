@@ -309,30 +309,27 @@ static sla_int ap_row(const rap_in *in, sla_int i, int32_t *restrict amk, int32_
     const sa_real *restrict pval = in->pval;
     const double *restrict gval = in->gval;
     sla_int m = 0;
+    /* row j of P (columns COLS, values VALS in [RP[j], RP[j + 1])) times av */
+#define AP_ADD(RP, COLS, VALS)                                                                     \
+    for (sla_int q = RP[j]; q < RP[j + 1]; q++) {                                                \
+        int32_t J = COLS[q];                                                                     \
+        sla_int nw = amk[J] < 0;                                                                 \
+        rc[m] = J;                                                                               \
+        amk[J] = 0;                                                                              \
+        m += nw;                                                                                 \
+        acc[J] += av * (double)VALS[q];                                                          \
+    }
     for (sla_int k = Dg->rowptr[i]; k < Dg->rowptr[i + 1]; k++) {
         sla_int j = Dg->colind[k];
         double av = dv[k];
-        for (sla_int q = prp[j]; q < prp[j + 1]; q++) {
-            int32_t J = lci[q];
-            sla_int nw = amk[J] < 0;
-            rc[m] = J;
-            amk[J] = 0;
-            m += nw;
-            acc[J] += av * (double)pval[q];
-        }
+        AP_ADD(prp, lci, pval)
     }
     for (sla_int k = O->rowptr[i]; k < O->rowptr[i + 1]; k++) {
-        sla_int g = O->colind[k];
+        sla_int j = O->colind[k]; /* a ghost fine row */
         double av = ov[k];
-        for (sla_int q = gprp[g]; q < gprp[g + 1]; q++) {
-            int32_t J = gci[q];
-            sla_int nw = amk[J] < 0;
-            rc[m] = J;
-            amk[J] = 0;
-            m += nw;
-            acc[J] += av * gval[q];
-        }
+        AP_ADD(gprp, gci, gval)
     }
+#undef AP_ADD
     return m;
 }
 
