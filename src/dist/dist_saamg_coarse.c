@@ -296,10 +296,10 @@ static bool ap_grow(const sla_allocator *a, ap_buf *b, sla_int ne, sla_int need)
 }
 
 /* Row i of A P (own fine row i) gathered into rc (m columns, returned)
- * and accumulated in acc, marked in amk (-1 elsewhere): without branches
+ * and accumulated in acc, marked 0 in mk (-1 elsewhere): without branches
  * on the data (a new column is appended and counted, an old one written
  * past the end), as the serial set-up's rows of A P. */
-static sla_int ap_row(const rap_in *in, sla_int i, int32_t *restrict amk, int32_t *restrict rc,
+static sla_int ap_row(const rap_in *in, sla_int i, int32_t *restrict mk, int32_t *restrict rc,
                       double *restrict acc)
 {
     const sla_matrix *Dg = in->Dg, *O = in->O;
@@ -313,9 +313,9 @@ static sla_int ap_row(const rap_in *in, sla_int i, int32_t *restrict amk, int32_
 #define AP_ADD(RP, COLS, VALS)                                                                     \
     for (sla_int q = RP[j]; q < RP[j + 1]; q++) {                                                \
         int32_t J = COLS[q];                                                                     \
-        sla_int nw = amk[J] < 0;                                                                 \
+        sla_int nw = mk[J] < 0;                                                                  \
         rc[m] = J;                                                                               \
-        amk[J] = 0;                                                                              \
+        mk[J] = 0;                                                                               \
         m += nw;                                                                                 \
         acc[J] += av * (double)VALS[q];                                                          \
     }
@@ -338,10 +338,11 @@ static sla_int ap_row(const rap_in *in, sla_int i, int32_t *restrict amk, int32_
  * first the rows of A P the block reaches (each once: a row-wise triple
  * product forms row i of A P again for every coarse row that reaches i,
  * 2.3 times on 2-D Poisson), then row I as sum over P^T's row of P_iI
- * (A P)_i. mk, amk: ncx marks at -1; rc: ncx + 1; acc: ncx zeros (all
- * left so). false: out of memory. */
+ * (A P)_i. mk: ncx marks at -1 (a row of A P marks with 0, coarse row I
+ * with I, each set back to -1 after its row); rc: ncx + 1; acc: ncx zeros
+ * (all left so). false: out of memory. */
 static bool rap_rows(const sla_allocator *a, const rap_in *in, sla_int ncx, sla_int nc,
-                     sla_int cstart, const sla_int *ext, int32_t *mk, int32_t *amk, int32_t *rc,
+                     sla_int cstart, const sla_int *ext, int32_t *mk, int32_t *rc,
                      sla_int *rg, double *rv, double *acc, ap_buf *b, ent_buf *e, sla_int *orp)
 {
     const sla_int *trp = in->trp;
@@ -353,14 +354,14 @@ static bool rap_rows(const sla_allocator *a, const rap_in *in, sla_int ncx, sla_
         for (sla_int p = trp[I0]; p < trp[I1]; p++) {
             sla_int i = tci[p];
             if (b->slot[i] >= 0) continue;
-            sla_int m = ap_row(in, i, amk, rc, acc);
+            sla_int m = ap_row(in, i, mk, rc, acc);
             if (ne + m > b->cap_e && !ap_grow(a, b, ne, ne + m)) return false;
             for (sla_int t = 0; t < m; t++) {
                 int32_t J = rc[t];
                 b->c[ne + t] = J;
                 b->v[ne + t] = acc[J];
                 acc[J] = 0.0;
-                amk[J] = -1;
+                mk[J] = -1;
             }
             b->slot[i] = (int32_t)ns;
             b->row[ns] = (int32_t)i;
@@ -390,6 +391,7 @@ static bool rap_rows(const sla_allocator *a, const rap_in *in, sla_int ncx, sla_
                 rg[t] = J < nc ? cstart + J : ext[J - nc];
                 rv[t] = acc[J];
                 acc[J] = 0.0;
+                mk[J] = -1; /* (for the next block's rows of A P) */
             }
             place_sorted(rg, rv, m, e->col + e->len, e->val + e->len);
             e->len += m;
@@ -420,7 +422,7 @@ sla_status sla__dsa_build_coarse(sla_ctx *ctx, dsaamg *H, int l, sla_int cstart,
     sla_int *soff = NULL, *roff = NULL, *scol = NULL, *rcol = NULL, *tmpc = NULL, *crp = NULL, *cci = NULL;
     sla_int *rg = NULL; /* a row's global columns before placing */
     double *rv = NULL;
-    int32_t *gci = NULL, *lci = NULL, *tci = NULL, *mk = NULL, *amk = NULL, *rc = NULL;
+    int32_t *gci = NULL, *lci = NULL, *tci = NULL, *mk = NULL, *rc = NULL;
     ap_buf apb = {NULL, NULL, NULL, NULL, NULL, 0};
     double *gval = NULL, *tv = NULL, *acc = NULL, *sval = NULL, *rval = NULL, *tmpv = NULL, *cv = NULL;
     MPI_Request *req = NULL;
@@ -497,15 +499,13 @@ sla_status sla__dsa_build_coarse(sla_ctx *ctx, dsaamg *H, int l, sla_int cstart,
         apb.slot = sla__malloc(a, (size_t)(n > 0 ? n : 1), sizeof *apb.slot);
         apb.row = sla__malloc(a, (size_t)cap_s, sizeof *apb.row);
         apb.st = sla__malloc(a, (size_t)cap_s + 1, sizeof *apb.st);
-        amk = sla__malloc(a, (size_t)ncx + 1, sizeof *amk);
-        if (!st && (!apb.slot || !apb.row || !apb.st || !amk || !ap_grow(a, &apb, 0, cap_s + 64)))
+        if (!st && (!apb.slot || !apb.row || !apb.st || !ap_grow(a, &apb, 0, cap_s + 64)))
             st = nomem(ctx, A, l + 1);
         if (!st) {
             for (sla_int i = 0; i < n; i++) apb.slot[i] = -1;
-            for (sla_int J = 0; J < ncx; J++) amk[J] = -1;
             rap_in in = {.Dg = Dg, .O = O, .prp = d->prp, .gprp = gprp, .trp = trp, .lci = lci,
                          .gci = gci, .tci = tci, .pval = d->pval, .gval = gval, .tv = tv};
-            if (!rap_rows(a, &in, ncx, nc, cstart, ext, mk, amk, rc, rg, rv, acc, &apb, &e, orp))
+            if (!rap_rows(a, &in, ncx, nc, cstart, ext, mk, rc, rg, rv, acc, &apb, &e, orp))
                 st = nomem(ctx, A, l + 1);
         }
     }
@@ -692,7 +692,6 @@ out:
     sla__free(a, tci);
     sla__free(a, tv);
     sla__free(a, mk);
-    sla__free(a, amk);
     sla__free(a, apb.slot);
     sla__free(a, apb.row);
     sla__free(a, apb.st);

@@ -410,6 +410,15 @@ static sla_int ga_need_ap(ga_plan *g)
     return need;
 }
 
+/* Where row i's columns reach i (sorted columns: the diagonal, if the
+ * row has one; a scan, as rows are short). */
+static sla_int diag_at(const sa_level *L, sla_int i)
+{
+    sla_int k = L->rp[i], e = L->rp[i + 1];
+    while (k < e && L->ci[k] < i) k++;
+    return k;
+}
+
 /* L->dpos, where each row's diagonal is (4 B per row): 2-D diffusion 1e6
  * with random kappa, level 1 (195694 rows of 4 to 18 entries), 1 thread:
  * the residual with the restriction 4.3 -> 3.1 ms, as the scan over the
@@ -427,15 +436,6 @@ static sla_int ga_need_ap(ga_plan *g)
  * on 2 (level 0's positions alone, interleaved in one process). No
  * diagonal in some row: NULL (the set-up refuses such a level). false:
  * out of memory. */
-/* Where row i's columns reach i (sorted columns: the diagonal, if the
- * row has one; a scan, as rows are short). */
-static sla_int diag_at(const sa_level *L, sla_int i)
-{
-    sla_int k = L->rp[i], e = L->rp[i + 1];
-    while (k < e && L->ci[k] < i) k++;
-    return k;
-}
-
 bool sla__saamg_set_dpos(const sla_allocator *a, sa_level *L, bool only_irregular)
 {
     sla__free(a, L->dpos);
