@@ -248,7 +248,9 @@ native=$(sed -n 's/^SLA_NATIVE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null |
 btype=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || echo "?")
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=""
-if git -C "$root" status --porcelain 2>/dev/null | grep -q .; then dirty=" (with uncommitted changes)"; fi
+# (not counting what this run itself rewrites: the report and its plots)
+if git -C "$root" status --porcelain -- . ':(exclude)bench/RESULTS.md' ':(exclude)bench/plots' \
+    2>/dev/null | grep -q .; then dirty=" (with uncommitted changes)"; fi
 
 RB_DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
 RB_NPROC=$(nproc)
