@@ -266,7 +266,8 @@ static void test_float32(void)
 
 /* sla_spgemm (symbolic and numeric in one pass) against sla_spgemm_symbolic
  * + sla_spgemm_numeric and a dense product: the same pattern (valid CSR,
- * sorted), the same values, at 1 and 2 threads (row chunks), with wide rows
+ * sorted), the same values, at 1, 2 and 3 threads (one pass; two threads
+ * splitting the rows; a counting pass and row chunks), with wide rows
  * (the long-row sort), a batch, a float32 operand. */
 static void check_fused(sla_int m, sla_int k, sla_int n, int per_row, sla_int nbA, sla_int nbB,
                         bool f32)
@@ -291,7 +292,7 @@ static void check_fused(sla_int m, sla_int k, sla_int n, int per_row, sla_int nb
         A = A32;
         if (!A) return;
     }
-    for (int nt = 1; nt <= 2; nt++) {
+    for (int nt = 1; nt <= 3; nt++) {
         sla_ctx_set_threads(ctx, nt);
         sla_matrix *C = NULL, *F = NULL;
         CHECK_OK(ctx, sla_spgemm_symbolic(ctx, A, B, &C));
@@ -352,13 +353,14 @@ static void check_fused(sla_int m, sla_int k, sla_int n, int per_row, sla_int nb
  * columns merged in an unsorted order, with empty rows and columns in A,
  * B and C, duplicates in the COO input (summed), a rectangular shape:
  * sla_spgemm and sla_spgemm_symbolic + numeric against a dense product, a
- * valid sorted CSR, and bitwise the same pattern and values at 1 and 2
- * threads (rows in several chunks). */
+ * valid sorted CSR, and bitwise the same pattern and values at 1, 2 and 3
+ * threads (one pass; two threads splitting the rows; a counting pass and
+ * rows in several chunks). */
 static void test_row_lengths(void)
 {
     /* n < 2 x 32: some rows nearly full; k large enough that nnz(A) x (B's longest
-     * row) stays within sla_spgemm's bound for its one-pass path on one thread (the
-     * two-pass one at 2 threads: the two compared bitwise) */
+     * row) stays within sla_spgemm's bound for its one-pass paths on 1 and 2 threads
+     * (the two-pass one at 3 threads: all compared bitwise) */
     const sla_int m = 2400, k = 3000, n = 97;
     unsigned long long s = 77;
     sla_int cap = m * 4 + k * 24 + 2, na = 0, nb = 0;
@@ -403,9 +405,9 @@ static void test_row_lengths(void)
         wb = d > wb ? d : wb;
     }
     CHECK(sla_matrix_nnz(A) * wb <= 4 * (sla_matrix_nnz(A) + sla_matrix_nnz(B)) + m);
-    sla_matrix *F[2] = {NULL, NULL};
+    sla_matrix *F[3] = {NULL, NULL, NULL};
     sla_int lens[4] = {0, 0, 0, 0}; /* rows of 0, 1..16, 17..32, over 32 columns */
-    for (int nt = 1; nt <= 2; nt++) {
+    for (int nt = 1; nt <= 3; nt++) {
         sla_ctx_set_threads(ctx, nt);
         sla_matrix *C = NULL;
         CHECK_OK(ctx, sla_spgemm(ctx, A, B, &F[nt - 1]));
@@ -437,20 +439,19 @@ static void test_row_lengths(void)
         sla_matrix_destroy(&C);
     }
     CHECK(lens[0] > 0 && lens[1] > 0 && lens[2] > 0 && lens[3] > 0);
-    if (F[0] && F[1]) {
+    for (int t = 1; t < 3 && F[0] && F[t]; t++) {
         sla_int nnz = sla_matrix_nnz(F[0]);
         sla_int *c0 = malloc((size_t)(nnz + 1) * sizeof *c0), *c1 = malloc((size_t)(nnz + 1) * 8);
         sla_matrix_get_colind(F[0], c0);
-        sla_matrix_get_colind(F[1], c1);
-        CHECK(nnz == sla_matrix_nnz(F[1]) && memcmp(c0, c1, (size_t)nnz * sizeof *c0) == 0);
-        CHECK(memcmp(sla_matrix_values(F[0], 0), sla_matrix_values(F[1], 0),
+        sla_matrix_get_colind(F[t], c1);
+        CHECK(nnz == sla_matrix_nnz(F[t]) && memcmp(c0, c1, (size_t)nnz * sizeof *c0) == 0);
+        CHECK(memcmp(sla_matrix_values(F[0], 0), sla_matrix_values(F[t], 0),
                      (size_t)nnz * sizeof(double)) == 0);
         free(c0);
         free(c1);
     }
     sla_ctx_set_threads(ctx, 0);
-    sla_matrix_destroy(&F[0]);
-    sla_matrix_destroy(&F[1]);
+    for (int t = 0; t < 3; t++) sla_matrix_destroy(&F[t]);
     sla_matrix_destroy(&A);
     sla_matrix_destroy(&B);
 }

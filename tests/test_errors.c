@@ -168,8 +168,9 @@ static void sweep(const char *name, scenario f, int nthreads)
     sla_ctx_destroy(&c);
 }
 
-/* SpGEMM: the one-pass product (one thread) or the two passes (two), the
- * symbolic and numeric phases, the VJP. */
+/* SpGEMM: the one-pass product (one thread), the rows split between two
+ * threads (two), the counting pass and row chunks (three), the symbolic
+ * and numeric phases, the VJP. */
 static sla_status sc_spgemm(sla_ctx *c)
 {
     sla_matrix *A = NULL, *C = NULL, *F = NULL;
@@ -205,6 +206,7 @@ static void test_alloc_failures(void)
     sweep("auto", sc_auto, 2);
     sweep("spgemm, 1 thread", sc_spgemm, 1);
     sweep("spgemm, 2 threads", sc_spgemm, 2);
+    sweep("spgemm, 3 threads", sc_spgemm, 3);
 }
 
 /* ---- bad input -------------------------------------------------------- */
