@@ -348,6 +348,41 @@ static void check_fused(sla_int m, sla_int k, sla_int n, int per_row, sla_int nb
     sla_matrix_destroy(&B);
 }
 
+/* 2-D Poisson 64^2 squared at 1, 2 and 3 threads (one pass; the rows
+ * split between two threads, rows of like cost; a counting pass): bitwise
+ * the same pattern and values, and those of symbolic + numeric. */
+static void test_fused_split(void)
+{
+    sla_matrix *A = NULL, *F[3] = {NULL, NULL, NULL}, *C = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 64, &A));
+    if (!A) return;
+    for (int nt = 1; nt <= 3; nt++) {
+        sla_ctx_set_threads(ctx, nt);
+        CHECK_OK(ctx, sla_spgemm(ctx, A, A, &F[nt - 1]));
+    }
+    CHECK_OK(ctx, sla_spgemm_symbolic(ctx, A, A, &C));
+    if (C) CHECK_OK(ctx, sla_spgemm_numeric(ctx, A, A, C, NULL));
+    sla_ctx_set_threads(ctx, 0);
+    sla_int m = sla_matrix_nrows(A), nnz = C ? sla_matrix_nnz(C) : 0;
+    sla_int *c0 = malloc((size_t)(nnz + 1) * sizeof *c0), *c1 = malloc((size_t)(nnz + 1) * 8);
+    if (C) sla_matrix_get_colind(C, c0);
+    for (int t = 0; t < 3 && C; t++) {
+        if (!F[t]) continue;
+        CHECK(sla_matrix_nnz(F[t]) == nnz);
+        if (sla_matrix_nnz(F[t]) != nnz) continue;
+        CHECK(memcmp(sla_matrix_rowptr(F[t]), sla_matrix_rowptr(C), (size_t)(m + 1) * 8) == 0);
+        sla_matrix_get_colind(F[t], c1);
+        CHECK(memcmp(c0, c1, (size_t)nnz * sizeof *c0) == 0);
+        CHECK(memcmp(sla_matrix_values(F[t], 0), sla_matrix_values(C, 0),
+                     (size_t)nnz * sizeof(double)) == 0);
+    }
+    free(c0);
+    free(c1);
+    for (int t = 0; t < 3; t++) sla_matrix_destroy(&F[t]);
+    sla_matrix_destroy(&C);
+    sla_matrix_destroy(&A);
+}
+
 /* C rows of every length from 0 to about 70 (the placement by rank up to
  * 16 and 32 columns, a sort beyond), built from B rows of 0 to 24 random
  * columns merged in an unsorted order, with empty rows and columns in A,
@@ -459,6 +494,7 @@ static void test_row_lengths(void)
 static void test_fused(void)
 {
     test_row_lengths();
+    test_fused_split();
     check_fused(30, 20, 25, 3, 1, 1, false);
     check_fused(3000, 200, 150, 3, 1, 1, false); /* row chunks */
     check_fused(1500, 300, 400, 12, 1, 1, false); /* rows of over 48 columns */

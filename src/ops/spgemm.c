@@ -299,23 +299,54 @@ nomem:
     return sla__error(ctx, SLA_ERR_NOMEM, "sla_spgemm_symbolic: out of memory");
 }
 
-/* Where the two threads of fused_onepass split the rows: the first row
- * whose nnz(A) before it reaches 1 / (2 - SPLIT_RHO) of A's (the work of
- * a row taken as its nnz(A)). SPLIT_RHO: a counted row's cost over a
- * written row's (2-D Poisson 1e6 squared, 1 thread: the counting pass 14
- * ms, the one-pass product 71 ms: 0.2). */
+/* Where the two threads of fused_onepass split the rows: where the
+ * products a_ij b_jk before the row reach 1 / (2 - SPLIT_RHO) of all,
+ * counted on a sample of about SPLIT_SAMPLE rows (every stride-th) and
+ * summed in SPLIT_BLOCKS blocks of rows, the split interpolated inside
+ * its block. SPLIT_RHO: a counted row's cost over a written row's (2-D
+ * Poisson 1e6 squared, 1 thread: the counting pass 14 ms, the one-pass
+ * product 71 ms: 0.2). The split is fixed before the work, so it holds
+ * only where the rows cost alike: -1 (count every row first, in chunks
+ * that the threads share as they go) when the blocks' sampled products
+ * per row differ by more than half (a grid's border rows: ~0.7 of the
+ * others'). A row's cost is not its products
+ * alone (its entries of C weigh too): A (2-D Poisson 1e6) times a B whose
+ * first half of rows holds only a diagonal took 0.052 s split by nnz(A)
+ * and 0.053 s by products, against 0.044 s counted first. */
 #define SPLIT_RHO 0.2
-static sla_int split_at(const sla_matrix *A)
+#define SPLIT_SAMPLE 16384
+#define SPLIT_BLOCKS 64
+static sla_int split_at(const sla_matrix *A, const sla_matrix *B)
 {
-    const sla_int *arp = A->rowptr;
-    sla_int m = A->nrows, lo = 0, hi = m;
-    sla_int goal = (sla_int)((double)arp[m] / (2.0 - SPLIT_RHO));
-    while (lo < hi) {
-        sla_int mid = lo + (hi - lo) / 2;
-        if (arp[mid] < goal) lo = mid + 1;
-        else hi = mid;
+    sla_int m = A->nrows, stride = m / SPLIT_SAMPLE > 1 ? m / SPLIT_SAMPLE : 1;
+    double blk[SPLIT_BLOCKS] = {0.0}, rows[SPLIT_BLOCKS] = {0.0}, tot = 0.0;
+    for (sla_int i = 0; i < m; i += stride) {
+        sla_int w = 0;
+        for (sla_int p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+            w += B->rowptr[A->colind[p] + 1] - B->rowptr[A->colind[p]];
+        int b = (int)((double)i * SPLIT_BLOCKS / (double)m);
+        blk[b] += (double)w;
+        rows[b] += 1.0;
+        tot += (double)w;
     }
-    return lo;
+    double lo = -1.0, hi = 0.0;
+    for (int b = 0; b < SPLIT_BLOCKS; b++) {
+        if (rows[b] == 0.0) continue;
+        double avg = blk[b] / rows[b];
+        lo = lo < 0.0 || avg < lo ? avg : lo;
+        hi = avg > hi ? avg : hi;
+    }
+    if (!(tot > 0.0) || hi > 1.5 * lo) return -1;
+    double goal = tot / (2.0 - SPLIT_RHO), sum = 0.0;
+    for (int b = 0; b < SPLIT_BLOCKS; b++) {
+        if (sum + blk[b] < goal) {
+            sum += blk[b];
+            continue;
+        }
+        double r0 = (double)m * b / SPLIT_BLOCKS, r1 = (double)m * (b + 1) / SPLIT_BLOCKS;
+        return (sla_int)(r0 + (r1 - r0) * (goal - sum) / blk[b]);
+    }
+    return m;
 }
 
 /* Rows [lo, hi) of the fused product written from entry at on (their row
@@ -349,7 +380,7 @@ static sla_int write_rows(const sla_matrix *A, const sla_matrix *B, const double
  * as one thread, bit for bit. */
 static sla_status fused_onepass(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *B,
                                 const double *av, const double *bv, sla_int cap,
-                                sla_int wbound, int nt, sla_matrix **C)
+                                sla_int wbound, int nt, sla_int s, sla_matrix **C)
 {
     sla_allocator a = sla__ctx_alloc(ctx);
     sla_int m = A->nrows, n = B->ncols, nw = n > 0 ? n : 1;
@@ -367,7 +398,7 @@ static sla_status fused_onepass(sla_ctx *ctx, const sla_matrix *A, const sla_mat
         sla__advise_huge(&a, vals, (size_t)cap * sizeof *vals);
         sla__advise_huge(&a, mark, (size_t)nt * (size_t)nw * sizeof *mark);
         sla__advise_huge(&a, acc, (size_t)nt * (size_t)nw * sizeof *acc);
-        sla_int s = nt > 1 ? split_at(A) : m, end0 = 0, end1 = -1, off = 0;
+        sla_int end0 = 0, end1 = -1, off = 0;
         rp[0] = 0;
         if (nt == 1)
             end0 = write_rows(A, B, av, bv, 0, m, 0, mark, buf, acc, ci, vals, rp);
@@ -477,13 +508,15 @@ sla_status sla_spgemm(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *B, sl
     const double *av = f64_values(ctx, A, 0, &ta);
     const double *bv = av ? f64_values(ctx, B, 0, &tb) : NULL;
     sla_allocator a = sla__ctx_alloc(ctx);
-    sla_int cap, wide;
+    sla_int cap, wide, nt = sla__threads(ctx), s = -1;
     if (!bv)
         st = sla__error(ctx, SLA_ERR_NOMEM, "%s: out of memory for the workspace", who);
-    else if (sla__threads(ctx) <= 2 && (sla__threads(ctx) == 1 || A->nrows >= 1024) &&
-             one_pass_bound(A, B, &cap, &wide))
-        st = fused_onepass(ctx, A, B, av, bv, cap, wide, sla__threads(ctx), C);
-    else /* more threads, few rows or a loose bound: count every row first */
+    else if (nt == 1 && one_pass_bound(A, B, &cap, &wide))
+        st = fused_onepass(ctx, A, B, av, bv, cap, wide, 1, A->nrows, C);
+    else if (nt == 2 && A->nrows >= 1024 && one_pass_bound(A, B, &cap, &wide) &&
+             (s = split_at(A, B)) >= 0)
+        st = fused_onepass(ctx, A, B, av, bv, cap, wide, 2, s, C);
+    else /* more threads, few rows, rows of unlike cost or a loose bound: count every row first */
         st = symbolic(ctx, A, B, 1, av, bv, C);
     sla__free(&a, ta);
     sla__free(&a, tb);
