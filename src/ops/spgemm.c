@@ -309,10 +309,10 @@ nomem:
  * only where the rows cost alike: -1 (count every row first, in chunks
  * that the threads share as they go) when the blocks' sampled products
  * per row differ by more than half (a grid's border rows: ~0.7 of the
- * others'). A row's cost is not its products
- * alone (its entries of C weigh too): A (2-D Poisson 1e6) times a B whose
- * first half of rows holds only a diagonal took 0.052 s split by nnz(A)
- * and 0.053 s by products, against 0.044 s counted first. */
+ * others'). A row's cost is not its products alone (its entries of C
+ * weigh too): A (2-D Poisson 1e6) times a B whose first half of rows
+ * holds only a diagonal took 0.052 s split by nnz(A) and 0.053 s by
+ * products, against 0.044 s counted first. */
 #define SPLIT_RHO 0.2
 #define SPLIT_SAMPLE 16384
 #define SPLIT_BLOCKS 64
