@@ -128,6 +128,10 @@ void sla__saamg_restrict(const sa_level *L, sla_int nc, const double *r, double 
 bool sla__saamg_alloc_work(const sla_allocator *a, saamg *g);
 void sla__saamg_dense_solve(const double *F, const int *piv, sla_int n, double *x);
 void sla__saamg_split_free(const sla_allocator *a, struct sa_split **sp);
+/* Tests: on, every hybrid level's pre-smoothing and restriction in two
+ * passes (the sweep, then the residuals in row order), also where one
+ * pass per block is the rule (a stencil's level). */
+void sla__saamg_split_two_pass(struct sa_split *sp, bool on);
 sla_status sla__saamg_apply(const sla__pc *pc, bool transpose, const double *r, double *z, int nt);
 
 /* saamg_smooth.c */

@@ -85,6 +85,8 @@ typedef struct sa_hyb {
     int32_t *sj;
     sla_int ns;
     double *acc;
+    uint64_t *dfr; /* (a level without dpos) the rows that read x outside their block */
+    bool two;      /* two passes even with dfr (sla__saamg_split_two_pass: tests) */
 } sa_hyb;
 
 struct sa_split {
@@ -102,6 +104,17 @@ static inline sla_int find_sorted(const int32_t *a, sla_int n, sla_int j)
         else hi = m;
     }
     return lo;
+}
+
+static inline int ctz64(uint64_t u) /* u != 0 */
+{
+#if defined(__GNUC__)
+    return __builtin_ctzll(u);
+#else
+    int c = 0;
+    for (; !(u & 1); u >>= 1) c++;
+    return c;
+#endif
 }
 
 static inline int pop64(uint64_t u)
@@ -238,6 +251,45 @@ static inline void restrict_add(const sa_hyb *H, double *acc, double *bc, sla_in
                 resid0_row_##S(L, v, x, NULL, bc, NULL, NULL, 0, q, 1);                       \
         }                                                                                     \
     }                                                                                         \
+    /* The same on one hybrid block of such a level: every row's residual \
+     * right behind the sweep except those that read x outside the block   \
+     * (H->dfr), which wait for every block's sweep (resid0_dfr). The      \
+     * values are those of two passes; the sums into bc and acc run in     \
+     * another order (the deferred rows last). */                          \
+    static void gsr0_blk_##S(const sa_level *L, const T *v, const double *b, double *x,      \
+                             double *bc, const sa_hyb *H, double *acc, sla_int lo, sla_int hi) \
+    {                                                                                         \
+        const sla_int *rp = L->rp;                                                            \
+        const int32_t *ci = L->ci;                                                            \
+        const uint64_t *dfr = H->dfr;                                                         \
+        int mode = !H->sbit ? 1 : 2;                                                          \
+        sla_int q = lo;                                                                       \
+        for (sla_int i = lo; i < hi; i++) {                                                   \
+            double s = b[i];                                                                  \
+            sla_int k = rp[i], e = rp[i + 1];                                                 \
+            while (k < e && ci[k] < lo) k++;                                                  \
+            for (; k < e && ci[k] < i; k++) s -= (double)v[k] * x[ci[k]];                     \
+            x[i] = s * (1.0 / (double)v[k]); /* k: the diagonal */                            \
+            for (; q <= i; q++) {                                                             \
+                if (dfr[q >> 6] >> (q & 63) & 1) continue;                                    \
+                if (ci[rp[q + 1] - 1] > i) break;                                             \
+                resid0_row_##S(L, v, x, NULL, bc, H, acc, lo, q, mode);                       \
+            }                                                                                 \
+        }                                                                                     \
+        for (; q < hi; q++)                                                                   \
+            if (!(dfr[q >> 6] >> (q & 63) & 1))                                               \
+                resid0_row_##S(L, v, x, NULL, bc, H, acc, lo, q, mode);                       \
+    }                                                                                         \
+    static void resid0_dfr_##S(const sa_level *L, const T *v, const double *x, double *bc,  \
+                               const sa_hyb *H, double *acc, sla_int lo, sla_int hi)          \
+    {                                                                                         \
+        int mode = !H->sbit ? 1 : 2;                                                          \
+        for (sla_int w = lo >> 6; lo < hi && w <= (hi - 1) >> 6; w++)                         \
+            for (uint64_t m = H->dfr[w]; m; m &= m - 1) {                                     \
+                sla_int i = w * 64 + ctz64(m);                                                \
+                if (i >= lo && i < hi) resid0_row_##S(L, v, x, NULL, bc, H, acc, lo, i, mode); \
+            }                                                                                 \
+    }                                                                                         \
     static void resid0_blk_##S(const sa_level *L, const T *v, const double *x, double *r,   \
                                double *bc, const sa_hyb *H, double *acc, sla_int lo,          \
                                sla_int hi)                                                    \
@@ -309,6 +361,20 @@ static void resid0_blk(const sa_level *L, const double *x, double *r, double *bc
     else resid0_blk_d(L, L->val, x, r, bc, H, acc, lo, hi);
 }
 
+static void gsr0_blk(const sa_level *L, const double *b, double *x, double *bc, const sa_hyb *H,
+                     double *acc, sla_int lo, sla_int hi)
+{
+    if (L->f32) gsr0_blk_f(L, L->val, b, x, bc, H, acc, lo, hi);
+    else gsr0_blk_d(L, L->val, b, x, bc, H, acc, lo, hi);
+}
+
+static void resid0_dfr(const sa_level *L, const double *x, double *bc, const sa_hyb *H,
+                       double *acc, sla_int lo, sla_int hi)
+{
+    if (L->f32) resid0_dfr_f(L, L->val, x, bc, H, acc, lo, hi);
+    else resid0_dfr_d(L, L->val, x, bc, H, acc, lo, hi);
+}
+
 static void gsr0_all(const sa_level *L, const double *b, double *x, double *bc)
 {
     if (L->f32) gsr0_all_f(L, L->val, b, x, bc);
@@ -335,9 +401,13 @@ void sla__saamg_restrict(const sa_level *L, sla_int nc, const double *r, double 
  * (H): the blocks' sweeps, then per block the residual summed into bc (the
  * coarse rows only this block reaches) and into the block's acc (the
  * shared ones), then the accs added in block order: the same with any
- * number of OpenMP threads for a given block count. (One pass per block,
- * the rows reading other blocks after all sweeps, measured -12 to +7 % on
- * 2 threads between runs on a noisy host: not kept.) */
+ * number of OpenMP threads for a given block count. On a stencil's level
+ * (no dpos when the blocks were made: H->dfr) one pass per block
+ * (gsr0_blk), the rows that read other blocks after every block's sweep;
+ * the V-cycle on 2 threads, against two passes (interleaved processes,
+ * best of 20 rounds of 5 applies, 3 rounds): 2-D Poisson 1e6 13.75-14.08
+ * -> 13.01-13.15 ms (-5 to -7 %), 2-D diffusion 1e6 20.64-20.86 ->
+ * 20.26-20.34 ms (-2 %). */
 static void presmooth_restrict(const sa_level *L, const sa_hyb *H, const double *b, double *x,
                                sla_int nc, double *bc, int nt)
 {
@@ -353,17 +423,31 @@ static void presmooth_restrict(const sa_level *L, const sa_hyb *H, const double 
         return;
     }
     sla_int ns = H->ns;
+    bool one = H->dfr && !H->full && !H->two; /* a stencil's rows, r not stored: one pass per block */
 #pragma omp parallel num_threads(nt)
     {
 #pragma omp for schedule(static)
         for (sla_int c = 0; c < nc; c++) bc[c] = 0.0;
+        if (one) {
 #pragma omp for schedule(static, 1)
-        for (int t = 0; t < nt; t++) gs0_blk(L, b, x, H->h[t].lo, H->h[t].hi);
+            for (int t = 0; t < nt; t++) {
+                double *acc = H->acc ? H->acc + (size_t)t * ns : NULL;
+                for (sla_int s = 0; s < ns; s++) acc[s] = 0.0;
+                gsr0_blk(L, b, x, bc, H, acc, H->h[t].lo, H->h[t].hi);
+            }
 #pragma omp for schedule(static, 1)
-        for (int t = 0; t < nt; t++) {
-            double *acc = H->acc ? H->acc + (size_t)t * ns : NULL;
-            for (sla_int s = 0; s < ns; s++) acc[s] = 0.0;
-            resid0_blk(L, x, H->full, bc, H, acc, H->h[t].lo, H->h[t].hi);
+            for (int t = 0; t < nt; t++)
+                resid0_dfr(L, x, bc, H, H->acc ? H->acc + (size_t)t * ns : NULL, H->h[t].lo,
+                           H->h[t].hi);
+        } else {
+#pragma omp for schedule(static, 1)
+            for (int t = 0; t < nt; t++) gs0_blk(L, b, x, H->h[t].lo, H->h[t].hi);
+#pragma omp for schedule(static, 1)
+            for (int t = 0; t < nt; t++) {
+                double *acc = H->acc ? H->acc + (size_t)t * ns : NULL;
+                for (sla_int s = 0; s < ns; s++) acc[s] = 0.0;
+                resid0_blk(L, x, H->full, bc, H, acc, H->h[t].lo, H->h[t].hi);
+            }
         }
 #pragma omp for schedule(static)
         for (sla_int s = 0; s < ns; s++) {
@@ -477,7 +561,13 @@ static void hyb_free(const sla_allocator *a, sa_hyb *H)
     sla__free(a, H->srank);
     sla__free(a, H->sj);
     sla__free(a, H->acc);
+    sla__free(a, H->dfr);
     memset(H, 0, sizeof *H);
+}
+
+void sla__saamg_split_two_pass(struct sa_split *sp, bool on)
+{
+    for (int l = 0; sp && l < SAAMG_MAX_LEV; l++) sp->lev[l].two = on;
 }
 
 void sla__saamg_split_free(const sla_allocator *a, struct sa_split **sp)
@@ -522,19 +612,26 @@ static sla_status hyb_build(const sla_allocator *a, const sa_level *L, sla_int n
     sla_int *nh = sla__calloc(a, (size_t)nt, sizeof *nh);
     H->h = sla__calloc(a, (size_t)nt, sizeof *H->h);
     H->sbit = sla__calloc(a, wc > 0 ? wc : 1, sizeof *H->sbit);
+    if (!L->dpos) H->dfr = sla__calloc(a, wn > 0 ? wn : 1, sizeof *H->dfr);
     sla_status st = SLA_ERR_NOMEM;
-    if (!bits || !nh || !H->h || !H->sbit) goto out;
+    if (!bits || !nh || !H->h || !H->sbit || (!L->dpos && !H->dfr)) goto out;
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
     for (int t = 0; t < nt; t++) {
         sla_int lo = n * t / nt, hi = n * (t + 1) / nt;
         uint64_t *hb = bits + (size_t)t * per, *cb = hb + wn;
         for (sla_int i = lo; i < hi; i++) {
             sla_int k = L->rp[i], e = L->rp[i + 1];
-            if (k < e && (L->ci[k] < lo || L->ci[e - 1] >= hi))
+            if (k < e && (L->ci[k] < lo || L->ci[e - 1] >= hi)) {
+                if (H->dfr) { /* (a word may hold two blocks' rows) */
+                    uint64_t bit = (uint64_t)1 << (i & 63);
+#pragma omp atomic
+                    H->dfr[i >> 6] |= bit;
+                }
                 for (; k < e; k++) {
                     sla_int j = L->ci[k];
                     if (j < lo || j >= hi) hb[j >> 6] |= (uint64_t)1 << (j & 63);
                 }
+            }
             for (sla_int q = L->prp[i]; q < L->prp[i + 1]; q++)
                 cb[L->pci[q] >> 6] |= (uint64_t)1 << (L->pci[q] & 63);
         }
