@@ -95,40 +95,66 @@ int sla__dsa_restrict(dsa_level *d, const double *r, double *bc)
 }
 
 /* Pre-smoothing from x = 0 (forward, ghosts zero), then b_c = P^T (b -
- * A x) in one pass over the rows after one halo exchange of x: row i's
- * entries up to the diagonal give b_i - sum_{j <= i} a_ij x_j = 0 (up to
- * rounding: that is how the sweep set x_i), so r_i is minus the sum over
- * the upper part and the ghost columns; r is not stored, its P^T
- * contributions are summed straight away (the other ranks' coarse rows'
- * ones travel back with P's reverse exchange). Against a separate SpMV,
- * residual vector and restriction: the process CPU of CG + saamg on 2-D
- * Poisson 1e6, 1 rank, 16 iterations: 0.70-0.75 s -> 0.62-0.69 s
- * (interleaved runs, 3 each, under other load). */
-static int presmooth_restrict(dsa_level *d, const double *b, double *x, double *bc)
+ * A x) after one halo exchange of x: row i's entries up to the diagonal
+ * give b_i - sum_{j <= i} a_ij x_j = 0 (up to rounding: that is how the
+ * sweep set x_i), so r_i is minus the sum over the upper part and the
+ * ghost columns; r is not stored, its P^T contributions are summed
+ * straight away (the other ranks' coarse rows' ones travel back with P's
+ * reverse exchange). Against a separate SpMV, residual vector and
+ * restriction: the process CPU of CG + saamg on 2-D Poisson 1e6, 1 rank,
+ * 16 iterations: 0.70-0.75 s -> 0.62-0.69 s (interleaved runs, 3 each,
+ * under other load). one (level 0): the residual of a row without ghost
+ * columns is taken right behind the sweep, once it has passed the row's
+ * last column (A read once instead of twice, as the serial cycle does on
+ * a stencil's level), the rows with ghost columns after the exchange; the
+ * same residuals, summed into b_c in another order. */
+static int presmooth_restrict(dsa_level *d, const double *b, double *x, double *bc, bool one)
 {
     sla_dist_matrix *A = d->A, *Pc = d->Pc;
     const sla_matrix *Dg = A->diag, *O = A->offd;
     const sla_int *rp = Dg->rowptr, *orp = O->rowptr;
     const int32_t *ci = Dg->colind, *oci = O->colind;
     const double *v = Dg->values, *ov = O->values;
-    gs_fwd0(Dg, b, x);
-    int rc = sla__halo_forward_begin(A, x, A->ghostbuf);
-    int rc2 = sla__halo_end(A);
     const double *gx = A->ghostbuf;
     double *g = Pc->ghostbuf;
-    sla_int nc = d->nc;
+    sla_int nc = d->nc, n = A->nlocal;
     memset(bc, 0, (size_t)nc * sizeof *bc);
     if (Pc->nghost) memset(g, 0, (size_t)Pc->nghost * sizeof *g);
-    for (sla_int i = 0; i < A->nlocal; i++) {
-        double s = 0.0;
-        for (sla_int k = rp[i + 1] - 1; k >= rp[i] && ci[k] > i; k--) s -= v[k] * x[ci[k]];
-        for (sla_int k = orp[i]; k < orp[i + 1]; k++) s -= ov[k] * gx[oci[k]];
-        for (sla_int k = d->prp[i]; k < d->prp[i + 1]; k++) {
-            int32_t c = d->pci[k];
-            if (c < nc) bc[c] += (double)d->pval[k] * s;
-            else g[c - nc] += (double)d->pval[k] * s;
+#define RROW(i)                                                                            \
+    do {                                                                                   \
+        double s_ = 0.0;                                                                   \
+        for (sla_int k_ = rp[(i) + 1] - 1; k_ >= rp[i] && ci[k_] > (i); k_--)             \
+            s_ -= v[k_] * x[ci[k_]];                                                       \
+        for (sla_int k_ = orp[i]; k_ < orp[(i) + 1]; k_++) s_ -= ov[k_] * gx[oci[k_]];    \
+        for (sla_int k_ = d->prp[i]; k_ < d->prp[(i) + 1]; k_++) {                         \
+            int32_t c_ = d->pci[k_];                                                       \
+            if (c_ < nc) bc[c_] += (double)d->pval[k_] * s_;                               \
+            else g[c_ - nc] += (double)d->pval[k_] * s_;                                   \
+        }                                                                                  \
+    } while (0)
+    if (one) {
+        sla_int q = 0;
+        for (sla_int i = 0; i < n; i++) {
+            double s = b[i];
+            sla_int k = rp[i];
+            for (; ci[k] < i; k++) s -= v[k] * x[ci[k]];
+            x[i] = s * (1.0 / v[k]);
+            for (; q <= i; q++) {
+                if (orp[q] < orp[q + 1]) continue; /* reads ghosts: after the exchange */
+                if (ci[rp[q + 1] - 1] > i) break;
+                RROW(q);
+            }
         }
+        for (; q < n; q++)
+            if (orp[q] == orp[q + 1]) RROW(q);
+    } else {
+        gs_fwd0(Dg, b, x);
     }
+    int rc = sla__halo_forward_begin(A, x, A->ghostbuf);
+    int rc2 = sla__halo_end(A);
+    for (sla_int i = 0; i < n; i++)
+        if (!one || orp[i] < orp[i + 1]) RROW(i);
+#undef RROW
     int rc3 = sla__halo_reverse_begin(Pc, g);
     int rc4 = sla__halo_end(Pc);
     sla__halo_reverse_add(Pc, bc);
@@ -235,7 +261,7 @@ static void cycle(dsaamg *H, int l, const double *b, double *x, int nt)
     }
     dsa_level *d = &H->dl[l], *c = &H->dl[l + 1];
     (void)nt;
-    note_rc(H, presmooth_restrict(d, b, x, c->b)); /* x = M^-1 b, b_c = P^T (b - A x) */
+    note_rc(H, presmooth_restrict(d, b, x, c->b, l == 0)); /* x = M^-1 b, b_c = P^T (b - A x) */
     cycle(H, l + 1, c->b, c->x, nt);
     note_rc(H, prolong_post_smooth(H, l, b, c->x, x)); /* x += P x_c, then backward Gauss-Seidel */
 }
