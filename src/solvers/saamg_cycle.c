@@ -405,9 +405,11 @@ void sla__saamg_restrict(const sa_level *L, sla_int nc, const double *r, double 
  * (no dpos when the blocks were made: H->dfr) one pass per block
  * (gsr0_blk), the rows that read other blocks after every block's sweep;
  * the V-cycle on 2 threads, against two passes (interleaved processes,
- * best of 20 rounds of 5 applies, 3 rounds): 2-D Poisson 1e6 13.75-14.08
- * -> 13.01-13.15 ms (-5 to -7 %), 2-D diffusion 1e6 20.64-20.86 ->
- * 20.26-20.34 ms (-2 %). */
+ * best of 20 rounds of 5 applies, 3 rounds): 2-D Poisson 1e6 13.87-14.24
+ * -> 12.29-12.66 ms (-11 %), 2-D diffusion 1e6 20.63-20.90 ->
+ * 19.78-20.09 ms (-3 to -5 %). gsr0_all is gsr0_blk without blocks;
+ * one kernel for both (dfr NULL serially) cost 1-6 % of the V-cycle on 1
+ * and 2 threads (3 interleaved rounds), so they stay two. */
 static void presmooth_restrict(const sa_level *L, const sa_hyb *H, const double *b, double *x,
                                sla_int nc, double *bc, int nt)
 {
