@@ -27,6 +27,10 @@ struct sla_matrix {
     int32_t *colind;        /* nnz; always owned */
     void *values;           /* nbatch * nnz of dtype; owned unless borrowed */
     bool own_rowptr, own_values;
+    /* Where colind and values lie inside larger allocations (SpGEMM's
+     * two-thread product, its first rows written down from the middle):
+     * the blocks to free; NULL (the rule) when they are colind, values. */
+    void *colind_mem, *values_mem;
 };
 
 /* ---- errors ---------------------------------------------------------- */

@@ -37,8 +37,8 @@ void sla_matrix_destroy(sla_matrix **A)
     sla_matrix *M = *A;
     sla_allocator a = M->alloc;
     if (M->own_rowptr) sla__free(&a, (void *)M->rowptr);
-    if (M->own_values) sla__free(&a, M->values);
-    sla__free(&a, M->colind);
+    if (M->own_values) sla__free(&a, M->values_mem ? M->values_mem : M->values);
+    sla__free(&a, M->colind_mem ? M->colind_mem : (void *)M->colind);
     sla__free(&a, M);
     *A = NULL;
 }

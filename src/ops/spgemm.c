@@ -4,8 +4,7 @@
  * gathered along C's known pattern) for every batch of values, the two
  * together (sla_spgemm) for a product needed once (a counting pass, then
  * columns and values in one pass; on one thread no counting pass, on two
- * only over the rows the first thread writes), and
- * the gradients gA = (gC B^T) on A's pattern and gB = (A^T gC) on B's
+ * only over a middle band of rows), and the gradients gA = (gC B^T) on A's pattern and gB = (A^T gC) on B's
  * pattern, computed on the patterns (never densely). OpenMP over row
  * chunks of about equal work. */
 #include "algebra_internal.h"
@@ -136,11 +135,11 @@ static inline void place_row(int32_t *buf, sla_int cnt, int32_t *out, double *va
 /* Row i of C = A B (Gustavson): its distinct columns gathered into buf
  * (every column is written, the cursor advances only for one without this
  * row's stamp in mk), with ac (a zero dense row) and av, bv its values
- * accumulated there, then placed sorted at ci (values at vals, ac zero
- * again). Returns the row's number of entries. */
-static inline sla_int fill_row(const sla_matrix *A, const sla_matrix *B, const double *av,
-                               const double *bv, sla_int i, int32_t stamp, int32_t *mk,
-                               int32_t *buf, double *ac, int32_t *ci, double *vals)
+ * accumulated there. Returns the row's number of entries; place_row then
+ * writes them sorted (and ac zero again). */
+static inline sla_int gather_row(const sla_matrix *A, const sla_matrix *B, const double *av,
+                                 const double *bv, sla_int i, int32_t stamp, int32_t *mk,
+                                 int32_t *buf, double *ac)
 {
     const sla_int *arp = A->rowptr, *brp = B->rowptr;
     const int32_t *aci = A->colind, *bci = B->colind;
@@ -165,7 +164,18 @@ static inline sla_int fill_row(const sla_matrix *A, const sla_matrix *B, const d
             mk[col] = stamp;
         }
     }
-    place_row(buf, cnt, ci, vals, ac);
+    return cnt;
+}
+
+/* Row i gathered and placed sorted at entry at of ci (values at vals, when
+ * given), or, down, ending at entry at. Returns its number of entries. */
+static sla_int fill_row(const sla_matrix *A, const sla_matrix *B, const double *av,
+                        const double *bv, sla_int i, int32_t stamp, int32_t *mk, int32_t *buf,
+                        double *ac, int32_t *ci, double *vals, sla_int at, bool down)
+{
+    sla_int cnt = gather_row(A, B, av, bv, i, stamp, mk, buf, ac);
+    at -= down ? cnt : 0;
+    place_row(buf, cnt, ci + at, vals ? vals + at : NULL, ac);
     return cnt;
 }
 
@@ -274,8 +284,8 @@ static sla_status symbolic(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *
             sla_int at = off[c];
             for (sla_int i = bounds[c]; i < bounds[c + 1]; i++) {
                 /* stamp -1 - i: not pass 1's, not 0 */
-                sla_int cnt = fill_row(A, B, av, bv, i, (int32_t)(-1 - i), mk, buf, ac, ci + at,
-                                       ac ? vals + at : NULL);
+                sla_int cnt = fill_row(A, B, av, bv, i, (int32_t)(-1 - i), mk, buf, ac, ci,
+                                       ac ? vals : NULL, at, false);
                 if (!ac) /* the symbolic C's values are zero */
                     for (sla_int b = 0; b < nbC; b++)
                         memset(vals + b * nnzC + at, 0, (size_t)cnt * sizeof *vals);
@@ -300,20 +310,17 @@ nomem:
 }
 
 /* Where the two threads of fused_onepass split the rows: where the
- * products a_ij b_jk before the row reach 1 / (2 - SPLIT_RHO) of all,
- * counted on a sample of about SPLIT_SAMPLE rows (every stride-th) and
- * summed in SPLIT_BLOCKS blocks of rows, the split interpolated inside
- * its block. SPLIT_RHO: a counted row's cost over a written row's (2-D
- * Poisson 1e6 squared, 1 thread: the counting pass 14 ms, the one-pass
- * product 71 ms: 0.2). The split is fixed before the work, so it holds
- * only where the rows cost alike: -1 (count every row first, in chunks
- * that the threads share as they go) when the blocks' sampled products
- * per row differ by more than half (a grid's border rows: ~0.7 of the
- * others'). A row's cost is not its products alone (its entries of C
- * weigh too): A (2-D Poisson 1e6) times a B whose first half of rows
- * holds only a diagonal took 0.052 s split by nnz(A) and 0.053 s by
- * products, against 0.044 s counted first. */
-#define SPLIT_RHO 0.2
+ * products a_ij b_jk before the row reach half of all, counted on a
+ * sample of about SPLIT_SAMPLE rows (every stride-th) and summed in
+ * SPLIT_BLOCKS blocks of rows, the split interpolated inside its block.
+ * The split is fixed before the work, so it holds only where the rows
+ * cost alike: -1 (count every row first, in chunks that the threads share
+ * as they go) when the blocks' sampled products per row differ by more
+ * than half (a grid's border rows: ~0.7 of the others'). A row's cost is
+ * not its products alone (its entries of C weigh too): A (2-D Poisson 1e6)
+ * times a B whose first half of rows holds only a diagonal took 0.052 s
+ * split by nnz(A) and 0.053 s by products, against 0.044 s counted
+ * first. */
 #define SPLIT_SAMPLE 16384
 #define SPLIT_BLOCKS 64
 static sla_int split_at(const sla_matrix *A, const sla_matrix *B)
@@ -337,7 +344,7 @@ static sla_int split_at(const sla_matrix *A, const sla_matrix *B)
         hi = avg > hi ? avg : hi;
     }
     if (!(tot > 0.0) || hi > 1.5 * lo) return -1;
-    double goal = tot / (2.0 - SPLIT_RHO), sum = 0.0;
+    double goal = tot / 2.0, sum = 0.0;
     for (int b = 0; b < SPLIT_BLOCKS; b++) {
         if (sum + blk[b] < goal) {
             sum += blk[b];
@@ -350,34 +357,64 @@ static sla_int split_at(const sla_matrix *A, const sla_matrix *B)
 }
 
 /* Rows [lo, hi) of the fused product written from entry at on (their row
- * pointers too); returns where the last one ended. */
+ * pointers too: rp[i + 1] = where row i ends); returns where the last one
+ * ended. */
 static sla_int write_rows(const sla_matrix *A, const sla_matrix *B, const double *av,
                           const double *bv, sla_int lo, sla_int hi, sla_int at, int32_t *mk,
                           int32_t *buf, double *ac, int32_t *ci, double *vals, sla_int *rp)
 {
     for (sla_int i = lo; i < hi; i++) {
-        at += fill_row(A, B, av, bv, i, (int32_t)(i + 1), mk, buf, ac, ci + at, vals + at);
+        at += fill_row(A, B, av, bv, i, (int32_t)(i + 1), mk, buf, ac, ci, vals, at, false);
         rp[i + 1] = at;
     }
     return at;
 }
 
-/* The fused product in one pass, without a counting pass over all rows:
- * the columns and values arrays are allocated for `cap` entries (at least
- * nnz(C); the pages beyond nnz(C) are never touched, so they cost address
- * space only) and each row is written where the last one ended. wbound
- * bounds a row's entries. On one thread all rows so (2-D Poisson 1e6: the
- * counting pass it saves is 14 of 85 ms). On two: the rows split at s
- * (split_at); thread 0 writes rows [0, s) from entry 0, while thread 1
- * first counts rows [0, s) (only their number of entries: where row s
- * starts), then writes rows [s, m) from there; neither thread counts the
- * rows it writes. Against counting every row first and then writing in
- * parallel (symbolic, which more threads use; at 4 threads the split would
- * save ~5 % by the same costs, at 2 ~13 %), 2 threads, best of 11-15,
- * interleaved: 2-D Poisson 1e6 squared 0.060-0.062 -> 0.054 s, 3-D
- * Poisson 1e6 squared 0.121 -> 0.104-0.107 s, a random 2e5-row matrix
- * level (0.23 s); on 1 thread within 1 %. The same rows, columns and sums
- * as one thread, bit for bit. */
+/* The middle rows around the split, +-m / MID_DIV, in MID_CHUNKS chunks:
+ * counted first, then written by whichever thread is free. */
+#define MID_DIV 12
+#define MID_CHUNKS 32
+
+/* Where middle chunk c of rows [s0, s1) starts. */
+static sla_int mid_row(sla_int s0, sla_int s1, int c)
+{
+    return s0 + (sla_int)((double)(s1 - s0) * c / MID_CHUNKS);
+}
+
+/* Rows [lo, hi) written downward: row hi - 1 ends at entry at, each row
+ * before it ends where the next one starts (rp[i] = where row i starts);
+ * returns where row lo starts. */
+static sla_int write_rows_down(const sla_matrix *A, const sla_matrix *B, const double *av,
+                               const double *bv, sla_int lo, sla_int hi, sla_int at,
+                               int32_t *mk, int32_t *buf, double *ac, int32_t *ci, double *vals,
+                               sla_int *rp)
+{
+    for (sla_int i = hi; i-- > lo;) {
+        at -= fill_row(A, B, av, bv, i, (int32_t)(i + 1), mk, buf, ac, ci, vals, at, true);
+        rp[i] = at;
+    }
+    return at;
+}
+
+/* The fused product in one pass: the columns and values arrays are
+ * allocated for `cap` entries (nnz(A) x B's longest row, at least nnz(C);
+ * the pages never written cost address space only). wbound bounds a row's
+ * entries. On one thread each row is written where the last one ended,
+ * nothing counted (2-D Poisson 1e6: the counting pass it saves is 14 of 85
+ * ms). On two, around the split s (split_at): thread 0 writes rows
+ * [0, s0) downward from entry P = nnz(A's rows [0, s0)) x B's longest row
+ * (at least their entries of C; row s0 - 1 first), thread 1 rows [s1, m)
+ * upward from P + the entries of the middle rows [s0, s1) (s -+ m / 12,
+ * counted first by both threads, in 32 chunks), and then each thread
+ * writes middle chunks at their counted places until none is left, so the
+ * rows' costs need not be known beforehand to keep the threads busy alike.
+ * C's arrays start where row 0 landed, inside the allocations (colind_mem,
+ * values_mem; the untouched pages before it cost address space only), and
+ * the row pointers move by that offset. Against thread 1 counting rows
+ * [0, s) first to know where row s starts (commit d5523e2), 2 threads,
+ * interleaved: 2-D Poisson 1e6 squared 0.054 -> 0.045 s, 3-D 0.104-0.106
+ * -> 0.099-0.102 s (best of 15); through Python 0.048 -> 0.042 s. The same
+ * rows, columns and sums as one thread, bit for bit. */
 static sla_status fused_onepass(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *B,
                                 const double *av, const double *bv, sla_int cap,
                                 sla_int wbound, int nt, sla_int s, sla_matrix **C)
@@ -398,11 +435,18 @@ static sla_status fused_onepass(sla_ctx *ctx, const sla_matrix *A, const sla_mat
         sla__advise_huge(&a, vals, (size_t)cap * sizeof *vals);
         sla__advise_huge(&a, mark, (size_t)nt * (size_t)nw * sizeof *mark);
         sla__advise_huge(&a, acc, (size_t)nt * (size_t)nw * sizeof *acc);
-        sla_int end0 = 0, end1 = -1, off = 0;
+        sla_int end = 0, off = 0; /* C's entries: [off, end) of the allocations */
+        int bad = 0;
         rp[0] = 0;
         if (nt == 1)
-            end0 = write_rows(A, B, av, bv, 0, m, 0, mark, buf, acc, ci, vals, rp);
+            end = write_rows(A, B, av, bv, 0, m, 0, mark, buf, acc, ci, vals, rp);
         else {
+            /* the middle rows [s0, s1) in MID_CHUNKS chunks, counted first */
+            sla_int s0 = s - m / MID_DIV > 0 ? s - m / MID_DIV : 0;
+            sla_int s1 = s + m / MID_DIV < m ? s + m / MID_DIV : m;
+            sla_int piv = A->rowptr[s0] * (cap / (A->nnz > 0 ? A->nnz : 1)), alone = -1;
+            sla_int moff[MID_CHUNKS + 1];
+            int next = 0;
 #pragma omp parallel num_threads(2)
             {
                 int tid = sla__alg_tid(), got = 1;
@@ -411,31 +455,65 @@ static sla_status fused_onepass(sla_ctx *ctx, const sla_matrix *A, const sla_mat
 #endif
                 int32_t *mk = mark + (size_t)tid * (size_t)nw, *bf = buf + (size_t)tid * sb;
                 double *ac = acc + (size_t)tid * (size_t)nw;
-                if (tid == 0) /* with one thread granted, all rows */
-                    end0 = write_rows(A, B, av, bv, 0, got > 1 ? s : m, 0, mk, bf, ac, ci, vals,
-                                      rp);
-                else if (tid == 1) {
-                    sla_int at = 0; /* stamps: i + 1 for every row, counted or written */
-                    for (sla_int i = 0; i < s; i++) at += count_row(A, B, i, (int32_t)(i + 1), mk);
-                    off = at;
-                    end1 = write_rows(A, B, av, bv, s, m, at, mk, bf, ac, ci, vals, rp);
+                if (got == 1) /* one thread granted: all rows, upward from 0 */
+                    alone = write_rows(A, B, av, bv, 0, m, 0, mk, bf, ac, ci, vals, rp);
+                else {
+                    for (int c = tid; c < MID_CHUNKS; c += 2) { /* stamps -1 - i: not a write's */
+                        sla_int r1 = mid_row(s0, s1, c + 1), k = 0;
+                        for (sla_int i = mid_row(s0, s1, c); i < r1; i++)
+                            k += count_row(A, B, i, (int32_t)(-1 - i), mk);
+                        moff[c + 1] = k;
+                    }
+#pragma omp barrier
+#pragma omp single
+                    {
+                        moff[0] = rp[s0] = piv;
+                        for (int c = 0; c < MID_CHUNKS; c++) moff[c + 1] += moff[c];
+                    }
+                    if (tid == 0)
+                        off = write_rows_down(A, B, av, bv, 0, s0, piv, mk, bf, ac, ci, vals, rp);
+                    else
+                        end = write_rows(A, B, av, bv, s1, m, moff[MID_CHUNKS], mk, bf, ac, ci,
+                                         vals, rp);
+                    for (;;) { /* then the middle's chunks, whoever is free */
+                        int c;
+#pragma omp atomic capture
+                        c = next++;
+                        if (c >= MID_CHUNKS) break;
+                        sla_int e = write_rows(A, B, av, bv, mid_row(s0, s1, c),
+                                               mid_row(s0, s1, c + 1), moff[c], mk, bf, ac, ci,
+                                               vals, rp);
+                        if (e != moff[c + 1]) {
+#pragma omp atomic write
+                            bad = 1;
+                        }
+                    }
+#pragma omp barrier
+                    if (off > 0) /* row pointers from where row 0 starts */
+                        for (sla_int i = tid * (m + 1) / 2; i < (tid + 1) * (m + 1) / 2; i++)
+                            rp[i] -= off;
                 }
             }
+            if (alone >= 0) {
+                end = alone;
+                off = 0;
+            }
         }
-        /* thread 1's start is where thread 0 ended (the same rows, counted
-         * by the same marks: equal by construction, checked) */
-        if (end1 >= 0 && off != end0) {
+        if (bad) { /* a middle chunk wrote other than it counted */
             sla__free(&a, mark);
             sla__free(&a, acc);
             sla__free(&a, buf);
             sla__free(&a, rp);
             sla__free(&a, ci);
             sla__free(&a, vals);
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_spgemm: rows 0..%lld counted %lld "
-                              "entries but wrote %lld (an operand changed during the call?)",
-                              (long long)s - 1, (long long)off, (long long)end0);
+            return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_spgemm: rows counted and written "
+                              "differ (an operand changed during the call?)");
         }
-        M = sla__matrix_wrap(&a, m, n, end1 >= 0 ? end1 : end0, 1, SLA_F64, rp, ci, vals);
+        M = sla__matrix_wrap(&a, m, n, end - off, 1, SLA_F64, rp, ci + off, vals + off);
+        if (M) {
+            M->colind_mem = ci;
+            M->values_mem = vals;
+        }
     }
     sla__free(&a, mark);
     sla__free(&a, acc);
