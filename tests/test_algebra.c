@@ -383,6 +383,146 @@ static void test_fused_split(void)
     sla_matrix_destroy(&A);
 }
 
+/* A B (float64 operands) as a dense column-major m x n array, by the
+ * definition: c_ij = sum over A's row i of a_il b_lj, l ascending. */
+static double *sparse_dense_product(const sla_matrix *A, const sla_matrix *B)
+{
+    sla_int m = sla_matrix_nrows(A), k = sla_matrix_ncols(A), n = sla_matrix_ncols(B);
+    const sla_int *ar = sla_matrix_rowptr(A), *br = sla_matrix_rowptr(B);
+    sla_int *ac = malloc((size_t)(sla_matrix_nnz(A) + 1) * sizeof *ac);
+    sla_int *bc = malloc((size_t)(sla_matrix_nnz(B) + 1) * sizeof *bc);
+    const double *av = sla_matrix_values(A, 0), *bv = sla_matrix_values(B, 0);
+    double *c = calloc((size_t)(m * n + 1), sizeof *c);
+    sla_matrix_get_colind(A, ac);
+    sla_matrix_get_colind(B, bc);
+    for (sla_int i = 0; i < m; i++)
+        for (sla_int p = ar[i]; p < ar[i + 1]; p++)
+            for (sla_int q = br[ac[p]]; q < br[ac[p] + 1] && ac[p] < k; q++)
+                c[bc[q] * m + i] += av[p] * bv[q];
+    free(ac);
+    free(bc);
+    return c;
+}
+
+/* sla_spgemm(A, B) at 1, 2 and 3 threads against symbolic + numeric (the
+ * same pattern, values bit for bit), the product by its definition
+ * (sparse_dense_product) and each other (bit
+ * for bit); every row's columns ascending. lens (optional) counts C's rows
+ * of 0, 1..16, 17..32 and more columns. */
+static void check_products(const sla_matrix *A, const sla_matrix *B, sla_int *lens)
+{
+    sla_int m = sla_matrix_nrows(A), n = sla_matrix_ncols(B);
+    sla_matrix *F[3] = {NULL, NULL, NULL};
+    double *ref = sparse_dense_product(A, B);
+    for (int nt = 1; nt <= 3; nt++) {
+        sla_ctx_set_threads(ctx, nt);
+        sla_matrix *C = NULL;
+        CHECK_OK(ctx, sla_spgemm(ctx, A, B, &F[nt - 1]));
+        CHECK_OK(ctx, sla_spgemm_symbolic(ctx, A, B, &C));
+        if (!F[nt - 1] || !C) {
+            sla_matrix_destroy(&C);
+            break;
+        }
+        CHECK_OK(ctx, sla_spgemm_numeric(ctx, A, B, C, NULL));
+        sla_int nnz = sla_matrix_nnz(C);
+        const sla_int *rp = sla_matrix_rowptr(F[nt - 1]);
+        CHECK(nnz == sla_matrix_nnz(F[nt - 1]));
+        CHECK(memcmp(rp, sla_matrix_rowptr(C), (size_t)(m + 1) * sizeof *rp) == 0);
+        CHECK(tu_reldiff(nnz, sla_matrix_values(C, 0), sla_matrix_values(F[nt - 1], 0)) == 0);
+        sla_int *fc = malloc((size_t)(nnz + 1) * sizeof *fc);
+        sla_matrix_get_colind(F[nt - 1], fc);
+        for (sla_int i = 0; i < m; i++) {
+            sla_int len = rp[i + 1] - rp[i];
+            if (lens) lens[len == 0 ? 0 : len <= 16 ? 1 : len <= 32 ? 2 : 3]++;
+            for (sla_int p = rp[i] + 1; p < rp[i + 1]; p++) CHECK(fc[p - 1] < fc[p]);
+        }
+        free(fc);
+        double *got = dense_vals(F[nt - 1], (const double *)sla_matrix_values(F[nt - 1], 0));
+        CHECK(tu_reldiff(m * n, got, ref) < 1e-13);
+        /* every stored entry of the dense product is in the pattern */
+        sla_int nz = 0;
+        for (sla_int q = 0; q < m * n; q++) nz += ref[q] != 0.0;
+        CHECK(nz <= nnz);
+        free(got);
+        sla_matrix_destroy(&C);
+    }
+    for (int t = 1; t < 3 && F[0] && F[t]; t++) {
+        sla_int nnz = sla_matrix_nnz(F[0]);
+        sla_int *c0 = malloc((size_t)(nnz + 1) * sizeof *c0), *c1 = malloc((size_t)(nnz + 1) * 8);
+        sla_matrix_get_colind(F[0], c0);
+        sla_matrix_get_colind(F[t], c1);
+        CHECK(nnz == sla_matrix_nnz(F[t]) && memcmp(c0, c1, (size_t)nnz * sizeof *c0) == 0);
+        CHECK(memcmp(sla_matrix_values(F[0], 0), sla_matrix_values(F[t], 0),
+                     (size_t)nnz * sizeof(double)) == 0);
+        free(c0);
+        free(c1);
+    }
+    sla_ctx_set_threads(ctx, 0);
+    for (int t = 0; t < 3; t++) sla_matrix_destroy(&F[t]);
+    free(ref);
+}
+
+/* A grid stencil with random values as an nx*ny x ncols matrix: row i's
+ * entries at columns step i + offs[0..noff) (those within [0, ncols));
+ * with defects, every 37th row without its last entry and every 53rd with
+ * its first entry's column one to the left (where free). */
+static sla_matrix *stencil(sla_int nrows, sla_int ncols, sla_int step, const sla_int *offs,
+                           int noff, bool defects, unsigned long long seed)
+{
+    sla_int cap = nrows * noff, nz = 0;
+    sla_int *r = malloc((size_t)cap * sizeof *r), *c = malloc((size_t)cap * sizeof *c);
+    double *v = malloc((size_t)cap * sizeof *v);
+    for (sla_int i = 0; i < nrows; i++)
+        for (int t = 0; t < noff; t++) {
+            sla_int col = step * i + offs[t];
+            if (defects && i % 37 == 36 && t == noff - 1) continue;
+            if (defects && i % 53 == 52 && t == 0 && col - 1 >= 0) col--;
+            if (col < 0 || col >= ncols) continue;
+            r[nz] = i;
+            c[nz] = col;
+            v[nz++] = tu_rand(&seed);
+        }
+    sla_matrix *M = NULL;
+    CHECK_OK(ctx, sla_matrix_from_coo(ctx, nrows, ncols, nz, r, c, SLA_F64, 1, v, NULL, &M));
+    free(r);
+    free(c);
+    free(v);
+    return M;
+}
+
+/* Products whose rows are mostly the row before shifted (sla_spgemm's
+ * product map: a row's products found by the mapped row's shifted, its
+ * columns and sums taken from the map), and the rows where that breaks:
+ * A = B a 2-D 5-point stencil (1200 rows: the two-thread split, one thread
+ * going down the rows, so shifted by -1), with and without defects (a row
+ * with one entry less, a row with one column moved: as many products but
+ * not shifted alike); a 2-D stencil times a 1-D one with other offsets;
+ * rows shifted by 2 (A 600 x 1200 with columns 2i + {-1, 0, 1, 3}: a
+ * restriction's pattern); a 3-D 7-point stencil (rows of 25 columns from
+ * 49 products). All against a dense product, symbolic + numeric and each
+ * other (check_products). */
+static void test_mapped_rows(void)
+{
+    const sla_int nx = 40, ny = 30, n = nx * ny;
+    const sla_int five[5] = {-nx, -1, 0, 1, nx}, band[3] = {-2, 0, 3}, wide[4] = {-1, 0, 1, 3};
+    const sla_int seven[7] = {-100, -10, -1, 0, 1, 10, 100};
+    for (int d = 0; d < 2; d++) {
+        sla_matrix *A = stencil(n, n, 1, five, 5, d == 1, 11 + (unsigned long long)d);
+        if (A) check_products(A, A, NULL);
+        sla_matrix *B = stencil(n, n, 1, band, 3, d == 1, 12);
+        if (A && B) check_products(A, B, NULL);
+        sla_matrix_destroy(&A);
+        sla_matrix_destroy(&B);
+    }
+    sla_matrix *R = stencil(n / 2, n, 2, wide, 4, true, 13), *T = stencil(n, n, 1, band, 3, false, 14);
+    if (R && T) check_products(R, T, NULL);
+    sla_matrix *S = stencil(1000, 1000, 1, seven, 7, false, 15);
+    if (S) check_products(S, S, NULL);
+    sla_matrix_destroy(&R);
+    sla_matrix_destroy(&T);
+    sla_matrix_destroy(&S);
+}
+
 /* C rows of every length from 0 to about 70 (the placement by rank up to
  * 16 and 32 columns, a sort beyond), built from B rows of 0 to 24 random
  * columns merged in an unsorted order, with empty rows and columns in A,
@@ -440,53 +580,9 @@ static void test_row_lengths(void)
         wb = d > wb ? d : wb;
     }
     CHECK(sla_matrix_nnz(A) * wb <= 4 * (sla_matrix_nnz(A) + sla_matrix_nnz(B)) + m);
-    sla_matrix *F[3] = {NULL, NULL, NULL};
     sla_int lens[4] = {0, 0, 0, 0}; /* rows of 0, 1..16, 17..32, over 32 columns */
-    for (int nt = 1; nt <= 3; nt++) {
-        sla_ctx_set_threads(ctx, nt);
-        sla_matrix *C = NULL;
-        CHECK_OK(ctx, sla_spgemm(ctx, A, B, &F[nt - 1]));
-        CHECK_OK(ctx, sla_spgemm_symbolic(ctx, A, B, &C));
-        if (!F[nt - 1] || !C) return;
-        CHECK_OK(ctx, sla_spgemm_numeric(ctx, A, B, C, NULL));
-        sla_int nnz = sla_matrix_nnz(C);
-        const sla_int *rp = sla_matrix_rowptr(F[nt - 1]);
-        CHECK(nnz == sla_matrix_nnz(F[nt - 1]));
-        CHECK(memcmp(rp, sla_matrix_rowptr(C), (size_t)(m + 1) * sizeof *rp) == 0);
-        CHECK(tu_reldiff(nnz, sla_matrix_values(C, 0), sla_matrix_values(F[nt - 1], 0)) == 0);
-        sla_int *fc = malloc((size_t)(nnz + 1) * sizeof *fc);
-        sla_matrix_get_colind(F[nt - 1], fc);
-        for (sla_int i = 0; i < m; i++) {
-            sla_int len = rp[i + 1] - rp[i];
-            lens[len == 0 ? 0 : len <= 16 ? 1 : len <= 32 ? 2 : 3]++;
-            for (sla_int p = rp[i] + 1; p < rp[i + 1]; p++) CHECK(fc[p - 1] < fc[p]);
-        }
-        free(fc);
-        double *ref = op_dense(OP_GEMM, A, B, 0);
-        double *got = dense_vals(F[nt - 1], (const double *)sla_matrix_values(F[nt - 1], 0));
-        CHECK(tu_reldiff(m * n, got, ref) < 1e-13);
-        /* every stored entry of the dense product is in the pattern */
-        sla_int nz = 0;
-        for (sla_int q = 0; q < m * n; q++) nz += ref[q] != 0.0;
-        CHECK(nz <= nnz);
-        free(ref);
-        free(got);
-        sla_matrix_destroy(&C);
-    }
+    check_products(A, B, lens);
     CHECK(lens[0] > 0 && lens[1] > 0 && lens[2] > 0 && lens[3] > 0);
-    for (int t = 1; t < 3 && F[0] && F[t]; t++) {
-        sla_int nnz = sla_matrix_nnz(F[0]);
-        sla_int *c0 = malloc((size_t)(nnz + 1) * sizeof *c0), *c1 = malloc((size_t)(nnz + 1) * 8);
-        sla_matrix_get_colind(F[0], c0);
-        sla_matrix_get_colind(F[t], c1);
-        CHECK(nnz == sla_matrix_nnz(F[t]) && memcmp(c0, c1, (size_t)nnz * sizeof *c0) == 0);
-        CHECK(memcmp(sla_matrix_values(F[0], 0), sla_matrix_values(F[t], 0),
-                     (size_t)nnz * sizeof(double)) == 0);
-        free(c0);
-        free(c1);
-    }
-    sla_ctx_set_threads(ctx, 0);
-    for (int t = 0; t < 3; t++) sla_matrix_destroy(&F[t]);
     sla_matrix_destroy(&A);
     sla_matrix_destroy(&B);
 }
@@ -495,6 +591,7 @@ static void test_fused(void)
 {
     test_row_lengths();
     test_fused_split();
+    test_mapped_rows();
     check_fused(30, 20, 25, 3, 1, 1, false);
     check_fused(3000, 200, 150, 3, 1, 1, false); /* row chunks */
     check_fused(1500, 300, 400, 12, 1, 1, false); /* rows of over 48 columns */

@@ -4,7 +4,9 @@
  * gathered along C's known pattern) for every batch of values, the two
  * together (sla_spgemm) for a product needed once (a counting pass, then
  * columns and values in one pass; on one thread no counting pass, on two
- * only over a middle band of rows), and the gradients gA = (gC B^T) on A's pattern and gB = (A^T gC) on B's
+ * only over a middle band of rows; a row whose products are the row
+ * before's shifted, as a grid stencil's, reuses that row's ranks and
+ * product map instead of marking and ranking), and the gradients gA = (gC B^T) on A's pattern and gB = (A^T gC) on B's
  * pattern, computed on the patterns (never densely). OpenMP over row
  * chunks of about equal work. */
 #include "algebra_internal.h"
@@ -104,25 +106,87 @@ static inline void ranks16(const int32_t *buf, sla_int cnt, int32_t *r) { ranks_
 static inline void ranks32(const int32_t *buf, sla_int cnt, int32_t *r) { ranks_w(buf, cnt, r, 32); }
 #endif
 
-/* Write the cnt distinct columns buf[0..cnt) of one row of C ascending to
- * out and, with vals, their values ac[col] to vals (clearing ac). Rows of
- * up to 32 by rank (buf has room for 32, or cnt rounded up to 16), longer
- * ones sorted. */
-static inline void place_row(int32_t *buf, sla_int cnt, int32_t *out, double *vals, double *ac)
+/* One thread's row buffers (each with room for the longest row and at
+ * least 32 columns): the row being placed and the one placed before it,
+ * with the ranks of that one's columns (last: its number of entries, -1
+ * when no ranks are kept). */
+#define MAP_MAX 64
+typedef struct {
+    int32_t *b[2];
+    int32_t r[32];
+    sla_int last;
+    int cur;
+    /* A row's product map (map_row): np products (0: none kept) from la
+     * entries of A with lb[k] products each, their columns pc, each one's
+     * place in the row, and the row's nc sorted columns cc */
+    int np, la, nc;
+    int32_t lb[MAP_MAX], pc[MAP_MAX], cc[32];
+    uint8_t place[MAP_MAX];
+} row_ws;
+
+static void row_ws_init(row_ws *w, int32_t *space, size_t len)
 {
+    w->b[0] = space;
+    w->b[1] = space + len;
+    w->last = -1;
+    w->cur = 0;
+    w->np = 0;
+}
+
+/* Whether b[0..cnt) is p[0..cnt) shifted by one offset (b[k] - p[k] the
+ * same for every k; both padded to 16 when cnt <= 16): then the two rows'
+ * columns have the same ranks. Wrapping unsigned differences. */
+static inline bool shifted(const int32_t *b, const int32_t *p, sla_int cnt)
+{
+    uint32_t d = (uint32_t)b[0] - (uint32_t)p[0];
+#if defined(__GNUC__)
+    if (cnt <= 16) {
+        typedef uint32_t v8u __attribute__((vector_size(32)));
+        v8u b0, b1, p0, p1, i0 = {0, 1, 2, 3, 4, 5, 6, 7}, i1 = i0 + 8;
+        memcpy(&b0, b, sizeof b0);
+        memcpy(&b1, b + 8, sizeof b1);
+        memcpy(&p0, p, sizeof p0);
+        memcpy(&p1, p + 8, sizeof p1);
+        v8u c = i0 * 0 + (uint32_t)cnt, dv = i0 * 0 + d;
+        v8i t = (((b0 - p0) == dv) | (i0 >= c)) & (((b1 - p1) == dv) | (i1 >= c));
+        uint64_t x[4];
+        memcpy(x, &t, sizeof x);
+        return (x[0] & x[1] & x[2] & x[3]) == ~(uint64_t)0;
+    }
+#endif
+    for (sla_int k = 1; k < cnt; k++)
+        if ((uint32_t)b[k] - (uint32_t)p[k] != d) return false;
+    return true;
+}
+
+/* Write the cnt distinct columns of w's current row of C ascending to out
+ * and, with vals, their values ac[col] to vals (clearing ac). Rows of up to
+ * 32 by rank: the last row's ranks when this row's columns are the last
+ * row's shifted (a stencil's rows: 2-D Poisson 1e6 squared, best of 9-15,
+ * 3 interleaved rounds: 1 thread 0.084-0.086 -> 0.077-0.078 s, 2 threads
+ * 0.046-0.047 -> 0.043 s), else computed; longer rows sorted. Returns
+ * whether the ranks were the last row's. */
+static inline bool place_row(row_ws *w, sla_int cnt, int32_t *out, double *vals, double *ac)
+{
+    int32_t *buf = w->b[w->cur], *r = w->r;
     if (cnt <= 32) {
-        int32_t r[32];
         for (sla_int k = cnt; k < (cnt <= 16 ? 16 : 32); k++) buf[k] = INT32_MAX;
-        if (cnt <= 16) ranks16(buf, cnt, r);
-        else ranks32(buf, cnt, r);
+        bool same = cnt == w->last && shifted(buf, w->b[w->cur ^ 1], cnt);
+        if (!same) {
+            if (cnt <= 16) ranks16(buf, cnt, r);
+            else ranks32(buf, cnt, r);
+        }
+        w->last = cnt;
+        w->cur ^= 1;
         for (sla_int k = 0; k < cnt; k++) out[r[k]] = buf[k];
         if (vals)
             for (sla_int k = 0; k < cnt; k++) {
                 vals[r[k]] = ac[buf[k]];
                 ac[buf[k]] = 0.0;
             }
-        return;
+        return same;
     }
+    w->last = -1;
     memcpy(out, buf, (size_t)cnt * sizeof *out);
     sla__alg_sort(out, cnt);
     if (vals)
@@ -130,6 +194,83 @@ static inline void place_row(int32_t *buf, sla_int cnt, int32_t *out, double *va
             vals[p] = ac[out[p]];
             ac[out[p]] = 0.0;
         }
+    return false;
+}
+
+/* Keep row i's product map in w (its sorted columns out[0..cnt) just
+ * placed): for each product a_ij b_jk, in the order the gather meets them,
+ * its column and the place of that column in the row; none (np = 0) when
+ * the row has more than MAP_MAX products or more than 32 entries. */
+static void map_row(const sla_matrix *A, const sla_matrix *B, sla_int i, row_ws *w,
+                    const int32_t *out, sla_int cnt)
+{
+    const sla_int *arp = A->rowptr, *brp = B->rowptr;
+    const int32_t *aci = A->colind, *bci = B->colind;
+    int t = 0, k = 0;
+    w->np = 0;
+    if (cnt > 32 || arp[i + 1] - arp[i] > MAP_MAX) return;
+    for (sla_int p = arp[i]; p < arp[i + 1]; p++, k++) {
+        int32_t j = aci[p];
+        if (t + (brp[j + 1] - brp[j]) > MAP_MAX) return;
+        w->lb[k] = (int32_t)(brp[j + 1] - brp[j]);
+        for (sla_int q = brp[j]; q < brp[j + 1]; q++, t++) {
+            int lo = 0, hi = (int)cnt - 1; /* out holds bci[q]: find it */
+            while (lo < hi) {
+                int mid = (lo + hi) / 2;
+                if (out[mid] < bci[q]) lo = mid + 1;
+                else hi = mid;
+            }
+            w->pc[t] = bci[q];
+            w->place[t] = (uint8_t)lo;
+        }
+    }
+    memcpy(w->cc, out, (size_t)cnt * sizeof *out);
+    w->np = t;
+    w->la = k;
+    w->nc = (int)cnt;
+}
+
+/* Row i by w's product map, when row i's products are the mapped row's
+ * shifted: as many entries of A, as many products from each, and every
+ * product's column the mapped one's plus one offset e (a stencil's rows).
+ * Then its columns are the mapped row's plus e, each product lands in the
+ * mapped place, and no stamp, dense row or ranking is needed; the values
+ * are the same sums in the same order as gather_row's (from +0.0, in
+ * product order), bit for bit. Checked before anything is written;
+ * returns the row's entries, or -1 (nothing written) when it differs. */
+static inline sla_int mapped_row(const sla_matrix *A, const sla_matrix *B, const double *av,
+                                 const double *bv, sla_int i, const row_ws *w, int32_t *ci,
+                                 double *vals, sla_int at, bool down)
+{
+    const sla_int *arp = A->rowptr, *brp = B->rowptr;
+    const int32_t *aci = A->colind, *bci = B->colind;
+    if (arp[i + 1] - arp[i] != w->la) return -1;
+    uint32_t e = 0, bad = 0;
+    int t = 0, k = 0;
+    for (sla_int p = arp[i]; p < arp[i + 1]; p++, k++) {
+        int32_t j = aci[p];
+        if (brp[j + 1] - brp[j] != w->lb[k]) return -1;
+        for (sla_int q = brp[j]; q < brp[j + 1]; q++, t++) {
+            uint32_t d = (uint32_t)bci[q] - (uint32_t)w->pc[t];
+            e = t == 0 ? d : e;
+            bad |= d ^ e;
+        }
+    }
+    if (bad) return -1;
+    sla_int nc = w->nc, o = down ? at - nc : at;
+    int32_t *out = ci + o;
+    for (sla_int c = 0; c < nc; c++) out[c] = (int32_t)((uint32_t)w->cc[c] + e);
+    if (vals) {
+        double *v = vals + o;
+        for (sla_int c = 0; c < nc; c++) v[c] = 0.0;
+        t = 0;
+        for (sla_int p = arp[i]; p < arp[i + 1]; p++) {
+            double x = av[p];
+            int32_t j = aci[p];
+            for (sla_int q = brp[j]; q < brp[j + 1]; q++, t++) v[w->place[t]] += x * bv[q];
+        }
+    }
+    return nc;
 }
 
 /* Row i of C = A B (Gustavson): its distinct columns gathered into buf
@@ -167,15 +308,28 @@ static inline sla_int gather_row(const sla_matrix *A, const sla_matrix *B, const
     return cnt;
 }
 
-/* Row i gathered and placed sorted at entry at of ci (values at vals, when
- * given), or, down, ending at entry at. Returns its number of entries. */
+/* Row i placed sorted at entry at of ci (values at vals, when given), or,
+ * down, ending at entry at: by w's product map when the row's products are
+ * the mapped row's shifted (mapped_row), else gathered into w's current
+ * buffer and placed; a gathered row whose columns are the last row's
+ * shifted becomes the map (a run of a stencil's rows). 2-D Poisson 1e6
+ * squared, best of 9-15, 3 interleaved rounds: 1 thread 0.077-0.078 ->
+ * 0.067-0.068 s, 2 threads 0.043 -> 0.037 s; 3-D 1e6 (25 columns from 49
+ * products per row), 2 threads 0.098-0.104 -> 0.067-0.078 s; a random
+ * matrix (4e5 rows of 5, no map ever kept) level within the noise
+ * (1 thread, best of 7, 5 rounds: medians of the bests 0.362 / 0.365 s).
+ * Returns its number of entries. */
 static sla_int fill_row(const sla_matrix *A, const sla_matrix *B, const double *av,
-                        const double *bv, sla_int i, int32_t stamp, int32_t *mk, int32_t *buf,
+                        const double *bv, sla_int i, int32_t stamp, int32_t *mk, row_ws *w,
                         double *ac, int32_t *ci, double *vals, sla_int at, bool down)
 {
-    sla_int cnt = gather_row(A, B, av, bv, i, stamp, mk, buf, ac);
+    if (w->np > 0) {
+        sla_int nc = mapped_row(A, B, av, bv, i, w, ci, vals, at, down);
+        if (nc >= 0) return nc;
+    }
+    sla_int cnt = gather_row(A, B, av, bv, i, stamp, mk, w->b[w->cur], ac);
     at -= down ? cnt : 0;
-    place_row(buf, cnt, ci + at, vals ? vals + at : NULL, ac);
+    if (place_row(w, cnt, ci + at, vals ? vals + at : NULL, ac)) map_row(A, B, i, w, ci + at, cnt);
     return cnt;
 }
 
@@ -258,7 +412,7 @@ static sla_status symbolic(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *
     /* each thread's buffer: the longest row (at least 32), on cache lines of its own */
     sla_int sw = ((wmax > 32 ? wmax : 32) + 1 + 15) & ~(sla_int)15;
     ci = sla__malloc(&a, (size_t)(nnzC > 0 ? nnzC : 1), sizeof *ci);
-    scratch = sla__malloc(&a, (size_t)nt * (size_t)sw + 16, sizeof *scratch);
+    scratch = sla__malloc(&a, 2 * (size_t)nt * (size_t)sw + 16, sizeof *scratch);
     if (!ci || !scratch) goto nomem;
     sla__advise_huge(&a, ci, (size_t)nnzC * sizeof *ci);
     rp[0] = 0;
@@ -277,14 +431,15 @@ static sla_status symbolic(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *
     {
         int tid = sla__alg_tid();
         int32_t *mk = mark + (size_t)tid * (size_t)nw;
-        int32_t *buf = scratch + (size_t)tid * (size_t)sw;
+        row_ws w;
+        row_ws_init(&w, scratch + 2 * (size_t)tid * (size_t)sw, (size_t)sw);
         double *ac = acc ? acc + (size_t)tid * (size_t)nw : NULL;
 #pragma omp for schedule(dynamic, 1)
         for (int c = 0; c < nch; c++) {
             sla_int at = off[c];
             for (sla_int i = bounds[c]; i < bounds[c + 1]; i++) {
                 /* stamp -1 - i: not pass 1's, not 0 */
-                sla_int cnt = fill_row(A, B, av, bv, i, (int32_t)(-1 - i), mk, buf, ac, ci,
+                sla_int cnt = fill_row(A, B, av, bv, i, (int32_t)(-1 - i), mk, &w, ac, ci,
                                        ac ? vals : NULL, at, false);
                 if (!ac) /* the symbolic C's values are zero */
                     for (sla_int b = 0; b < nbC; b++)
@@ -361,10 +516,10 @@ static sla_int split_at(const sla_matrix *A, const sla_matrix *B)
  * ended. */
 static sla_int write_rows(const sla_matrix *A, const sla_matrix *B, const double *av,
                           const double *bv, sla_int lo, sla_int hi, sla_int at, int32_t *mk,
-                          int32_t *buf, double *ac, int32_t *ci, double *vals, sla_int *rp)
+                          row_ws *w, double *ac, int32_t *ci, double *vals, sla_int *rp)
 {
     for (sla_int i = lo; i < hi; i++) {
-        at += fill_row(A, B, av, bv, i, (int32_t)(i + 1), mk, buf, ac, ci, vals, at, false);
+        at += fill_row(A, B, av, bv, i, (int32_t)(i + 1), mk, w, ac, ci, vals, at, false);
         rp[i + 1] = at;
     }
     return at;
@@ -386,11 +541,11 @@ static sla_int mid_row(sla_int s0, sla_int s1, int c)
  * returns where row lo starts. */
 static sla_int write_rows_down(const sla_matrix *A, const sla_matrix *B, const double *av,
                                const double *bv, sla_int lo, sla_int hi, sla_int at,
-                               int32_t *mk, int32_t *buf, double *ac, int32_t *ci, double *vals,
+                               int32_t *mk, row_ws *w, double *ac, int32_t *ci, double *vals,
                                sla_int *rp)
 {
     for (sla_int i = hi; i-- > lo;) {
-        at -= fill_row(A, B, av, bv, i, (int32_t)(i + 1), mk, buf, ac, ci, vals, at, true);
+        at -= fill_row(A, B, av, bv, i, (int32_t)(i + 1), mk, w, ac, ci, vals, at, true);
         rp[i] = at;
     }
     return at;
@@ -413,8 +568,9 @@ static sla_int write_rows_down(const sla_matrix *A, const sla_matrix *B, const d
  * the row pointers move by that offset. Against thread 1 counting rows
  * [0, s) first to know where row s starts (commit d5523e2), 2 threads,
  * interleaved: 2-D Poisson 1e6 squared 0.054 -> 0.045 s, 3-D 0.104-0.106
- * -> 0.099-0.102 s (best of 15); through Python 0.048 -> 0.042 s. The same
- * rows, columns and sums as one thread, bit for bit. */
+ * -> 0.099-0.102 s (best of 15); through Python 0.048 -> 0.042 s (before
+ * the rank reuse and the product map, which came after). The same rows,
+ * columns and sums as one thread, bit for bit. */
 static sla_status fused_onepass(sla_ctx *ctx, const sla_matrix *A, const sla_matrix *B,
                                 const double *av, const double *bv, sla_int cap,
                                 sla_int wbound, int nt, sla_int s, sla_matrix **C)
@@ -427,7 +583,7 @@ static sla_status fused_onepass(sla_ctx *ctx, const sla_matrix *A, const sla_mat
     double *vals = sla__malloc(&a, (size_t)(cap > 0 ? cap : 1), sizeof *vals);
     int32_t *mark = sla__calloc(&a, (size_t)nt * (size_t)nw, sizeof *mark); /* 0: no stamp */
     double *acc = sla__calloc(&a, (size_t)nt * (size_t)nw, sizeof *acc);
-    int32_t *buf = sla__malloc(&a, (size_t)nt * sb, sizeof *buf);
+    int32_t *buf = sla__malloc(&a, 2 * (size_t)nt * sb, sizeof *buf);
     sla_matrix *M = NULL;
     if (rp && ci && vals && mark && acc && buf) {
         sla__advise_huge(&a, rp, ((size_t)m + 1) * sizeof *rp);
@@ -438,8 +594,11 @@ static sla_status fused_onepass(sla_ctx *ctx, const sla_matrix *A, const sla_mat
         sla_int end = 0, off = 0; /* C's entries: [off, end) of the allocations */
         int bad = 0;
         rp[0] = 0;
-        if (nt == 1)
-            end = write_rows(A, B, av, bv, 0, m, 0, mark, buf, acc, ci, vals, rp);
+        if (nt == 1) {
+            row_ws w;
+            row_ws_init(&w, buf, sb);
+            end = write_rows(A, B, av, bv, 0, m, 0, mark, &w, acc, ci, vals, rp);
+        }
         else {
             /* the middle rows [s0, s1) in MID_CHUNKS chunks, counted first */
             sla_int s0 = s - m / MID_DIV > 0 ? s - m / MID_DIV : 0;
@@ -453,10 +612,12 @@ static sla_status fused_onepass(sla_ctx *ctx, const sla_matrix *A, const sla_mat
 #ifdef _OPENMP
                 got = omp_get_num_threads();
 #endif
-                int32_t *mk = mark + (size_t)tid * (size_t)nw, *bf = buf + (size_t)tid * sb;
+                int32_t *mk = mark + (size_t)tid * (size_t)nw;
+                row_ws w;
+                row_ws_init(&w, buf + 2 * (size_t)tid * sb, sb);
                 double *ac = acc + (size_t)tid * (size_t)nw;
                 if (got == 1) /* one thread granted: all rows, upward from 0 */
-                    alone = write_rows(A, B, av, bv, 0, m, 0, mk, bf, ac, ci, vals, rp);
+                    alone = write_rows(A, B, av, bv, 0, m, 0, mk, &w, ac, ci, vals, rp);
                 else {
                     for (int c = tid; c < MID_CHUNKS; c += 2) { /* stamps -1 - i: not a write's */
                         sla_int r1 = mid_row(s0, s1, c + 1), k = 0;
@@ -471,9 +632,9 @@ static sla_status fused_onepass(sla_ctx *ctx, const sla_matrix *A, const sla_mat
                         for (int c = 0; c < MID_CHUNKS; c++) moff[c + 1] += moff[c];
                     }
                     if (tid == 0)
-                        off = write_rows_down(A, B, av, bv, 0, s0, piv, mk, bf, ac, ci, vals, rp);
+                        off = write_rows_down(A, B, av, bv, 0, s0, piv, mk, &w, ac, ci, vals, rp);
                     else
-                        end = write_rows(A, B, av, bv, s1, m, moff[MID_CHUNKS], mk, bf, ac, ci,
+                        end = write_rows(A, B, av, bv, s1, m, moff[MID_CHUNKS], mk, &w, ac, ci,
                                          vals, rp);
                     for (;;) { /* then the middle's chunks, whoever is free */
                         int c;
@@ -481,7 +642,7 @@ static sla_status fused_onepass(sla_ctx *ctx, const sla_matrix *A, const sla_mat
                         c = next++;
                         if (c >= MID_CHUNKS) break;
                         sla_int e = write_rows(A, B, av, bv, mid_row(s0, s1, c),
-                                               mid_row(s0, s1, c + 1), moff[c], mk, bf, ac, ci,
+                                               mid_row(s0, s1, c + 1), moff[c], mk, &w, ac, ci,
                                                vals, rp);
                         if (e != moff[c + 1]) {
 #pragma omp atomic write
