@@ -6,9 +6,10 @@
  * columns and values in one pass; on one thread no counting pass, on two
  * only over a middle band of rows; a row whose products are the row
  * before's shifted, as a grid stencil's, reuses that row's ranks and
- * product map instead of marking and ranking), and the gradients gA = (gC B^T) on A's pattern and gB = (A^T gC) on B's
- * pattern, computed on the patterns (never densely). OpenMP over row
- * chunks of about equal work. */
+ * product map instead of marking and ranking), and the gradients
+ * gA = (gC B^T) on A's pattern and gB = (A^T gC) on B's pattern, computed
+ * on the patterns (never densely). OpenMP over row chunks of about equal
+ * work. */
 #include "algebra_internal.h"
 
 #include <string.h>
