@@ -1,6 +1,6 @@
-/* Private helpers of the sparse-sparse algebra (spgemm.c, spadd.c): the
- * argument and batch checks every phase starts with, the array a numeric
- * phase writes, the creation of a result pattern and the per-row sort of
+/* Private helpers of the sparse-sparse algebra (spgemm.c, spgemm_vjp.c,
+ * spadd.c): the argument and batch checks every phase starts with, the
+ * array a numeric phase writes, the creation of a result pattern and the per-row sort of
  * its column indices. Never installed. */
 #ifndef SLA_ALGEBRA_INTERNAL_H
 #define SLA_ALGEBRA_INTERNAL_H
@@ -20,6 +20,21 @@ static inline sla_status sla__alg_operands(sla_ctx *ctx, const char *who, const 
                           "%s: batch counts %lld and %lld differ (equal, or one of them 1)", who,
                           (long long)A->nbatch, (long long)B->nbatch);
     *nbC = A->nbatch > B->nbatch ? A->nbatch : B->nbatch;
+    return SLA_OK;
+}
+
+/* The operands of a product A B (sla__alg_operands) with A's columns as
+ * many as B's rows. */
+static inline sla_status sla__alg_product_shapes(sla_ctx *ctx, const char *who,
+                                                 const sla_matrix *A, const sla_matrix *B,
+                                                 sla_int *nbC)
+{
+    sla_status st = sla__alg_operands(ctx, who, A, B, nbC);
+    if (st) return st;
+    if (A->ncols != B->nrows)
+        return sla__error(ctx, SLA_ERR_DIMENSION, "%s: A is %lld x %lld but B is %lld x %lld", who,
+                          (long long)A->nrows, (long long)A->ncols, (long long)B->nrows,
+                          (long long)B->ncols);
     return SLA_OK;
 }
 
