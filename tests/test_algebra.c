@@ -349,24 +349,34 @@ static void check_fused(sla_int m, sla_int k, sla_int n, int per_row, sla_int nb
 }
 
 /* 2-D Poisson 64^2 squared at 1, 2 and 3 threads (one pass; the rows
- * split between two threads, rows of like cost; a counting pass): bitwise
- * the same pattern and values, and those of symbolic + numeric. */
+ * split between two threads, rows of like cost; a counting pass) and at 2
+ * from inside a parallel region (without nested parallelism one thread is
+ * granted: it writes every row): bitwise the same pattern and values, and
+ * those of symbolic + numeric. */
 static void test_fused_split(void)
 {
-    sla_matrix *A = NULL, *F[3] = {NULL, NULL, NULL}, *C = NULL;
+    sla_matrix *A = NULL, *F[4] = {NULL, NULL, NULL, NULL}, *C = NULL;
     CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 64, &A));
     if (!A) return;
     for (int nt = 1; nt <= 3; nt++) {
         sla_ctx_set_threads(ctx, nt);
         CHECK_OK(ctx, sla_spgemm(ctx, A, A, &F[nt - 1]));
     }
+    sla_ctx_set_threads(ctx, 2);
+    sla_status inner = SLA_OK;
+#pragma omp parallel num_threads(2)
+    {
+#pragma omp master
+        inner = sla_spgemm(ctx, A, A, &F[3]);
+    }
+    CHECK(inner == SLA_OK);
     CHECK_OK(ctx, sla_spgemm_symbolic(ctx, A, A, &C));
     if (C) CHECK_OK(ctx, sla_spgemm_numeric(ctx, A, A, C, NULL));
     sla_ctx_set_threads(ctx, 0);
     sla_int m = sla_matrix_nrows(A), nnz = C ? sla_matrix_nnz(C) : 0;
     sla_int *c0 = malloc((size_t)(nnz + 1) * sizeof *c0), *c1 = malloc((size_t)(nnz + 1) * 8);
     if (C) sla_matrix_get_colind(C, c0);
-    for (int t = 0; t < 3 && C; t++) {
+    for (int t = 0; t < 4 && C; t++) {
         if (!F[t]) continue;
         CHECK(sla_matrix_nnz(F[t]) == nnz);
         if (sla_matrix_nnz(F[t]) != nnz) continue;
@@ -378,7 +388,7 @@ static void test_fused_split(void)
     }
     free(c0);
     free(c1);
-    for (int t = 0; t < 3; t++) sla_matrix_destroy(&F[t]);
+    for (int t = 0; t < 4; t++) sla_matrix_destroy(&F[t]);
     sla_matrix_destroy(&C);
     sla_matrix_destroy(&A);
 }
