@@ -397,7 +397,7 @@ static void test_fused_split(void)
  * definition: c_ij = sum over A's row i of a_il b_lj, l ascending. */
 static double *sparse_dense_product(const sla_matrix *A, const sla_matrix *B)
 {
-    sla_int m = sla_matrix_nrows(A), k = sla_matrix_ncols(A), n = sla_matrix_ncols(B);
+    sla_int m = sla_matrix_nrows(A), n = sla_matrix_ncols(B);
     const sla_int *ar = sla_matrix_rowptr(A), *br = sla_matrix_rowptr(B);
     sla_int *ac = malloc((size_t)(sla_matrix_nnz(A) + 1) * sizeof *ac);
     sla_int *bc = malloc((size_t)(sla_matrix_nnz(B) + 1) * sizeof *bc);
@@ -407,7 +407,7 @@ static double *sparse_dense_product(const sla_matrix *A, const sla_matrix *B)
     sla_matrix_get_colind(B, bc);
     for (sla_int i = 0; i < m; i++)
         for (sla_int p = ar[i]; p < ar[i + 1]; p++)
-            for (sla_int q = br[ac[p]]; q < br[ac[p] + 1] && ac[p] < k; q++)
+            for (sla_int q = br[ac[p]]; q < br[ac[p] + 1]; q++)
                 c[bc[q] * m + i] += av[p] * bv[q];
     free(ac);
     free(bc);
@@ -524,7 +524,8 @@ static void test_mapped_rows(void)
         sla_matrix_destroy(&A);
         sla_matrix_destroy(&B);
     }
-    sla_matrix *R = stencil(n / 2, n, 2, wide, 4, true, 13), *T = stencil(n, n, 1, band, 3, false, 14);
+    sla_matrix *R = stencil(n / 2, n, 2, wide, 4, true, 13);
+    sla_matrix *T = stencil(n, n, 1, band, 3, false, 14);
     if (R && T) check_products(R, T, NULL);
     sla_matrix *S = stencil(1000, 1000, 1, seven, 7, false, 15);
     if (S) check_products(S, S, NULL);

@@ -563,6 +563,7 @@ static sla_status fused_onepass(sla_ctx *ctx, const sla_matrix *A, const sla_mat
     double *acc = sla__calloc(&a, (size_t)nt * (size_t)nw, sizeof *acc);
     int32_t *buf = sla__malloc(&a, 2 * (size_t)nt * sb, sizeof *buf);
     sla_matrix *M = NULL;
+    int bad = 0;
     if (rp && ci && vals && mark && acc && buf) {
         sla__advise_huge(&a, rp, ((size_t)m + 1) * sizeof *rp);
         sla__advise_huge(&a, ci, (size_t)cap * sizeof *ci);
@@ -570,7 +571,6 @@ static sla_status fused_onepass(sla_ctx *ctx, const sla_matrix *A, const sla_mat
         sla__advise_huge(&a, mark, (size_t)nt * (size_t)nw * sizeof *mark);
         sla__advise_huge(&a, acc, (size_t)nt * (size_t)nw * sizeof *acc);
         sla_int end = 0, off = 0; /* C's entries: [off, end) of the allocations */
-        int bad = 0;
         rp[0] = 0;
         if (nt == 1) {
             row_ws w;
@@ -581,7 +581,7 @@ static sla_status fused_onepass(sla_ctx *ctx, const sla_matrix *A, const sla_mat
             /* the middle rows [s0, s1) in MID_CHUNKS chunks, counted first */
             sla_int s0 = s - m / MID_DIV > 0 ? s - m / MID_DIV : 0;
             sla_int s1 = s + m / MID_DIV < m ? s + m / MID_DIV : m;
-            sla_int piv = A->rowptr[s0] * (cap / (A->nnz > 0 ? A->nnz : 1)), alone = -1;
+            sla_int piv = A->rowptr[s0] * (cap / (A->nnz > 0 ? A->nnz : 1));
             sla_int moff[MID_CHUNKS + 1];
             int next = 0;
 #pragma omp parallel num_threads(2)
@@ -594,8 +594,8 @@ static sla_status fused_onepass(sla_ctx *ctx, const sla_matrix *A, const sla_mat
                 row_ws w;
                 row_ws_init(&w, buf + 2 * (size_t)tid * sb, sb);
                 double *ac = acc + (size_t)tid * (size_t)nw;
-                if (got == 1) /* one thread granted: all rows, upward from 0 */
-                    alone = write_rows(A, B, av, bv, 0, m, 0, mk, &w, ac, ci, vals, rp);
+                if (got == 1) /* one thread granted: all rows, upward from 0 (off stays 0) */
+                    end = write_rows(A, B, av, bv, 0, m, 0, mk, &w, ac, ci, vals, rp);
                 else {
                     for (int c = tid; c < MID_CHUNKS; c += 2) { /* stamps -1 - i: not a write's */
                         sla_int r1 = mid_row(s0, s1, c + 1), k = 0;
@@ -633,22 +633,9 @@ static sla_status fused_onepass(sla_ctx *ctx, const sla_matrix *A, const sla_mat
                             rp[i] -= off;
                 }
             }
-            if (alone >= 0) {
-                end = alone;
-                off = 0;
-            }
         }
-        if (bad) { /* a middle chunk wrote other than it counted */
-            sla__free(&a, mark);
-            sla__free(&a, acc);
-            sla__free(&a, buf);
-            sla__free(&a, rp);
-            sla__free(&a, ci);
-            sla__free(&a, vals);
-            return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_spgemm: rows counted and written "
-                              "differ (an operand changed during the call?)");
-        }
-        M = sla__matrix_wrap(&a, m, n, end - off, 1, SLA_F64, rp, ci + off, vals + off);
+        /* (bad: a middle chunk wrote other than it counted) */
+        if (!bad) M = sla__matrix_wrap(&a, m, n, end - off, 1, SLA_F64, rp, ci + off, vals + off);
         if (M) {
             M->colind_mem = ci;
             M->values_mem = vals;
@@ -661,6 +648,9 @@ static sla_status fused_onepass(sla_ctx *ctx, const sla_matrix *A, const sla_mat
         sla__free(&a, rp);
         sla__free(&a, ci);
         sla__free(&a, vals);
+        if (bad)
+            return sla__error(ctx, SLA_ERR_ARGUMENT, "sla_spgemm: rows counted and written "
+                              "differ (an operand changed during the call?)");
         return sla__error(ctx, SLA_ERR_NOMEM, "sla_spgemm: out of memory for a product of up "
                           "to %lld entries", (long long)cap);
     }
