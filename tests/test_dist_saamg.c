@@ -144,8 +144,12 @@ static void test_solve(sla_ctx *ctx, sla_matrix *A, const char *name, int min_le
             /* saamg_reuse=none: the refresh rebuilds (as the set-up on the new values) */
             sla_solver_options orb = o;
             orb.saamg_reuse = 2;
-            sla_dist_solver *Sb = NULL;
+            sla_dist_solver *Sb = NULL, *Sh = NULL;
             CHECK_OK(ctx, sla_dist_solver_create(ctx, D, &orb, &Sb));
+            /* saamg_reuse=hierarchy: a_ii move by up to 1.69x here, past SAAMG_KEEP:
+             * the refresh recomputes the coarse levels as interpolation does */
+            orb.saamg_reuse = 3;
+            CHECK_OK(ctx, sla_dist_solver_create(ctx, D, &orb, &Sh));
             /* the new local values in D's order: the global entries of D's pattern */
             const sla_int *gr = sla_dist_matrix_global_rows(D);
             sla_int *lrp = malloc((size_t)(nl + 1) * sizeof *lrp), *lci = malloc((size_t)(nzl + 1) * sizeof *lci);
@@ -171,6 +175,7 @@ static void test_solve(sla_ctx *ctx, sla_matrix *A, const char *name, int min_le
             CHECK_OK(ctx, sla_dist_matrix_set_values(ctx, D, vl));
             CHECK_OK(ctx, sla_dist_solver_refresh(ctx, S));
             CHECK_OK(ctx, sla_dist_solver_refresh(ctx, Sb));
+            CHECK_OK(ctx, sla_dist_solver_refresh(ctx, Sh));
             double egal2 = 0.0; /* the kept P: the coarse operators of the new values */
             for (int l = 0; l + 1 < nlev; l++) egal2 = fmax(egal2, sla__dist_saamg_galerkin_error(pc, l));
             CHECK(egal2 >= 0.0 && egal2 < 1e-12);
@@ -186,6 +191,23 @@ static void test_solve(sla_ctx *ctx, sla_matrix *A, const char *name, int min_le
             CHECK(tu_reldiff(n, xg, x2) < 1e-7);
             CHECK(llabs((long long)fb.iterations - (long long)i2.iterations) <= (size_ == 1 ? 1 : 3));
             sla_dist_solver_destroy(&Sb);
+            sla_solve_info fh, fk;
+            CHECK_OK(ctx, sla_dist_solver_solve(ctx, Sh, bl, xl, &fh));
+            CHECK(nlev == 1 || strstr(fh.note, "recomputed the coarse levels") != NULL);
+            CHECK(fh.iterations == f2.iterations);
+            global_of(ctx, D, xl, xg);
+            CHECK(tu_reldiff(n, xg, x2) < 1e-7);
+            /* the same values again: within the band, every coarse level kept, the
+             * same solution bit for bit */
+            double *xh = malloc((size_t)(nl + 1) * sizeof *xh);
+            memcpy(xh, xl, (size_t)nl * sizeof *xh);
+            CHECK_OK(ctx, sla_dist_matrix_set_values(ctx, D, vl));
+            CHECK_OK(ctx, sla_dist_solver_refresh(ctx, Sh));
+            CHECK_OK(ctx, sla_dist_solver_solve(ctx, Sh, bl, xl, &fk));
+            CHECK(nlev == 1 || strstr(fk.note, "kept the coarse levels") != NULL);
+            CHECK(fk.iterations == fh.iterations && tu_reldiff(nl, xl, xh) == 0.0);
+            free(xh);
+            sla_dist_solver_destroy(&Sh);
             if (rank_ == 0)
                 printf("%s (%s, %d ranks): %d levels; CG iterations %lld (serial %lld), adjoint %lld (serial %lld), "
                        "refreshed %lld (serial %lld), rebuilt %lld (serial %lld); |x - x_serial| %.1e, gb %.1e, gA %.1e, <Mu,v>-<u,Mv> %.1e, "

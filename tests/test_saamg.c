@@ -392,7 +392,7 @@ static void test_refresh(sla_ctx *ctx)
 }
 
 
-static const char *const reuse_names[] = {"interpolation", "full", "none"};
+static const char *const reuse_names[] = {"interpolation", "full", "none", "hierarchy"};
 
 /* A VJP through a solver refreshed with interpolation reuse (kappa
  * changed by 50 %): dL/db against dense LAPACK, dL/dA against central
@@ -498,8 +498,8 @@ static void test_reuse(sla_ctx *ctx)
     for (int ch = 0; ch < 2; ch++) {
         unsigned long long s2 = 99;
         for (sla_int c = 0; c < nc; c++) k1[c] = k0[c] * (1.0 + change[ch] * tu_rand(&s2));
-        long long its[3];
-        for (int mode = 0; mode < 3; mode++) {
+        long long its[4];
+        for (int mode = 0; mode < 4; mode++) {
             sla_solver_options o = sa_opts(SLA_METHOD_CG, 1e-8);
             o.saamg_reuse = mode;
             sla_solver *S = NULL;
@@ -514,6 +514,8 @@ static void test_reuse(sla_ctx *ctx)
             double res = tu_relres(B, 0, b, x, 0);
             CHECK(info.converged && res < 1e-8);
             its[mode] = info.iterations;
+            if (mode == 3) /* hierarchy: kept for 1 %, recomputed for 50 % (SAAMG_KEEP 1.25) */
+                CHECK(strstr(info.note, ch ? "recomputed the coarse levels" : "kept the coarse levels"));
             /* back to the first values: the first hierarchy again */
             CHECK_OK(ctx, sla_gen_diffusion2d_values(ctx, N, k0, vals));
             CHECK_OK(ctx, sla_solver_refresh(ctx, S));
@@ -527,7 +529,7 @@ static void test_reuse(sla_ctx *ctx)
             sla_solver_destroy(&S);
         }
         /* reuse costs at most a few iterations against a rebuild */
-        for (int mode = 0; mode < 2; mode++)
+        for (int mode = 0; mode < 4; mode++)
             CHECK((double)its[mode] <= (ch ? 1.5 : 1.1) * (double)its[2] + 2.0);
     }
 
@@ -595,7 +597,7 @@ static void test_indefinite(sla_ctx *ctx)
     const sla_int *rp = sla_matrix_rowptr(P);
     sla_matrix *B = NULL;
     CHECK_OK(ctx, sla_matrix_from_csr(ctx, n, n, rp, ci, SLA_F64, 1, v, SLA_BORROW, &B));
-    for (int mode = 0; mode < 3; mode++) {
+    for (int mode = 0; mode < 4; mode++) {
         sla_solver_options_default(&o);
         o.method = SLA_METHOD_CG;
         o.precond = SLA_PRECOND_SAAMG;
@@ -661,6 +663,8 @@ static void test_errors(sla_ctx *ctx)
     CHECK(p.saamg_reuse == 1);
     CHECK_OK(ctx, sla_solver_options_parse(ctx, "saamg_reuse=none", &p));
     CHECK(p.saamg_reuse == 2);
+    CHECK_OK(ctx, sla_solver_options_parse(ctx, "saamg_reuse=hierarchy", &p));
+    CHECK(p.saamg_reuse == 3);
     CHECK_ERR(ctx, sla_solver_options_parse(ctx, "saamg_reuse=interp", &p), SLA_ERR_ARGUMENT,
               "interpolation");
     /* a diagonal matrix does not coarsen: one level, exact */
@@ -741,7 +745,7 @@ static void test_alloc_failures(void)
 {
     sla_matrix *A = NULL;
     CHECK_OK(NULL, sla_gen_poisson(NULL, 2, 70, &A)); /* 4900 rows: three levels */
-    for (int reuse = 0; reuse < 3; reuse++) alloc_sweep(A, SLA_METHOD_CG, true, reuse, "CG, poisson2d");
+    for (int reuse = 0; reuse < 4; reuse++) alloc_sweep(A, SLA_METHOD_CG, true, reuse, "CG, poisson2d");
     sla_matrix_destroy(&A);
     CHECK_OK(NULL, sla_gen_convdiff2d(NULL, 40, 10.0, 5.0, &A));
     alloc_sweep(A, SLA_METHOD_GMRES, false, 0, "GMRES, convdiff2d");

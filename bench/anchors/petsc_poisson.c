@@ -5,7 +5,7 @@
  *
  *   mpiexec -n P petsc_poisson --problem p2d|p3d|diff --N N [--pc gamg|hypre]
  *                              [--rtol 1e-8] [--steps K] [--change 0.01]
- *                              [--start cold|warm] [--adjoint 0|1]
+ *                              [--start cold|warm] [--adjoint 0|1] [--keep-pc 0|1]
  *                              [--json FILE] [PETSc options, e.g. -pc_gamg_threshold 0.02]
  *
  * Each rank assembles its block of rows (MatCreateAIJ + MatSetValues; not
@@ -19,7 +19,9 @@
  * K times, kappa *= 1 + change u (bench_saamg_reuse's sequence), the new
  * values set into A, then refresh (PCSetUp on the new values; GAMG with
  * PCGAMGSetReuseInterpolation, hypre a new set-up) + KSPSolve, medians over
- * the K steps. --start warm: each step's KSPSolve starts from the previous
+ * the K steps; --keep-pc 1: the first solve's preconditioner kept whole
+ * (KSPSetReusePreconditioner: the refresh sets the operator only; the
+ * counterpart of sla's saamg_reuse = hierarchy). --start warm: each step's KSPSolve starts from the previous
  * x (KSPSetInitialGuessNonzero; cold, the default: x0 = 0). --adjoint 1:
  * each step then also solves the adjoint system A^T l = 1 with the same
  * refreshed preconditioner, from l = 0 (--start warm: from the previous
@@ -93,7 +95,7 @@ int main(int argc, char **argv)
     const char *problem = "p2d", *pcname = "gamg", *json = NULL, *start = "cold";
     long long N = 100;
     double rtol = 1e-8, change = 0.01;
-    int steps = 0, adjoint = 0;
+    int steps = 0, adjoint = 0, keep = 0;
     CHK(PetscInitialize(&argc, &argv, NULL, NULL));
     MPI_Comm_rank(PETSC_COMM_WORLD, &rank_);
     MPI_Comm_size(PETSC_COMM_WORLD, &size_);
@@ -107,16 +109,17 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[a], "--json")) json = argv[++a];
         else if (!strcmp(argv[a], "--start")) start = argv[++a];
         else if (!strcmp(argv[a], "--adjoint")) adjoint = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--keep-pc")) keep = atoi(argv[++a]);
     }
     int warm = !strcmp(start, "warm");
     int dim = !strcmp(problem, "p3d") ? 3 : 2, diff = !strcmp(problem, "diff");
     if ((strcmp(problem, "p2d") && dim == 2 && !diff) || N < 2 || (steps && !diff) || steps > 64 ||
         (strcmp(pcname, "gamg") && strcmp(pcname, "hypre")) || (strcmp(start, "cold") && !warm) ||
-        adjoint < 0 || adjoint > 1 || ((adjoint || warm) && !steps)) {
+        adjoint < 0 || adjoint > 1 || ((adjoint || warm || keep) && !steps) || keep < 0 || keep > 1) {
         if (!rank_)
             fprintf(stderr, "usage: petsc_poisson --problem p2d|p3d|diff --N N [--pc gamg|hypre] "
                             "[--rtol R] [--steps K (diff only, <= 64)] [--change C] [--start cold|warm] "
-                            "[--adjoint 0|1] (both with --steps) [--json FILE]\n");
+                            "[--adjoint 0|1] [--keep-pc 0|1] (with --steps) [--json FILE]\n");
         PetscFinalize();
         return 2;
     }
@@ -194,6 +197,7 @@ int main(int argc, char **argv)
             MPI_Barrier(PETSC_COMM_WORLD);
             double a0 = MPI_Wtime();
             CHK(KSPSetOperators(ksp, A, A));
+            if (keep) CHK(KSPSetReusePreconditioner(ksp, PETSC_TRUE)); /* the set-up's PC kept */
             CHK(PCSetUp(pc));
             double a1 = MPI_Wtime();
             CHK(KSPSolve(ksp, b, x));
@@ -235,13 +239,13 @@ int main(int argc, char **argv)
     if (!rank_) {
         char line[1536];
         snprintf(line, sizeof line,
-                 "{\"system\":\"petsc\",\"solver\":\"cg+%s\",\"problem\":\"%s\",\"N\":%lld,\"n\":%lld,"
+                 "{\"system\":\"petsc\",\"solver\":\"cg+%s%s\",\"problem\":\"%s\",\"N\":%lld,\"n\":%lld,"
                  "\"nnz\":%lld,\"checksum\":%.17g,\"ranks\":%d,\"threads\":1,\"step\":\"%s\",\"steps\":%d,"
                  "\"change\":%g,\"rtol\":%g,\"start\":\"%s\",\"setup_s\":%.5f,\"solve_s\":%.5f,\"total_s\":%.5f,"
                  "\"first_setup_s\":%.5f,\"first_total_s\":%.5f,\"iterations\":%lld,\"residual\":%.3e,"
                  "\"adjoint\":%s,\"adjoint_s\":%.5f,\"adjoint_iterations\":%lld,\"step_s\":%.5f,\"converged\":%s,"
                  "\"other_load_pct\":%.1f,\"petsc\":\"%d.%d.%d\"}",
-                 pcname, problem, N, g.n, nnz, cks, size_, steps ? "train" : "first", steps, change, rtol, start,
+                 pcname, keep ? "(keep-pc)" : "", problem, N, g.n, nnz, cks, size_, steps ? "train" : "first", steps, change, rtol, start,
                  setup, solve, total, first_setup, first_total, (long long)its, res, adjoint ? "true" : "false", adj_s,
                  (long long)adj_its, step_s, reason > 0 ? "true" : "false", other,
                  PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR);

@@ -19,7 +19,9 @@
 #                              previous x) for sla saamg and PETSc GAMG/hypre, as separate rows
 #   SLA_BENCH_ANCHOR_THETA     e.g. 0.01: diff also runs sla saamg with that fine-level strength
 #                              threshold (saamg_theta; a tuned setting, rows "cg+saamg(theta=...)")
-# diff runs also time the adjoint solve of each step (--adjoint 1).
+# diff runs also time the adjoint solve of each step (--adjoint 1), and run the steps with the
+# whole preconditioner kept on both sides (sla saamg_reuse=hierarchy, PETSc's
+# KSPSetReusePreconditioner with GAMG and hypre; 2 threads / 2 ranks).
 #   SLA_BENCH_QUICK=1          small sizes (p2d:100,p2d:316,p3d:20,diff:100), 2 rounds
 #   SLA_BENCH_WAIT             seconds to wait for a quiet machine before each round (default 30)
 set -euo pipefail
@@ -94,6 +96,12 @@ for pn in "${plist[@]}"; do
       one "sla amg 2r" env OMP_NUM_THREADS=1 mpiexec -n 2 "$sla" "${a[@]}" --precond amg --threads 1
     fi
     one "petsc hypre 2r" env OMP_NUM_THREADS=1 mpiexec -n 2 "$petsc" "${a[@]}" --pc hypre
+    if [ "$p" = diff ]; then # the whole preconditioner kept across steps, on both sides
+      one "sla saamg 2t hierarchy" env OMP_NUM_THREADS=2 "$sla" "${a[@]}" --precond saamg --threads 2 \
+        --reuse hierarchy
+      one "petsc gamg 2r keep-pc" env OMP_NUM_THREADS=1 mpiexec -n 2 "$petsc" "${a[@]}" --pc gamg --keep-pc 1
+      one "petsc hypre 2r keep-pc" env OMP_NUM_THREADS=1 mpiexec -n 2 "$petsc" "${a[@]}" --pc hypre --keep-pc 1
+    fi
     if [ "$p" = diff ] && [ -n "${SLA_BENCH_ANCHOR_THETA:-}" ]; then
       t=(--saamg-theta "$SLA_BENCH_ANCHOR_THETA")
       one "sla saamg 1t theta" env OMP_NUM_THREADS=1 "$sla" "${a[@]}" "${t[@]}" --precond saamg --threads 1

@@ -5,7 +5,7 @@
  *   sla_anchor --problem p2d|p3d|diff --N N [--precond saamg|amg] [--threads T]
  *              [--rtol 1e-8] [--steps K] [--change 0.01] [--start cold|warm]
  *              [--adjoint 0|1] [--saamg-theta T] [--saamg-smoother gs|cheby|spai0]
- *              [--json FILE]
+ *              [--reuse interpolation|full|none|hierarchy] [--json FILE]
  *   mpiexec -n P sla_anchor ... --precond amg      (P > 1: sla_dist_solver)
  *
  * The matrix is sla_gen_poisson(2 or 3, N) or sla_gen_diffusion2d(N, kappa)
@@ -17,7 +17,7 @@
  * --steps K (diff, one process): K times kappa *= 1 + change u
  * (bench_saamg_reuse's sequence), the new values into the matrix (not
  * timed), then sla_solver_refresh (saamg_reuse = interpolation: aggregates
- * and prolongators kept) + solve, medians over the K steps. --start warm:
+ * and prolongators kept; --reuse full|none|hierarchy: the option's other values) + solve, medians over the K steps. --start warm:
  * each step's solve starts from the previous step's x (use_x0; what a
  * training loop re-solving after a small change would do; cold, the
  * default: x0 = 0). --adjoint 1: each step then also runs the adjoint
@@ -183,7 +183,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
 #endif
-    const char *problem = "p2d", *pre = "saamg", *json = NULL, *start = "cold", *smoother = "gs";
+    const char *problem = "p2d", *pre = "saamg", *json = NULL, *start = "cold", *smoother = "gs",
+               *reuse = "interpolation";
     long long N = 100;
     double rtol = 1e-8, change = 0.01, theta = 0.0;
     int steps = 0, threads = 1, bad = 0, adjoint = 0;
@@ -201,6 +202,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[a], "--adjoint")) adjoint = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--saamg-theta")) theta = atof(argv[++a]);
         else if (!strcmp(argv[a], "--saamg-smoother")) smoother = argv[++a];
+        else if (!strcmp(argv[a], "--reuse")) reuse = argv[++a];
         else bad = 1;
     }
     int dim = !strcmp(problem, "p3d") ? 3 : 2, diff = !strcmp(problem, "diff");
@@ -210,12 +212,15 @@ int main(int argc, char **argv)
         !(theta >= 0.0 && theta < 1.0) || (theta > 0.0 && strcmp(pre, "saamg")) ||
         (strcmp(smoother, "gs") && strcmp(smoother, "cheby") && strcmp(smoother, "spai0")) ||
         (strcmp(smoother, "gs") && strcmp(pre, "saamg")) ||
-        ((adjoint || !strcmp(start, "warm")) && !steps)) {
+        ((adjoint || !strcmp(start, "warm")) && !steps) ||
+        (strcmp(reuse, "interpolation") && strcmp(reuse, "full") && strcmp(reuse, "none") &&
+         strcmp(reuse, "hierarchy"))) {
         if (!rank_)
             fprintf(stderr, "usage: sla_anchor --problem p2d|p3d|diff --N N [--precond saamg|amg] "
                             "[--threads T] [--rtol R] [--steps K (diff, one rank, <= 64)] [--change C] "
                             "[--start cold|warm] [--adjoint 0|1] (both with --steps) [--saamg-theta T "
-                            "(saamg, [0, 1))] [--saamg-smoother gs|cheby|spai0] [--json FILE]; over MPI "
+                            "(saamg, [0, 1))] [--saamg-smoother gs|cheby|spai0] [--reuse interpolation|"
+                            "full|none|hierarchy] [--json FILE]; over MPI "
                             "ranks: --precond amg, no --steps\n");
 #ifdef SLA_ANCHOR_DIST
         MPI_Finalize();
@@ -230,7 +235,7 @@ int main(int argc, char **argv)
     o.method = SLA_METHOD_CG;
     o.precond = strcmp(pre, "amg") ? SLA_PRECOND_SAAMG : SLA_PRECOND_AMG;
     o.rtol = rtol;
-    o.saamg_reuse = 0; /* interpolation */
+    o.saamg_reuse = !strcmp(reuse, "full") ? 1 : !strcmp(reuse, "none") ? 2 : !strcmp(reuse, "hierarchy") ? 3 : 0;
     o.use_x0 = !strcmp(start, "warm"); /* x starts at 0 before the first solve */
     o.saamg_theta = theta;
     o.saamg_smoother = !strcmp(smoother, "cheby") ? 1 : !strcmp(smoother, "spai0") ? 2 : 0;
@@ -240,6 +245,10 @@ int main(int argc, char **argv)
     if (o.saamg_smoother) { /* the solver's name says which smoother */
         size_t used = strlen(solver);
         snprintf(solver + used, sizeof solver - used, "(%s)", smoother);
+    }
+    if (o.saamg_reuse) { /* and which reuse, when not the default */
+        size_t used = strlen(solver);
+        snprintf(solver + used, sizeof solver - used, "(reuse=%s)", reuse);
     }
 
     /* ---- the matrix (rank 0), not timed ---- */

@@ -249,7 +249,12 @@ typedef struct sla_solver_options {
                                  Galerkin operators on their patterns, the diagonals
                                  and the coarse factor; 1 = full: also re-smooth P
                                  with the new values on its pattern (aggregates and
-                                 strength kept); 2 = none: rebuild everything */
+                                 strength kept); 2 = none: rebuild everything;
+                                 3 = hierarchy: keep every coarse level (only the
+                                 fine level takes the new values) while each a_ii
+                                 stays within 1.25x of its value when the coarse
+                                 levels were computed, else as interpolation (the
+                                 solve's note says which) */
     int saamg_smoother;       /* precond=saamg's smoother: 0 = gs (the default):
                                  Gauss-Seidel, forward down and backward up (hybrid
                                  blocks with threads); 1 = cheby: Chebyshev degree 2
@@ -293,7 +298,7 @@ SLA_API void sla_solver_options_set_monitor(sla_solver_options *opts, sla_monito
  * amg_pmax, amg_agg_levels, amg_relax, amg_cycle, amg_max_levels, amg_reuse,
  * auto_solves, max_seconds, amg_agg_interp, auto_direct_seconds, ilu_shift (on|off),
  * ilut_droptol, ilut_fill, ilut_pivot, equilibrate (auto|on|off),
- * saamg_reuse (interpolation|full|none), saamg_smoother (gs|cheby|spai0),
+ * saamg_reuse (interpolation|full|none|hierarchy), saamg_smoother (gs|cheby|spai0),
  * saamg_theta.
  * An unknown key or value is SLA_ERR_ARGUMENT, naming the nearest valid one. */
 SLA_API sla_status sla_solver_options_parse(sla_ctx *ctx, const char *str,

@@ -89,7 +89,11 @@
  * matrices) and the gathered coarse factor, as the serial saamg does
  * (test_dist_saamg: the same iteration counts as the serial refresh);
  * the serial drift guard rebuilds when some a_ii moved by more than
- * SAAMG_DRIFT since the set-up (the note says so); full and none rebuild
+ * SAAMG_DRIFT since the set-up (the note says so); hierarchy refreshes
+ * level 0's 1/a_ii and its checks only (the coarse operators and the
+ * coarse factor kept) while every a_ii stays within SAAMG_KEEP of the
+ * values the coarse levels came from, else as interpolation, as the
+ * serial saamg does; full and none rebuild
  * (full's re-smoothing of P on its pattern is not done distributed). The
  * symmetry is checked again; a failed refresh leaves the identity and the
  * next one rebuilds. */
@@ -282,6 +286,7 @@ static void free_hierarchy(const sla_allocator *a, dsaamg *H)
     sla__free(a, H->bg);
     sla__free(a, H->xg);
     sla__free(a, H->d0);
+    sla__free(a, H->dh);
     int reuse = H->reuse;
     double theta = H->theta;
     sla_allocator al = H->alloc;
@@ -419,10 +424,14 @@ static sla_status renumber(sla_ctx *ctx, dsaamg *H, double *drift)
     const sla_allocator *a = &H->alloc; /* the preconditioner's: it frees them */
     sla_status st = SLA_OK;
     sa_level *L0 = &H->g.lev[0];
+    bool hier = H->reuse == 3;
     if (!H->d0) { /* the first refresh: dinv still holds the set-up's 1/a_ii */
         H->d0 = sla__malloc(a, (size_t)D->nlocal, sizeof *H->d0);
         if (!H->d0) st = nomem(ctx, D, 0);
         for (sla_int i = 0; !st && i < D->nlocal; i++) H->d0[i] = (float)(1.0 / L0->dinv[i]);
+        if (!st && hier && !(H->dh = sla__malloc(a, (size_t)D->nlocal, sizeof *H->dh)))
+            st = nomem(ctx, D, 0);
+        if (!st && hier) memcpy(H->dh, H->d0, (size_t)D->nlocal * sizeof *H->dh);
     }
     if ((st = sla__dist_agree(ctx, D->comm, st))) return st;
     for (int l = 0; l < H->nlev; l++) {
@@ -438,35 +447,43 @@ static sla_status renumber(sla_ctx *ctx, dsaamg *H, double *drift)
                             (long long)A->row_start, msg);
         }
         if ((st = sla__dist_agree(ctx, A->comm, st))) return st;
-        if (l == 0) {
-            double worst = 1.0, all = 1.0;
+        if (l == 0) { /* the drift guard; hierarchy: how far A moved from the coarse levels' values */
+            double worst[2] = {1.0, 1.0}, all[2];
             for (sla_int i = 0; i < A->nlocal; i++) {
                 double q = (double)H->d0[i] * L->dinv[i]; /* old / new */
                 q = q >= 1.0 ? q : 1.0 / q;
-                if (!(q <= worst)) worst = q;
+                if (!(q <= worst[0])) worst[0] = q;
+                q = hier && H->dh ? (double)H->dh[i] * L->dinv[i] : 1.0;
+                q = q >= 1.0 ? q : 1.0 / q;
+                if (!(q <= worst[1])) worst[1] = q;
             }
-            int rc = MPI_Allreduce(&worst, &all, 1, MPI_DOUBLE, MPI_MAX, A->comm);
+            int rc = MPI_Allreduce(worst, all, 2, MPI_DOUBLE, MPI_MAX, A->comm);
             if (rc) return sla__mpi_error(ctx, rc, "distributed saamg: refresh");
-            *drift = all;
-            if (!(all <= SAAMG_DRIFT)) return SLA_OK;
+            *drift = all[0];
+            if (!(all[0] <= SAAMG_DRIFT)) return SLA_OK;
+            H->kept = hier ? all[1] : 0.0;
+            if (hier && !(all[1] <= SAAMG_KEEP)) hier = false;
         }
-        if (l == H->nlev - 1) break;
+        if (l == H->nlev - 1 || hier) break; /* hierarchy: the coarse levels kept */
         if ((st = sla__dsa_build_coarse(ctx, H, l, H->dl[l].Pc->row_start, true))) return st;
         if (H->repattern) {
             *drift = INFINITY;
             return SLA_OK;
         }
     }
+    if (hier) return SLA_OK;
     if (H->g.dense) {
         free_dense(a, H);
         st = sla__dsa_gather_dense(ctx, H, H->nlev - 1);
     }
+    if (!st && H->reuse == 3) /* the values the coarse levels now come from */
+        for (sla_int i = 0; i < D->nlocal; i++) H->dh[i] = (float)(1.0 / L0->dinv[i]);
     return st;
 }
 
 /* pc->refresh (A and ib unused: the values are D's). The symmetry is
- * checked again; saamg_reuse = interpolation keeps P (renumber), full or
- * none rebuild. A failed refresh leaves the identity and the next one
+ * checked again; saamg_reuse = interpolation keeps P (renumber), hierarchy
+ * every coarse level (renumber on level 0 only), full or none rebuild. A failed refresh leaves the identity and the next one
  * rebuilds. */
 static sla_status dsaamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, sla_int ib)
 {
@@ -478,7 +495,7 @@ static sla_status dsaamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A,
     pc->note[0] = '\0';
     H->rc = 0;
     sla_status st = check_symmetric(ctx, D);
-    bool keep = !st && H->reuse == 0 && !H->stale && H->nlev > 0;
+    bool keep = !st && (H->reuse == 0 || H->reuse == 3) && !H->stale && H->nlev > 0;
     double drift = 1.0;
     if (keep) {
         st = renumber(ctx, H, &drift);
@@ -501,6 +518,12 @@ static sla_status dsaamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A,
         snprintf(extra, sizeof extra, "; refresh rebuilt it (a coarse pattern changed)");
     else if (!(drift <= SAAMG_DRIFT))
         snprintf(extra, sizeof extra, "; refresh rebuilt it (a diagonal entry moved by a factor %.3g)", drift);
+    else if (keep && H->reuse == 3 && H->kept <= SAAMG_KEEP)
+        snprintf(extra, sizeof extra, "; refresh kept the coarse levels (every a_ii within a factor %.3g)",
+                 H->kept);
+    else if (keep && H->reuse == 3)
+        snprintf(extra, sizeof extra, "; refresh recomputed the coarse levels (an a_ii moved by %.3g)",
+                 H->kept);
     else if (keep)
         snprintf(extra, sizeof extra, "; refreshed with the set-up's prolongators");
     set_note(pc, H, D, extra);

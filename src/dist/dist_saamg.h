@@ -40,10 +40,15 @@ typedef struct dsaamg {
     int64_t gathers;       /* MPI_Allgatherv calls of the coarse solves */
     int64_t gather_bytes;  /* bytes this rank contributed to them */
     int rc;                /* first MPI error of an apply */
-    int reuse;             /* saamg_reuse: 0 keep P at refresh, else rebuild */
+    int reuse;             /* saamg_reuse: 0 keep P at refresh, 3 keep every coarse level, else
+                            * rebuild */
     double theta;          /* saamg_theta: level 0's strength threshold (0: the default) */
     bool stale;            /* a refresh failed: the next one rebuilds */
     float *d0;             /* a_ii of level 0 at the set-up (taken at the first refresh) */
+    float *dh;             /* saamg_reuse = hierarchy: a_ii of level 0 when the coarse levels
+                            * were last computed */
+    double kept;           /* the last refresh (hierarchy): the largest factor an a_ii moved
+                            * by since then (over the ranks) */
     bool repattern;        /* a refresh found a coarse pattern changed: it rebuilds */
 } dsaamg;
 

@@ -91,7 +91,7 @@ const char *sla_reason_name(sla_reason r)
 _Static_assert(sizeof(sla_ordering) == sizeof(int), "a CHOICE field is int-sized");
 
 static const char *const equilibrate_names[] = {"auto", "on", "off"}; /* SLA_EQUILIBRATE_AUTO, _ON, _OFF */
-static const char *const reuse_names[] = {"interpolation", "full", "none"};
+static const char *const reuse_names[] = {"interpolation", "full", "none", "hierarchy"};
 static const char *const smoother_names[] = {"gs", "cheby", "spai0"};
 
 /* The keys: the fields read by the toolkit, OTHER ones by parse_other. */

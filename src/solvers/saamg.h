@@ -22,6 +22,11 @@
  * with the kept P, 20 after a rebuild; kappa changed by 50 %: 16 against
  * 15). */
 #define SAAMG_DRIFT 4.0
+/* saamg_reuse = hierarchy: a refresh keeps the coarse levels while every
+ * a_ii of A stays within this factor of its value when they were last
+ * computed (the set-up or a refresh that recomputed them); past it the
+ * refresh recomputes them as interpolation does. */
+#define SAAMG_KEEP 1.25
 
 /* Values of P and of the coarse operators. */
 #ifndef SAAMG_REAL
@@ -72,6 +77,10 @@ typedef struct saamg {
     sa_level lev[SAAMG_MAX_LEV];
     uint16_t *d0;        /* saamg_reuse != none: a_ii of A at the set-up, bfloat16 (the
                           * drift guard's reference) */
+    uint16_t *dh;        /* saamg_reuse = hierarchy: a_ii of A when the coarse levels were
+                          * last computed, bfloat16 (SAAMG_KEEP's reference) */
+    double kept;         /* the last refresh (hierarchy): the largest factor an a_ii moved
+                          * by since the coarse levels were computed, or 0 */
     struct sa_split *split; /* gs: the hybrid sweeps' blocks for the last thread count
                           * (made by an apply, under the lock; precond_saamg.c) */
     double *dense;       /* coarsest: factor, column major, or NULL (smoothed only) */
@@ -139,6 +148,7 @@ void sla__saamg_cheby(const sa_level *L, const double *b, double *x, double *r, 
                       double *bc, sla_int nc, int nt);
 void sla__saamg_spai0(const sa_level *L, const double *b, double *x, double *r, bool zero, double *bc,
                       sla_int nc, int nt);
-sla_status sla__saamg_smoother_setup(sla_ctx *ctx, const sla_allocator *a, saamg *g, int nt);
+sla_status sla__saamg_smoother_setup(sla_ctx *ctx, const sla_allocator *a, saamg *g, int nt,
+                                     int upto);
 
 #endif

@@ -102,9 +102,9 @@ void sla__saamg_spai0(const sa_level *L, const double *b, double *x, double *r, 
  * 1.1 times the Rayleigh quotient (v, A v) / (v, D v) after 12 power
  * iterations with D^-1 A (a deterministic start), at most the Gershgorin
  * bound max_i sum_j |a_ij| / a_ii. Uses the levels' r (and wd) as work. */
-sla_status sla__saamg_smoother_setup(sla_ctx *ctx, const sla_allocator *a, saamg *g, int nt)
+sla_status sla__saamg_smoother_setup(sla_ctx *ctx, const sla_allocator *a, saamg *g, int nt, int upto)
 {
-    for (int l = 0; l < g->nlev - 1 && g->smoother != 0; l++) {
+    for (int l = 0; l < upto && l < g->nlev - 1 && g->smoother != 0; l++) {
         sa_level *L = &g->lev[l];
         sla_int n = L->n;
         if (g->smoother == 2) {

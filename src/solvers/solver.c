@@ -241,8 +241,8 @@ static sla_status check_options(sla_ctx *ctx, const sla_solver_options *o)
     if (!(o->auto_direct_seconds >= 0.0) || !isfinite(o->auto_direct_seconds))
         return sla__error(ctx, SLA_ERR_ARGUMENT, "auto_direct_seconds must be finite and >= 0 (got %g)",
                           o->auto_direct_seconds);
-    if (o->saamg_reuse < 0 || o->saamg_reuse > 2)
-        return sla__error(ctx, SLA_ERR_ARGUMENT, "saamg_reuse must be 0, 1 or 2 (got %d)", o->saamg_reuse);
+    if (o->saamg_reuse < 0 || o->saamg_reuse > 3)
+        return sla__error(ctx, SLA_ERR_ARGUMENT, "saamg_reuse must be 0, 1, 2 or 3 (got %d)", o->saamg_reuse);
     if (o->saamg_smoother < 0 || o->saamg_smoother > 2)
         return sla__error(ctx, SLA_ERR_ARGUMENT, "saamg_smoother must be 0 (gs), 1 (cheby) or 2 (spai0) (got %d)",
                           o->saamg_smoother);
