@@ -59,13 +59,14 @@ static double apply_dot(const sla__op *A, const double *p, double *q)
     return pq;
 }
 
-/* z = M^-1 r and (r.r, r.z) for a general preconditioner. */
+/* z = M^-1 r and (r.r, r.z) for a general preconditioner; rr >= 0: this
+ * process's r.r, already summed as r was updated (one pass over r less). */
 static sla_status precond_sums(const sla__op *A, const sla__pc *M, bool tr, const double *r,
-                               double *z, double sums[2])
+                               double *z, double rr, double sums[2])
 {
     sla_status st = sla__pc_run(A, M, tr, r, z);
     if (st) return st;
-    sums[0] = sla__dot(A->n, r, r, A->nt);
+    sums[0] = rr >= 0.0 ? rr : sla__dot(A->n, r, r, A->nt);
     sums[1] = sla__dot(A->n, r, z, A->nt);
     sla__op_sum(A, sums, 2);
     return SLA_OK;
@@ -106,7 +107,7 @@ sla_status sla__cg(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const doubl
 
     while (rnorm > tol && isfinite(rnorm)) {
         if (restart) { /* p = z = M^-1 r */
-            if ((st = precond_sums(A, M, o->pc_transpose, r, z, sums))) goto pc_fail;
+            if ((st = precond_sums(A, M, o->pc_transpose, r, z, -1.0, sums))) goto pc_fail;
             rz = sums[1];
             sla__copy(n, z, p);
             restart = false;
@@ -130,8 +131,8 @@ sla_status sla__cg(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const doubl
             sla__op_sum(A, sums, 1);
             sums[1] = sums[0];
         } else {
-            update_xr(n, alpha, p, q, x, r, nt);
-            if ((st = precond_sums(A, M, o->pc_transpose, r, z, sums))) goto pc_fail;
+            double rr = update_xr(n, alpha, p, q, x, r, nt);
+            if ((st = precond_sums(A, M, o->pc_transpose, r, z, rr, sums))) goto pc_fail;
         }
         it++;
         exact = false;
