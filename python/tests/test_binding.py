@@ -395,6 +395,44 @@ class SolveTests(unittest.TestCase):
         _, i4 = A2.solve(b, method="cg", preconditioner="saamg", return_info=True, saamg_theta=0.08)
         self.assertEqual(i4.hierarchy, h)  # the default's threshold: the same hierarchy
 
+    def test_saamg_reuse_hierarchy(self):
+        """saamg_reuse="hierarchy" across value changes of one pattern: the
+        coarse levels kept for a 1 % change, recomputed past 1.25x on the
+        diagonal (the note says which); solutions against SciPy, and the
+        gradient through the kept hierarchy against dense LAPACK."""
+        P = sla.poisson(2, 60)
+        v = P.values.detach().clone()
+        b = torch.ones(3600, dtype=F64)
+        kw = dict(method="cg", preconditioner="saamg", rtol=1e-12, saamg_reuse="hierarchy")
+        rng = np.random.default_rng(5)
+        for scale, want in [(None, None), (1.01, "kept the coarse levels"),
+                            (1.6, "recomputed the coarse levels")]:
+            w = v.clone()
+            if scale is not None:  # a diagonal scaling D A D keeps A SPD
+                d = torch.from_numpy(1.0 + (scale - 1.0) * rng.random(3600))
+                w = v * d[P.row.long()] * d[P.col.long()]
+            A = sla.SparseTensor(w, P.row, P.col, P.shape)
+            x, info = A.solve(b, return_info=True, **kw)
+            if want:
+                self.assertIn(want, info.note)
+            M = sp.csr_matrix((w.numpy(), (P.row.numpy(), P.col.numpy())), shape=(3600, 3600))
+            ref = spla.spsolve(M.tocsc(), b.numpy())
+            self.assertLess(np.abs(x.numpy() - ref).max() / np.abs(ref).max(), 1e-9)
+        # the gradient with the kept hierarchy (a 1 % change from the last values)
+        wv = (w * 1.01).requires_grad_(True)
+        bb = b.clone().requires_grad_(True)
+        A = sla.SparseTensor(wv, P.row, P.col, P.shape)
+        x, info = A.solve(bb, return_info=True, **kw)
+        self.assertIn("kept the coarse levels", info.note)
+        (x * torch.arange(3600, dtype=F64)).sum().backward()
+        D = sp.csr_matrix((wv.detach().numpy(), (P.row.numpy(), P.col.numpy())),
+                          shape=(3600, 3600)).toarray()
+        lam = np.linalg.solve(D.T, np.arange(3600, dtype=np.float64))
+        xd = np.linalg.solve(D, b.numpy())
+        self.assertLess(np.abs(bb.grad.numpy() - lam).max() / np.abs(lam).max(), 1e-9)
+        ga = -lam[P.row.numpy()] * xd[P.col.numpy()]
+        self.assertLess(np.abs(wv.grad.numpy() - ga).max() / np.abs(ga).max(), 1e-9)
+
     def test_initial_guess(self):
         M = rand_pattern(100, 5, 17, spd=True)
         A = sla.SparseTensor.from_scipy(M)
