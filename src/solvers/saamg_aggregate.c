@@ -60,15 +60,21 @@ sla_status sla__saamg_set_diag(sla_ctx *ctx, const sla_allocator *a, sa_level *L
 {
     if (!L->dinv) L->dinv = sla__malloc(a, (size_t)(L->n > 0 ? L->n : 1), sizeof *L->dinv);
     if (!L->dinv) return sla__saamg_nomem(ctx, l);
-    for (sla_int i = 0; i < L->n; i++) {
-        sla_int p = find_in_row(L, i, i);
+    int nt = sla__threads(ctx);
+    sla_int n = L->n, bad = n; /* the first bad row, whatever the thread count */
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(min : bad) if (nt > 1 && n >= SLA_PAR_MIN)
+    for (sla_int i = 0; i < n; i++) {
+        sla_int p = L->dpos ? L->dpos[i] : find_in_row(L, i, i);
         double d = p >= 0 ? AVAL(L, p) : 0.0;
-        if (d == 0.0 || !isfinite(d))
-            return sla__error(ctx, SLA_ERR_SINGULAR,
-                              "precond saamg: zero or missing diagonal at row %lld of level %d",
-                              (long long)i, l);
+        if (d == 0.0 || !isfinite(d)) {
+            if (i < bad) bad = i;
+            d = 1.0;
+        }
         L->dinv[i] = 1.0 / d;
     }
+    if (bad < n)
+        return sla__error(ctx, SLA_ERR_SINGULAR,
+                          "precond saamg: zero or missing diagonal at row %lld of level %d", (long long)bad, l);
     return SLA_OK;
 }
 
