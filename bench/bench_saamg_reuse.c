@@ -1,6 +1,7 @@
 /* bench_saamg_reuse — a training step with CG + saamg: new values on the
  * same pattern (sla_solver_refresh), a solve and its VJP (the adjoint
- * solve and dL/dA), for each saamg_reuse mode (interpolation, full, none).
+ * solve and dL/dA), for each saamg_reuse mode (interpolation, full, none,
+ * hierarchy).
  *
  *   sla_bench_saamg_reuse [--n N] [--steps K] [--change C] [--threads T] [--theta T]
  *
@@ -76,8 +77,8 @@ int main(int argc, char **argv)
            (long long)N, (long long)n, change, theta, threads, steps);
     printf("%-14s %8s %9s %9s %9s %9s %6s %6s %6s %7s\n", "saamg_reuse", "setup_s", "refresh_s",
            "solve_s", "vjp_s", "step_s", "its", "adj", "opcx", "load%");
-    const char *names[] = {"interpolation", "full", "none"};
-    for (int mode = 0; mode < 3; mode++) {
+    const char *names[] = {"interpolation", "full", "none", "hierarchy"};
+    for (int mode = 0; mode < 4; mode++) {
         memcpy(k, k0, (size_t)nc * sizeof *k);
         TRY(sla_gen_diffusion2d_values(ctx, N, k, vals));
         sla_solver_options o;

@@ -21,8 +21,9 @@
  * PCGAMGSetReuseInterpolation, hypre a new set-up) + KSPSolve, medians over
  * the K steps; --keep-pc 1: the first solve's preconditioner kept whole
  * (KSPSetReusePreconditioner: the refresh sets the operator only; the
- * counterpart of sla's saamg_reuse = hierarchy). --start warm: each step's KSPSolve starts from the previous
- * x (KSPSetInitialGuessNonzero; cold, the default: x0 = 0). --adjoint 1:
+ * counterpart of sla's saamg_reuse = hierarchy). --start warm: each
+ * step's KSPSolve starts from the previous x (KSPSetInitialGuessNonzero;
+ * cold, the default: x0 = 0). --adjoint 1:
  * each step then also solves the adjoint system A^T l = 1 with the same
  * refreshed preconditioner, from l = 0 (--start warm: from the previous
  * step's l), as sla_anchor does with
@@ -245,7 +246,8 @@ int main(int argc, char **argv)
                  "\"first_setup_s\":%.5f,\"first_total_s\":%.5f,\"iterations\":%lld,\"residual\":%.3e,"
                  "\"adjoint\":%s,\"adjoint_s\":%.5f,\"adjoint_iterations\":%lld,\"step_s\":%.5f,\"converged\":%s,"
                  "\"other_load_pct\":%.1f,\"petsc\":\"%d.%d.%d\"}",
-                 pcname, keep ? "(keep-pc)" : "", problem, N, g.n, nnz, cks, size_, steps ? "train" : "first", steps, change, rtol, start,
+                 pcname, keep ? "(keep-pc)" : "", problem, N, g.n, nnz, cks, size_,
+                 steps ? "train" : "first", steps, change, rtol, start,
                  setup, solve, total, first_setup, first_total, (long long)its, res, adjoint ? "true" : "false", adj_s,
                  (long long)adj_its, step_s, reason > 0 ? "true" : "false", other,
                  PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR);

@@ -17,7 +17,8 @@
  * --steps K (diff, one process): K times kappa *= 1 + change u
  * (bench_saamg_reuse's sequence), the new values into the matrix (not
  * timed), then sla_solver_refresh (saamg_reuse = interpolation: aggregates
- * and prolongators kept; --reuse full|none|hierarchy: the option's other values) + solve, medians over the K steps. --start warm:
+ * and prolongators kept; --reuse full|none|hierarchy: the option's other
+ * values) + solve, medians over the K steps. --start warm:
  * each step's solve starts from the previous step's x (use_x0; what a
  * training loop re-solving after a small change would do; cold, the
  * default: x0 = 0). --adjoint 1: each step then also runs the adjoint
@@ -235,7 +236,10 @@ int main(int argc, char **argv)
     o.method = SLA_METHOD_CG;
     o.precond = strcmp(pre, "amg") ? SLA_PRECOND_SAAMG : SLA_PRECOND_AMG;
     o.rtol = rtol;
-    o.saamg_reuse = !strcmp(reuse, "full") ? 1 : !strcmp(reuse, "none") ? 2 : !strcmp(reuse, "hierarchy") ? 3 : 0;
+    o.saamg_reuse = !strcmp(reuse, "full")        ? 1
+                    : !strcmp(reuse, "none")      ? 2
+                    : !strcmp(reuse, "hierarchy") ? 3
+                                                  : 0;
     o.use_x0 = !strcmp(start, "warm"); /* x starts at 0 before the first solve */
     o.saamg_theta = theta;
     o.saamg_smoother = !strcmp(smoother, "cheby") ? 1 : !strcmp(smoother, "spai0") ? 2 : 0;
