@@ -539,6 +539,63 @@ static void test_reuse(sla_ctx *ctx)
     test_reuse_vjp(ctx);
 }
 
+/* saamg_reuse = hierarchy watches every entry, not only the diagonal: a
+ * 1 % change keeps the coarse levels; an anisotropy turned by 90 degrees
+ * (-(eps u_xx + u_yy) -> -(u_xx + eps u_yy): the same diagonal, entries
+ * moved 100-fold) rebuilds the hierarchy, where interpolation (whose
+ * guard sees the diagonal only) keeps a P aggregated along the old strong
+ * direction and takes many more iterations. */
+static void test_reuse_turned(sla_ctx *ctx)
+{
+    const sla_int N = 120;
+    const double eps = 0.01;
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_gen_aniso2d(ctx, N, eps, &A));
+    sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
+    const sla_int *rp = sla_matrix_rowptr(A);
+    sla_int *ci = malloc((size_t)nnz * sizeof *ci);
+    sla_matrix_get_colind(A, ci);
+    const double *v0 = sla_matrix_values(A, 0);
+    double *v = malloc((size_t)nnz * sizeof *v), *b = malloc((size_t)n * sizeof *b);
+    double *x = calloc((size_t)n, sizeof *x);
+    tu_fill(b, n, 5);
+    long long its[2];
+    for (int mode = 0; mode < 2; mode++) {
+        memcpy(v, v0, (size_t)nnz * sizeof *v);
+        sla_matrix *B = NULL;
+        CHECK_OK(ctx, sla_matrix_from_csr(ctx, n, n, rp, ci, SLA_F64, 1, v, SLA_BORROW, &B));
+        sla_solver_options o = sa_opts(SLA_METHOD_CG, 1e-8);
+        o.saamg_reuse = mode ? 3 : 0;
+        sla_solver *S = NULL;
+        sla_solve_info info;
+        CHECK_OK(ctx, sla_solver_create(ctx, B, &o, &S));
+        CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &info));
+        for (sla_int i = 0; i < n; i++) /* 1 % on every entry, kept symmetric */
+            for (sla_int p = rp[i]; p < rp[i + 1]; p++)
+                v[p] = v0[p] * (1.0 + 0.01 * sin((double)(i + ci[p])));
+        CHECK_OK(ctx, sla_solver_refresh(ctx, S));
+        CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &info));
+        CHECK(info.converged && tu_relres(B, 0, b, x, 0) < 1e-8);
+        if (mode) CHECK(strstr(info.note, "kept the coarse levels") != NULL);
+        for (sla_int i = 0; i < n; i++) /* the x couplings (j = i +- 1) become the strong ones */
+            for (sla_int p = rp[i]; p < rp[i + 1]; p++)
+                if (ci[p] != i) v[p] = (ci[p] == i - 1 || ci[p] == i + 1) ? -1.0 : -eps;
+        CHECK_OK(ctx, sla_solver_refresh(ctx, S));
+        CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &info));
+        CHECK(info.converged && tu_relres(B, 0, b, x, 0) < 1e-8);
+        its[mode] = info.iterations;
+        if (mode) CHECK(strstr(info.note, "rebuilt the hierarchy (an entry of A moved by") != NULL);
+        printf("  aniso2d %lld^2 eps %g turned by 90 degrees, reuse %s: %lld iterations%s%s\n",
+               (long long)N, eps, mode ? "hierarchy" : "interpolation", its[mode],
+               mode ? "; note: " : "", mode ? info.note : "");
+        sla_solver_destroy(&S);
+        sla_matrix_destroy(&B);
+    }
+    CHECK(2 * its[1] < its[0]); /* rebuilt for the turned couplings; interpolation kept P */
+    sla_matrix_destroy(&A);
+    free(ci), free(v), free(b), free(x);
+}
+
 /* 2D Poisson N x N with `shift` subtracted from the diagonal. */
 static sla_matrix *shifted_poisson2d(sla_ctx *ctx, sla_int N, double shift)
 {
@@ -858,6 +915,7 @@ int main(void)
     check_vjp(ctx, SLA_PRECOND_SAAMG, 36, SLA_PRECOND_SAAMG); /* 1296 rows: two levels */
     test_refresh(ctx);
     test_reuse(ctx);
+    test_reuse_turned(ctx);
     test_batch(ctx);
     test_errors(ctx);
     test_auto(ctx);

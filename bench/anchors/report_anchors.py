@@ -148,7 +148,7 @@ def main():
       "warm row; the goal's comparison is cold. Rows 'cg+saamg(theta=T)' use a tuned fine-level strength "
       "threshold (saamg_theta; SLA_BENCH_ANCHOR_THETA). Rows 'cg+saamg(reuse=hierarchy)', "
       "'cg+gamg(keep-pc)' and 'cg+hypre(keep-pc)' keep the whole preconditioner across steps (sla: "
-      "saamg_reuse=hierarchy, its coarse levels kept while A's diagonal stays within 1.25x; PETSc: "
+      "saamg_reuse=hierarchy, its coarse levels kept while every entry of A stays within 25 %; PETSc: "
       "KSPSetReusePreconditioner). "
       "One process per run; every configuration once per round, "
       "rounds interleaved (ABAB), medians over the rounds. Ratio: the row's total time / sla CG + saamg's "

@@ -251,10 +251,11 @@ typedef struct sla_solver_options {
                                  with the new values on its pattern (aggregates and
                                  strength kept); 2 = none: rebuild everything;
                                  3 = hierarchy: keep every coarse level (only the
-                                 fine level takes the new values) while each a_ii
-                                 stays within 1.25x of its value when the coarse
-                                 levels were computed, else as interpolation (the
-                                 solve's note says which) */
+                                 fine level takes the new values) while every entry
+                                 of A stays within 25 % of its value when the
+                                 coarse levels were computed, else as interpolation,
+                                 and rebuild past 300 % (the solve's note says
+                                 which; 2 B per entry of A) */
     int saamg_smoother;       /* precond=saamg's smoother: 0 = gs (the default):
                                  Gauss-Seidel, forward down and backward up (hybrid
                                  blocks with threads); 1 = cheby: Chebyshev degree 2

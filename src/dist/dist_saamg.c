@@ -91,9 +91,9 @@
  * the serial drift guard rebuilds when some a_ii moved by more than
  * SAAMG_DRIFT since the set-up (the note says so); hierarchy refreshes
  * level 0's 1/a_ii and its checks only (the coarse operators and the
- * coarse factor kept) while every a_ii stays within SAAMG_KEEP of the
- * values the coarse levels came from, else as interpolation, as the
- * serial saamg does; full and none rebuild
+ * coarse factor kept) while every entry stays within SAAMG_KEEP (25 %)
+ * of the values the coarse levels came from, else as interpolation, as
+ * the serial saamg does; full and none rebuild
  * (full's re-smoothing of P on its pattern is not done distributed). The
  * symmetry is checked again; a failed refresh leaves the identity and the
  * next one rebuilds. */
@@ -286,7 +286,7 @@ static void free_hierarchy(const sla_allocator *a, dsaamg *H)
     sla__free(a, H->bg);
     sla__free(a, H->xg);
     sla__free(a, H->d0);
-    sla__free(a, H->dh);
+    sla__free(a, H->vh);
     int reuse = H->reuse;
     double theta = H->theta;
     sla_allocator al = H->alloc;
@@ -321,6 +321,35 @@ static void dsaamg_destroy(sla__pc *pc)
 }
 
 /* The hierarchy (collective; agreed status). */
+/* saamg_reuse = hierarchy: H->vh = this rank's entries of D (its diagonal
+ * block, then its off-block part) in bfloat16, the values the coarse
+ * levels are computed from. */
+static sla_status take_vals(sla_ctx *ctx, dsaamg *H, sla_dist_matrix *D)
+{
+    sla_int nd = D->diag->nnz, no = D->offd ? D->offd->nnz : 0;
+    if (!H->vh) H->vh = sla__malloc(&H->alloc, (size_t)(nd + no + 1), sizeof *H->vh);
+    if (!H->vh) return nomem(ctx, D, 0);
+    const double *vd = D->diag->values, *vo = no ? D->offd->values : NULL;
+    for (sla_int k = 0; k < nd; k++) H->vh[k] = sla__bf16_pack(vd[k]);
+    for (sla_int k = 0; k < no; k++) H->vh[nd + k] = sla__bf16_pack(vo[k]);
+    return SLA_OK;
+}
+
+/* The largest relative change |a - v| / |v| of this rank's entries of D
+ * against H->vh (NaN, or a zero that is no longer zero: infinite). */
+static double vals_moved(const dsaamg *H, const sla_dist_matrix *D)
+{
+    sla_int nd = D->diag->nnz, no = D->offd ? D->offd->nnz : 0;
+    double worst = 0.0;
+    for (sla_int k = 0; k < nd + no; k++) {
+        double a = k < nd ? ((const double *)D->diag->values)[k] : ((const double *)D->offd->values)[k - nd];
+        double v = sla__bf16_value(H->vh[k]), d = fabs(a - v);
+        double q = d == 0.0 ? 0.0 : d / fabs(v);
+        worst = q <= worst ? worst : (q == q ? q : INFINITY);
+    }
+    return worst;
+}
+
 static sla_status build(sla_ctx *ctx, dsaamg *H, sla_dist_matrix *D)
 {
     const sla_allocator *a = &H->alloc; /* the preconditioner's: it frees them */
@@ -396,6 +425,7 @@ static sla_status build(sla_ctx *ctx, dsaamg *H, sla_dist_matrix *D)
     }
     int lc = H->nlev - 1;
     if (H->dl[lc].A->n <= SAAMG_DENSE_MAX) st = sla__dsa_gather_dense(ctx, H, lc);
+    if (!st && H->reuse == 3) st = sla__dist_agree(ctx, D->comm, take_vals(ctx, H, D));
 out:
     sla__free(a, agg);
     return st;
@@ -429,9 +459,6 @@ static sla_status renumber(sla_ctx *ctx, dsaamg *H, double *drift)
         H->d0 = sla__malloc(a, (size_t)D->nlocal, sizeof *H->d0);
         if (!H->d0) st = nomem(ctx, D, 0);
         for (sla_int i = 0; !st && i < D->nlocal; i++) H->d0[i] = (float)(1.0 / L0->dinv[i]);
-        if (!st && hier && !(H->dh = sla__malloc(a, (size_t)D->nlocal, sizeof *H->dh)))
-            st = nomem(ctx, D, 0);
-        if (!st && hier) memcpy(H->dh, H->d0, (size_t)D->nlocal * sizeof *H->dh);
     }
     if ((st = sla__dist_agree(ctx, D->comm, st))) return st;
     for (int l = 0; l < H->nlev; l++) {
@@ -448,20 +475,22 @@ static sla_status renumber(sla_ctx *ctx, dsaamg *H, double *drift)
         }
         if ((st = sla__dist_agree(ctx, A->comm, st))) return st;
         if (l == 0) { /* the drift guard; hierarchy: how far A moved from the coarse levels' values */
-            double worst[2] = {1.0, 1.0}, all[2];
+            double worst[2] = {1.0, 0.0}, all[2];
             for (sla_int i = 0; i < A->nlocal; i++) {
                 double q = (double)H->d0[i] * L->dinv[i]; /* old / new */
                 q = q >= 1.0 ? q : 1.0 / q;
                 if (!(q <= worst[0])) worst[0] = q;
-                q = hier && H->dh ? (double)H->dh[i] * L->dinv[i] : 1.0;
-                q = q >= 1.0 ? q : 1.0 / q;
-                if (!(q <= worst[1])) worst[1] = q;
             }
+            if (hier) worst[1] = H->vh ? vals_moved(H, A) : INFINITY;
             int rc = MPI_Allreduce(worst, all, 2, MPI_DOUBLE, MPI_MAX, A->comm);
             if (rc) return sla__mpi_error(ctx, rc, "distributed saamg: refresh");
             *drift = all[0];
             if (!(all[0] <= SAAMG_DRIFT)) return SLA_OK;
             H->kept = hier ? all[1] : 0.0;
+            if (hier && !(all[1] <= SAAMG_DRIFT - 1.0)) { /* an entry turned: rebuild */
+                *drift = INFINITY;
+                return SLA_OK;
+            }
             if (hier && !(all[1] <= SAAMG_KEEP)) hier = false;
         }
         if (l == H->nlev - 1 || hier) break; /* hierarchy: the coarse levels kept */
@@ -477,14 +506,15 @@ static sla_status renumber(sla_ctx *ctx, dsaamg *H, double *drift)
         st = sla__dsa_gather_dense(ctx, H, H->nlev - 1);
     }
     if (!st && H->reuse == 3) /* the values the coarse levels now come from */
-        for (sla_int i = 0; i < D->nlocal; i++) H->dh[i] = (float)(1.0 / L0->dinv[i]);
+        st = sla__dist_agree(ctx, D->comm, take_vals(ctx, H, D));
     return st;
 }
 
 /* pc->refresh (A and ib unused: the values are D's). The symmetry is
  * checked again; saamg_reuse = interpolation keeps P (renumber), hierarchy
- * every coarse level (renumber on level 0 only), full or none rebuild. A failed refresh leaves the identity and the next one
- * rebuilds. */
+ * every coarse level (renumber on level 0 only; an entry moved by more
+ * than SAAMG_DRIFT - 1 rebuilds), full or none rebuild. A failed refresh
+ * leaves the identity and the next one rebuilds. */
 static sla_status dsaamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, sla_int ib)
 {
     (void)A;
@@ -496,9 +526,10 @@ static sla_status dsaamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A,
     H->rc = 0;
     sla_status st = check_symmetric(ctx, D);
     bool keep = !st && (H->reuse == 0 || H->reuse == 3) && !H->stale && H->nlev > 0;
-    double drift = 1.0;
+    double drift = 1.0, kept = 0.0;
     if (keep) {
         st = renumber(ctx, H, &drift);
+        kept = H->kept;
         if (!st && !(drift <= SAAMG_DRIFT)) keep = false;
     }
     if (!st && !keep) {
@@ -514,16 +545,18 @@ static sla_status dsaamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A,
         return st;
     }
     char extra[120] = "";
-    if (drift == INFINITY)
+    if (drift == INFINITY && H->reuse == 3 && !(kept <= SAAMG_DRIFT - 1.0))
+        snprintf(extra, sizeof extra, "; refresh rebuilt it (an entry moved by %.3g %%)", 100.0 * kept);
+    else if (drift == INFINITY)
         snprintf(extra, sizeof extra, "; refresh rebuilt it (a coarse pattern changed)");
     else if (!(drift <= SAAMG_DRIFT))
         snprintf(extra, sizeof extra, "; refresh rebuilt it (a diagonal entry moved by a factor %.3g)", drift);
     else if (keep && H->reuse == 3 && H->kept <= SAAMG_KEEP)
-        snprintf(extra, sizeof extra, "; refresh kept the coarse levels (every a_ii within a factor %.3g)",
-                 H->kept);
+        snprintf(extra, sizeof extra, "; refresh kept the coarse levels (every entry within %.3g %%)",
+                 100.0 * H->kept);
     else if (keep && H->reuse == 3)
-        snprintf(extra, sizeof extra, "; refresh recomputed the coarse levels (an a_ii moved by %.3g)",
-                 H->kept);
+        snprintf(extra, sizeof extra, "; refresh recomputed the coarse levels (an entry moved by %.3g %%)",
+                 100.0 * H->kept);
     else if (keep)
         snprintf(extra, sizeof extra, "; refreshed with the set-up's prolongators");
     set_note(pc, H, D, extra);

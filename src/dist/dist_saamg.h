@@ -45,10 +45,11 @@ typedef struct dsaamg {
     double theta;          /* saamg_theta: level 0's strength threshold (0: the default) */
     bool stale;            /* a refresh failed: the next one rebuilds */
     float *d0;             /* a_ii of level 0 at the set-up (taken at the first refresh) */
-    float *dh;             /* saamg_reuse = hierarchy: a_ii of level 0 when the coarse levels
-                            * were last computed */
-    double kept;           /* the last refresh (hierarchy): the largest factor an a_ii moved
-                            * by since then (over the ranks) */
+    uint16_t *vh;          /* saamg_reuse = hierarchy: this rank's entries of level 0 (diagonal
+                            * block, then off-block) when the coarse levels were last computed,
+                            * bfloat16 */
+    double kept;           /* the last refresh (hierarchy): the largest relative change of an
+                            * entry since then (over the ranks) */
     bool repattern;        /* a refresh found a coarse pattern changed: it rebuilds */
 } dsaamg;
 

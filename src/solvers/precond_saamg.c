@@ -84,11 +84,13 @@
  *    level 0 (the caller's A, read in place) has the new values, with its
  *    diagonal checks (the cycle stays a symmetric positive definite
  *    preconditioner; stale coarse levels cost iterations, not
- *    correctness). While every a_ii stays within SAAMG_KEEP (1.25) of
- *    its value when the coarse levels were computed; past that the
- *    refresh recomputes them as interpolation does (2 B per row for the
- *    reference). diffusion2d 1e6, kappa changed by <= 1 % per step, 2
- *    threads: refresh 0.016-0.017 s against 0.14 s, the same 17 iterations.
+ *    correctness). While every entry of A stays within SAAMG_KEEP (25 %)
+ *    of its value when the coarse levels were computed; past that the
+ *    refresh recomputes them as interpolation does, and past
+ *    SAAMG_DRIFT - 1 (300 %: the couplings that made the aggregates and P
+ *    may have turned, e.g. an anisotropy at a fixed diagonal) it rebuilds
+ *    (2 B per entry of A for the reference, in bfloat16). diffusion2d 1e6, kappa changed by <= 1 % per step, 2
+ *    threads: refresh 0.018-0.019 s against 0.14 s, the same 17 iterations.
  * The symmetry is checked again (a change rebuilds), and a drift guard
  * rebuilds when some a_ii of A moved by more than SAAMG_DRIFT from the
  * set-up's (a float copy, 4 B per row; the solve's note says so).
@@ -132,10 +134,10 @@ static void free_levels(const sla_allocator *a, saamg *g)
     sla__free(a, g->dense);
     sla__free(a, g->piv);
     sla__free(a, g->d0);
-    sla__free(a, g->dh);
+    sla__free(a, g->vh);
     sla__saamg_split_free(a, &g->split);
     g->d0 = NULL;
-    g->dh = NULL;
+    g->vh = NULL;
     g->dense = NULL;
     g->piv = NULL;
     g->nlev = 0;
@@ -210,57 +212,61 @@ static void set_fine(saamg *g, const sla_matrix *A, sla_int ib)
                       : (const void *)((const double *)A->values + ib * A->nnz);
 }
 
-/* The drift guard's reference: level 0's a_ii at the set-up in bfloat16
- * (the float's top 16 bits, rounded to nearest: within 2^-9 relative,
- * far inside the guard's factor SAAMG_DRIFT; 2 B per unknown, taken at
- * the set-up because dinv does not outlive it). */
-static uint16_t d0_pack(double a)
-{
-    float f = (float)a;
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    u += 0x7fffu + ((u >> 16) & 1u); /* a_ii finite: no NaN to keep */
-    return (uint16_t)(u >> 16);
-}
-
-static double d0_value(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return (double)f;
-}
-
-/* *d = level 0's a_ii (from dinv) in bfloat16. */
+/* *d = level 0's a_ii (from dinv) in bfloat16: the drift guard's
+ * reference (within 2^-9 relative, far inside SAAMG_DRIFT; 2 B per
+ * unknown, taken at the set-up because dinv does not outlive it). */
 static sla_status take_diag(sla_ctx *ctx, const sla_allocator *a, saamg *g, uint16_t **d)
 {
     sla_int n = g->lev[0].n;
     if (!*d) *d = sla__malloc(a, (size_t)(n > 0 ? n : 1), sizeof **d);
     if (!*d) return sla__saamg_nomem(ctx, 0);
-    for (sla_int i = 0; i < n; i++) (*d)[i] = d0_pack(1.0 / g->lev[0].dinv[i]);
+    for (sla_int i = 0; i < n; i++) (*d)[i] = sla__bf16_pack(1.0 / g->lev[0].dinv[i]);
     return SLA_OK;
 }
 
+/* saamg_reuse = hierarchy: g->vh = level 0's entries in bfloat16, the
+ * values the coarse levels are computed from (2 B per entry). */
+static sla_status take_vals(sla_ctx *ctx, const sla_allocator *a, saamg *g, int nt)
+{
+    const sa_level *L = &g->lev[0];
+    sla_int nnz = L->nnz;
+    if (!g->vh) g->vh = sla__malloc(a, (size_t)(nnz > 0 ? nnz : 1), sizeof *g->vh);
+    if (!g->vh) return sla__saamg_nomem(ctx, 0);
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && nnz >= SLA_PAR_MIN)
+    for (sla_int k = 0; k < nnz; k++) g->vh[k] = sla__bf16_pack(AVAL(L, k));
+    return SLA_OK;
+}
+
+/* The largest relative change of an entry of level 0 against g->vh:
+ * max_k |a_k - v_k| / |v_k| (an entry that was 0 and is not: infinite;
+ * NaN counts as infinite). */
+static double vals_moved(const saamg *g, int nt)
+{
+    const sa_level *L = &g->lev[0];
+    sla_int nnz = L->nnz;
+    double worst = 0.0;
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(max : worst) if (nt > 1 && nnz >= SLA_PAR_MIN)
+    for (sla_int k = 0; k < nnz; k++) {
+        double v = sla__bf16_value(g->vh[k]), d = fabs(AVAL(L, k) - v);
+        double q = d == 0.0 ? 0.0 : d / fabs(v);
+        worst = q <= worst ? worst : (q == q ? q : INFINITY);
+    }
+    return worst;
+}
+
 /* The largest factor by which level 0's a_ii (dinv: the new values) moved
- * from the reference d, and from e when not NULL (*we; one pass). NaN
- * counts as infinitely far. */
-static double diag_moved(const saamg *g, const uint16_t *d, const uint16_t *e, double *we, int nt)
+ * from the reference d (NaN counts as infinitely far). */
+static double diag_moved(const saamg *g, const uint16_t *d, int nt)
 {
     const sa_level *L = &g->lev[0];
     sla_int n = L->n;
-    double worst = 1.0, worst_e = 1.0;
-#pragma omp parallel for num_threads(nt) schedule(static) reduction(max : worst, worst_e) if (nt > 1 && n >= SLA_PAR_MIN)
+    double worst = 1.0;
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(max : worst) if (nt > 1 && n >= SLA_PAR_MIN)
     for (sla_int i = 0; i < n; i++) {
-        double q = d0_value(d[i]) * L->dinv[i]; /* old / new */
+        double q = sla__bf16_value(d[i]) * L->dinv[i]; /* old / new */
         q = q >= 1.0 ? q : 1.0 / q;
         worst = q <= worst ? worst : (q == q ? q : INFINITY);
-        if (e) {
-            q = d0_value(e[i]) * L->dinv[i];
-            q = q >= 1.0 ? q : 1.0 / q;
-            worst_e = q <= worst_e ? worst_e : (q == q ? q : INFINITY);
-        }
     }
-    if (we) *we = worst_e;
     return worst;
 }
 
@@ -285,7 +291,7 @@ static sla_status level_done(sla_ctx *ctx, const sla_allocator *a, saamg *g, int
 {
     if (l == 0 && g->reuse != 2) {
         sla_status st = take_diag(ctx, a, g, &g->d0);
-        if (!st && g->reuse == 3) st = take_diag(ctx, a, g, &g->dh);
+        if (!st && g->reuse == 3) st = take_vals(ctx, a, g, sla__threads(ctx));
         if (st) return st;
     }
     if (g->smoother == 0) {
@@ -368,7 +374,7 @@ out:
  * diagonal and its check, for full P re-smoothed on its pattern with the
  * set-up's aggregates and strong entries, the Galerkin product
  * numerically on the coarse pattern; then the coarse factor. hierarchy:
- * level 0 only while its a_ii are within SAAMG_KEEP of the values the
+ * level 0 only while its entries are within SAAMG_KEEP of the values the
  * coarse levels were computed from (g->kept says how far they moved),
  * else as interpolation, and those values become the reference. */
 static sla_status renumber(sla_ctx *ctx, sla__pc *pc, int nt, double *drift)
@@ -384,11 +390,11 @@ static sla_status renumber(sla_ctx *ctx, sla__pc *pc, int nt, double *drift)
         sa_level *L = &g->lev[l];
         if ((st = sla__saamg_set_diag(ctx, a, L, l)) || (st = check_diag(ctx, g, L, l))) goto out;
         if (l == 0) { /* the drift guard: the largest factor a_ii moved by */
-            double moved = INFINITY;
-            *drift = diag_moved(g, g->d0, hier ? g->dh : NULL, &moved, nt);
+            *drift = diag_moved(g, g->d0, nt);
             if (!(*drift <= SAAMG_DRIFT)) goto out;
             if (hier) { /* hierarchy: the coarse levels kept while A stays near their values */
-                g->kept = g->dh ? moved : INFINITY;
+                g->kept = g->vh ? vals_moved(g, nt) : INFINITY;
+                if (!(g->kept <= SAAMG_DRIFT - 1.0)) goto out; /* the caller rebuilds */
                 if (!(g->kept <= SAAMG_KEEP)) hier = false;
             }
         }
@@ -416,7 +422,7 @@ static sla_status renumber(sla_ctx *ctx, sla__pc *pc, int nt, double *drift)
     }
     if (g->dense && (st = sla__saamg_factor_coarse(ctx, a, g, &g->lev[g->nlev - 1]))) goto out;
     if ((st = sla__saamg_smoother_setup(ctx, a, g, nt, g->nlev - 1))) goto out;
-    if (g->reuse == 3) st = take_diag(ctx, a, g, &g->dh); /* the coarse levels' values now */
+    if (g->reuse == 3) st = take_vals(ctx, a, g, nt); /* the coarse levels' values now */
 out:
     sla__free(a, lv);
     return st;
@@ -450,15 +456,20 @@ static sla_status saamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, 
                      "saamg: refresh rebuilt the hierarchy (a diagonal entry moved by a factor %.3g "
                      "since the set-up)", drift);
             keep = false;
+        } else if (st == SLA_OK && g->reuse == 3 && !(g->kept <= SAAMG_DRIFT - 1.0)) {
+            snprintf(pc->note, sizeof pc->note,
+                     "saamg: refresh rebuilt the hierarchy (an entry of A moved by %.3g %% since the "
+                     "coarse levels were computed)", 100.0 * g->kept);
+            keep = false;
         } else if (st == SLA_OK) {
-            if (g->reuse == 3 && g->kept > 0.0 && g->kept <= SAAMG_KEEP)
+            if (g->reuse == 3 && g->kept <= SAAMG_KEEP)
                 snprintf(pc->note, sizeof pc->note,
-                         "saamg: refresh kept the coarse levels (every a_ii within a factor %.3g of "
-                         "their values)", g->kept);
+                         "saamg: refresh kept the coarse levels (every entry of A within %.3g %% of "
+                         "its value when they were computed)", 100.0 * g->kept);
             else if (g->reuse == 3)
                 snprintf(pc->note, sizeof pc->note,
-                         "saamg: refresh recomputed the coarse levels (an a_ii moved by a factor "
-                         "%.3g since they were computed)", g->kept);
+                         "saamg: refresh recomputed the coarse levels (an entry of A moved by %.3g %% "
+                         "since they were computed)", 100.0 * g->kept);
             drop_dinv(&pc->alloc, g);
             pc->apply = sla__saamg_apply;
         }

@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <string.h>
 
 #ifndef SAAMG_THETA
 #define SAAMG_THETA 0.08
@@ -23,10 +24,11 @@
  * 15). */
 #define SAAMG_DRIFT 4.0
 /* saamg_reuse = hierarchy: a refresh keeps the coarse levels while every
- * a_ii of A stays within this factor of its value when they were last
- * computed (the set-up or a refresh that recomputed them); past it the
- * refresh recomputes them as interpolation does. */
-#define SAAMG_KEEP 1.25
+ * entry of A is within this relative change, |a - v| <= SAAMG_KEEP |v|,
+ * of its value v when they were last computed (the set-up or a refresh
+ * that recomputed them); past it the refresh recomputes them as
+ * interpolation does. */
+#define SAAMG_KEEP 0.25
 
 /* Values of P and of the coarse operators. */
 #ifndef SAAMG_REAL
@@ -77,15 +79,34 @@ typedef struct saamg {
     sa_level lev[SAAMG_MAX_LEV];
     uint16_t *d0;        /* saamg_reuse != none: a_ii of A at the set-up, bfloat16 (the
                           * drift guard's reference) */
-    uint16_t *dh;        /* saamg_reuse = hierarchy: a_ii of A when the coarse levels were
-                          * last computed, bfloat16 (SAAMG_KEEP's reference) */
-    double kept;         /* the last refresh (hierarchy): the largest factor an a_ii moved
-                          * by since the coarse levels were computed, or 0 */
+    uint16_t *vh;        /* saamg_reuse = hierarchy: A's entries when the coarse levels were
+                          * last computed, bfloat16 (SAAMG_KEEP's reference; nnz) */
+    double kept;         /* the last refresh (hierarchy): the largest relative change of an
+                          * entry of A since the coarse levels were computed */
     struct sa_split *split; /* gs: the hybrid sweeps' blocks for the last thread count
                           * (made by an apply, under the lock; precond_saamg.c) */
     double *dense;       /* coarsest: factor, column major, or NULL (smoothed only) */
     int *piv;            /* LU pivots, or NULL for Cholesky */
 } saamg;
+
+/* bfloat16 (a float's top 16 bits, rounded to nearest even: within 2^-9
+ * relative): the refresh guards' references. */
+static inline uint16_t sla__bf16_pack(double a)
+{
+    float f = (float)a;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7f800000u) != 0x7f800000u) u += 0x7fffu + ((u >> 16) & 1u); /* inf/NaN kept */
+    return (uint16_t)(u >> 16);
+}
+
+static inline double sla__bf16_value(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return (double)f;
+}
 
 #define AVAL(L, k) ((L)->f32 ? (double)((const float *)(L)->val)[k] : ((const double *)(L)->val)[k])
 
