@@ -206,6 +206,24 @@ static void test_solve(sla_ctx *ctx, sla_matrix *A, const char *name, int min_le
             CHECK_OK(ctx, sla_dist_solver_solve(ctx, Sh, bl, xl, &fk));
             CHECK(nlev == 1 || strstr(fk.note, "kept the coarse levels") != NULL);
             CHECK(fk.iterations == fh.iterations && tu_reldiff(nl, xl, xh) == 0.0);
+            /* one coupling moved by 350 % (the diagonal by 2.2x: within the drift
+             * guard's 4x of the set-up): the couplings turned, a rebuild */
+            int moved = 0, any = 0;
+            for (sla_int i = 0; i < nl; i++)
+                for (sla_int p = lrp[i]; p < lrp[i + 1]; p++) {
+                    sla_int gi = gr[i], gj = perm[lci[p]];
+                    if (gi == gj) vl[p] *= 2.2;
+                    else if ((gi == 0 && gj == 1) || (gi == 1 && gj == 0)) vl[p] *= 4.5, moved = 1;
+                }
+            MPI_Allreduce(&moved, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            CHECK_OK(ctx, sla_dist_matrix_set_values(ctx, D, vl));
+            CHECK_OK(ctx, sla_dist_solver_refresh(ctx, Sh));
+            CHECK_OK(ctx, sla_dist_solver_solve(ctx, Sh, bl, xl, &fk));
+            CHECK(fk.converged);
+            CHECK(nlev == 1 || !any || strstr(fk.note, "refresh rebuilt it (an entry moved by") != NULL);
+            if (rank_ == 0 && nlev > 1)
+                printf("  hierarchy reuse, one coupling moved by 350 %%: %lld iterations; %s\n",
+                       (long long)fk.iterations, fk.note);
             free(xh);
             sla_dist_solver_destroy(&Sh);
             if (rank_ == 0)
