@@ -594,6 +594,37 @@ static void test_reuse_turned(sla_ctx *ctx)
     CHECK(2 * its[1] < its[0]); /* rebuilt for the turned couplings; interpolation kept P */
     sla_matrix_destroy(&A);
     free(ci), free(v), free(b), free(x);
+
+    /* one level (its dense factor is the whole cycle): refactored at every
+     * refresh, so the solve stays exact in one step */
+    sla_matrix *P = NULL, *B = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 20, &P));
+    n = sla_matrix_nrows(P), nnz = sla_matrix_nnz(P);
+    double *w = malloc((size_t)nnz * sizeof *w), *c = malloc((size_t)n * sizeof *c);
+    double *y = calloc((size_t)n, sizeof *y);
+    ci = malloc((size_t)nnz * sizeof *ci);
+    sla_matrix_get_colind(P, ci);
+    memcpy(w, sla_matrix_values(P, 0), (size_t)nnz * sizeof *w);
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, n, n, sla_matrix_rowptr(P), ci, SLA_F64, 1, w, SLA_BORROW, &B));
+    tu_fill(c, n, 9);
+    sla_solver_options o = sa_opts(SLA_METHOD_CG, 1e-10);
+    o.saamg_reuse = 3;
+    sla_solver *S = NULL;
+    sla_solve_info info;
+    CHECK_OK(ctx, sla_solver_create(ctx, B, &o, &S));
+    const sla_int *prp = sla_matrix_rowptr(P);
+    for (sla_int i = 0; i < n; i++) /* D A D, D within 1 +- 0.1 (a stale factor: 5 iterations) */
+        for (sla_int k = prp[i]; k < prp[i + 1]; k++)
+            w[k] *= (1.0 + 0.1 * sin((double)i)) * (1.0 + 0.1 * sin((double)ci[k]));
+    CHECK_OK(ctx, sla_solver_refresh(ctx, S));
+    CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, c, n, y, n, &info));
+    CHECK(info.converged && info.iterations <= 2 && tu_relres(B, 0, c, y, 0) < 1e-10);
+    printf("  one level (poisson2d 20^2), reuse hierarchy, new values: %lld iteration(s)\n",
+           (long long)info.iterations);
+    sla_solver_destroy(&S);
+    sla_matrix_destroy(&B);
+    sla_matrix_destroy(&P);
+    free(ci), free(w), free(c), free(y);
 }
 
 /* 2D Poisson N x N with `shift` subtracted from the diagonal. */

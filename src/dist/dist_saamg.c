@@ -320,7 +320,6 @@ static void dsaamg_destroy(sla__pc *pc)
     pc->fact = NULL;
 }
 
-/* The hierarchy (collective; agreed status). */
 /* saamg_reuse = hierarchy: H->vh = this rank's entries of D (its diagonal
  * block, then its off-block part) in bfloat16, the values the coarse
  * levels are computed from. */
@@ -341,8 +340,9 @@ static double vals_moved(const dsaamg *H, const sla_dist_matrix *D)
 {
     sla_int nd = D->diag->nnz, no = D->offd ? D->offd->nnz : 0;
     double worst = 0.0;
+    const double *vd = D->diag->values, *vo = no ? D->offd->values : NULL;
     for (sla_int k = 0; k < nd + no; k++) {
-        double a = k < nd ? ((const double *)D->diag->values)[k] : ((const double *)D->offd->values)[k - nd];
+        double a = k < nd ? vd[k] : vo[k - nd];
         double v = sla__bf16_value(H->vh[k]), d = fabs(a - v);
         double q = d == 0.0 ? 0.0 : d / fabs(v);
         worst = q <= worst ? worst : (q == q ? q : INFINITY);
@@ -350,6 +350,7 @@ static double vals_moved(const dsaamg *H, const sla_dist_matrix *D)
     return worst;
 }
 
+/* The hierarchy (collective; agreed status). */
 static sla_status build(sla_ctx *ctx, dsaamg *H, sla_dist_matrix *D)
 {
     const sla_allocator *a = &H->alloc; /* the preconditioner's: it frees them */
@@ -454,7 +455,7 @@ static sla_status renumber(sla_ctx *ctx, dsaamg *H, double *drift)
     const sla_allocator *a = &H->alloc; /* the preconditioner's: it frees them */
     sla_status st = SLA_OK;
     sa_level *L0 = &H->g.lev[0];
-    bool hier = H->reuse == 3;
+    bool hier = H->reuse == 3 && H->nlev > 1; /* one level: its gathered factor is refreshed */
     if (!H->d0) { /* the first refresh: dinv still holds the set-up's 1/a_ii */
         H->d0 = sla__malloc(a, (size_t)D->nlocal, sizeof *H->d0);
         if (!H->d0) st = nomem(ctx, D, 0);
@@ -551,10 +552,10 @@ static sla_status dsaamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A,
         snprintf(extra, sizeof extra, "; refresh rebuilt it (a coarse pattern changed)");
     else if (!(drift <= SAAMG_DRIFT))
         snprintf(extra, sizeof extra, "; refresh rebuilt it (a diagonal entry moved by a factor %.3g)", drift);
-    else if (keep && H->reuse == 3 && H->kept <= SAAMG_KEEP)
+    else if (keep && H->reuse == 3 && H->nlev > 1 && H->kept <= SAAMG_KEEP)
         snprintf(extra, sizeof extra, "; refresh kept the coarse levels (every entry within %.3g %%)",
                  100.0 * H->kept);
-    else if (keep && H->reuse == 3)
+    else if (keep && H->reuse == 3 && H->nlev > 1)
         snprintf(extra, sizeof extra, "; refresh recomputed the coarse levels (an entry moved by %.3g %%)",
                  100.0 * H->kept);
     else if (keep)

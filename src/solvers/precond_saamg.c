@@ -89,8 +89,10 @@
  *    refresh recomputes them as interpolation does, and past
  *    SAAMG_DRIFT - 1 (300 %: the couplings that made the aggregates and P
  *    may have turned, e.g. an anisotropy at a fixed diagonal) it rebuilds
- *    (2 B per entry of A for the reference, in bfloat16). diffusion2d 1e6, kappa changed by <= 1 % per step, 2
- *    threads: refresh 0.018-0.019 s against 0.14 s, the same 17 iterations.
+ *    (2 B per entry of A for the reference, in bfloat16). A single level
+ *    (its dense factor) is refactored, as interpolation does. diffusion2d
+ *    1e6, kappa changed by <= 1 % per step, 2 threads: refresh
+ *    0.018-0.019 s against 0.14 s, the same 17 iterations.
  * The symmetry is checked again (a change rebuilds), and a drift guard
  * rebuilds when some a_ii of A moved by more than SAAMG_DRIFT from the
  * set-up's (a float copy, 4 B per row; the solve's note says so).
@@ -383,7 +385,7 @@ static sla_status renumber(sla_ctx *ctx, sla__pc *pc, int nt, double *drift)
     saamg *g = pc->fact;
     sla_status st = SLA_OK;
     double *lv = NULL;
-    bool hier = g->reuse == 3;
+    bool hier = g->reuse == 3 && g->nlev > 1; /* one level: its factor is refreshed */
     *drift = 1.0;
     g->kept = 0.0;
     for (int l = 0; l < g->nlev; l++) {
@@ -462,11 +464,11 @@ static sla_status saamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, 
                      "coarse levels were computed)", 100.0 * g->kept);
             keep = false;
         } else if (st == SLA_OK) {
-            if (g->reuse == 3 && g->kept <= SAAMG_KEEP)
+            if (g->reuse == 3 && g->nlev > 1 && g->kept <= SAAMG_KEEP)
                 snprintf(pc->note, sizeof pc->note,
                          "saamg: refresh kept the coarse levels (every entry of A within %.3g %% of "
                          "its value when they were computed)", 100.0 * g->kept);
-            else if (g->reuse == 3)
+            else if (g->reuse == 3 && g->nlev > 1)
                 snprintf(pc->note, sizeof pc->note,
                          "saamg: refresh recomputed the coarse levels (an entry of A moved by %.3g %% "
                          "since they were computed)", 100.0 * g->kept);
