@@ -397,8 +397,8 @@ class SolveTests(unittest.TestCase):
 
     def test_saamg_reuse_hierarchy(self):
         """saamg_reuse="hierarchy" across value changes of one pattern: the
-        coarse levels kept for a 1 % change, recomputed past 1.25x on the
-        diagonal (the note says which); solutions against SciPy, and the
+        coarse levels kept for a 1 % change, recomputed when an entry moves
+        past 25 % (the note says which); solutions against SciPy, and the
         gradient through the kept hierarchy against dense LAPACK."""
         P = sla.poisson(2, 60)
         v = P.values.detach().clone()
