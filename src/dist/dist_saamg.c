@@ -342,10 +342,8 @@ static double vals_moved(const dsaamg *H, const sla_dist_matrix *D)
     double worst = 0.0;
     const double *vd = D->diag->values, *vo = no ? D->offd->values : NULL;
     for (sla_int k = 0; k < nd + no; k++) {
-        double a = k < nd ? vd[k] : vo[k - nd];
-        double v = sla__bf16_value(H->vh[k]), d = fabs(a - v);
-        double q = d == 0.0 ? 0.0 : d / fabs(v);
-        worst = q <= worst ? worst : (q == q ? q : INFINITY);
+        double q = sla__bf16_moved(k < nd ? vd[k] : vo[k - nd], H->vh[k]);
+        if (q > worst) worst = q;
     }
     return worst;
 }
@@ -448,8 +446,11 @@ static void set_note(sla__pc *pc, const dsaamg *H, const sla_dist_matrix *D, con
  * the kept P (its pattern unchanged: set as values), then the coarse
  * factor again. *drift: the largest factor an a_ii of A moved by since
  * the set-up (the serial drift guard: above SAAMG_DRIFT the caller
- * rebuilds instead). Collective; the status is agreed. */
-static sla_status renumber(sla_ctx *ctx, dsaamg *H, double *drift)
+ * rebuilds instead); *kept (hierarchy): the largest relative change of an
+ * entry since the coarse levels were computed, over the ranks (past
+ * SAAMG_DRIFT - 1 *drift is set infinite: a rebuild). Collective; the
+ * status is agreed. */
+static sla_status renumber(sla_ctx *ctx, dsaamg *H, double *drift, double *kept)
 {
     sla_dist_matrix *D = H->dl[0].A;
     const sla_allocator *a = &H->alloc; /* the preconditioner's: it frees them */
@@ -487,7 +488,7 @@ static sla_status renumber(sla_ctx *ctx, dsaamg *H, double *drift)
             if (rc) return sla__mpi_error(ctx, rc, "distributed saamg: refresh");
             *drift = all[0];
             if (!(all[0] <= SAAMG_DRIFT)) return SLA_OK;
-            H->kept = hier ? all[1] : 0.0;
+            *kept = hier ? all[1] : 0.0;
             if (hier && !(all[1] <= SAAMG_DRIFT - 1.0)) { /* an entry turned: rebuild */
                 *drift = INFINITY;
                 return SLA_OK;
@@ -529,8 +530,7 @@ static sla_status dsaamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A,
     bool keep = !st && (H->reuse == 0 || H->reuse == 3) && !H->stale && H->nlev > 0;
     double drift = 1.0, kept = 0.0;
     if (keep) {
-        st = renumber(ctx, H, &drift);
-        kept = H->kept;
+        st = renumber(ctx, H, &drift, &kept);
         if (!st && !(drift <= SAAMG_DRIFT)) keep = false;
     }
     if (!st && !keep) {
@@ -552,12 +552,12 @@ static sla_status dsaamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A,
         snprintf(extra, sizeof extra, "; refresh rebuilt it (a coarse pattern changed)");
     else if (!(drift <= SAAMG_DRIFT))
         snprintf(extra, sizeof extra, "; refresh rebuilt it (a diagonal entry moved by a factor %.3g)", drift);
-    else if (keep && H->reuse == 3 && H->nlev > 1 && H->kept <= SAAMG_KEEP)
+    else if (keep && H->reuse == 3 && H->nlev > 1 && kept <= SAAMG_KEEP)
         snprintf(extra, sizeof extra, "; refresh kept the coarse levels (every entry within %.3g %%)",
-                 100.0 * H->kept);
+                 100.0 * kept);
     else if (keep && H->reuse == 3 && H->nlev > 1)
         snprintf(extra, sizeof extra, "; refresh recomputed the coarse levels (an entry moved by %.3g %%)",
-                 100.0 * H->kept);
+                 100.0 * kept);
     else if (keep)
         snprintf(extra, sizeof extra, "; refreshed with the set-up's prolongators");
     set_note(pc, H, D, extra);

@@ -48,8 +48,6 @@ typedef struct dsaamg {
     uint16_t *vh;          /* saamg_reuse = hierarchy: this rank's entries of level 0 (diagonal
                             * block, then off-block) when the coarse levels were last computed,
                             * bfloat16 */
-    double kept;           /* the last refresh (hierarchy): the largest relative change of an
-                            * entry since then (over the ranks) */
     bool repattern;        /* a refresh found a coarse pattern changed: it rebuilds */
 } dsaamg;
 

@@ -249,9 +249,8 @@ static double vals_moved(const saamg *g, int nt)
     double worst = 0.0;
 #pragma omp parallel for num_threads(nt) schedule(static) reduction(max : worst) if (nt > 1 && nnz >= SLA_PAR_MIN)
     for (sla_int k = 0; k < nnz; k++) {
-        double v = sla__bf16_value(g->vh[k]), d = fabs(AVAL(L, k) - v);
-        double q = d == 0.0 ? 0.0 : d / fabs(v);
-        worst = q <= worst ? worst : (q == q ? q : INFINITY);
+        double q = sla__bf16_moved(AVAL(L, k), g->vh[k]);
+        if (q > worst) worst = q;
     }
     return worst;
 }
@@ -377,9 +376,9 @@ out:
  * set-up's aggregates and strong entries, the Galerkin product
  * numerically on the coarse pattern; then the coarse factor. hierarchy:
  * level 0 only while its entries are within SAAMG_KEEP of the values the
- * coarse levels were computed from (g->kept says how far they moved),
+ * coarse levels were computed from (*kept: how far they moved),
  * else as interpolation, and those values become the reference. */
-static sla_status renumber(sla_ctx *ctx, sla__pc *pc, int nt, double *drift)
+static sla_status renumber(sla_ctx *ctx, sla__pc *pc, int nt, double *drift, double *kept)
 {
     const sla_allocator *a = &pc->alloc;
     saamg *g = pc->fact;
@@ -387,7 +386,7 @@ static sla_status renumber(sla_ctx *ctx, sla__pc *pc, int nt, double *drift)
     double *lv = NULL;
     bool hier = g->reuse == 3 && g->nlev > 1; /* one level: its factor is refreshed */
     *drift = 1.0;
-    g->kept = 0.0;
+    *kept = 0.0;
     for (int l = 0; l < g->nlev; l++) {
         sa_level *L = &g->lev[l];
         if ((st = sla__saamg_set_diag(ctx, a, L, l)) || (st = check_diag(ctx, g, L, l))) goto out;
@@ -395,9 +394,9 @@ static sla_status renumber(sla_ctx *ctx, sla__pc *pc, int nt, double *drift)
             *drift = diag_moved(g, g->d0, nt);
             if (!(*drift <= SAAMG_DRIFT)) goto out;
             if (hier) { /* hierarchy: the coarse levels kept while A stays near their values */
-                g->kept = g->vh ? vals_moved(g, nt) : INFINITY;
-                if (!(g->kept <= SAAMG_DRIFT - 1.0)) goto out; /* the caller rebuilds */
-                if (!(g->kept <= SAAMG_KEEP)) hier = false;
+                *kept = g->vh ? vals_moved(g, nt) : INFINITY;
+                if (!(*kept <= SAAMG_DRIFT - 1.0)) goto out; /* the caller rebuilds */
+                if (!(*kept <= SAAMG_KEEP)) hier = false;
             }
         }
         if (l == g->nlev - 1 || hier) break;
@@ -451,27 +450,27 @@ static sla_status saamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, 
     pc->note[0] = '\0';
     if (keep && !g->d0) keep = false; /* (taken at every set-up with reuse) */
     if (keep) {
-        double drift = 1.0;
-        st = renumber(ctx, pc, nt, &drift);
+        double drift = 1.0, kept = 0.0;
+        st = renumber(ctx, pc, nt, &drift, &kept);
         if (st == SLA_OK && !(drift <= SAAMG_DRIFT)) {
             snprintf(pc->note, sizeof pc->note,
                      "saamg: refresh rebuilt the hierarchy (a diagonal entry moved by a factor %.3g "
                      "since the set-up)", drift);
             keep = false;
-        } else if (st == SLA_OK && g->reuse == 3 && !(g->kept <= SAAMG_DRIFT - 1.0)) {
+        } else if (st == SLA_OK && g->reuse == 3 && !(kept <= SAAMG_DRIFT - 1.0)) {
             snprintf(pc->note, sizeof pc->note,
                      "saamg: refresh rebuilt the hierarchy (an entry of A moved by %.3g %% since the "
-                     "coarse levels were computed)", 100.0 * g->kept);
+                     "coarse levels were computed)", 100.0 * kept);
             keep = false;
         } else if (st == SLA_OK) {
-            if (g->reuse == 3 && g->nlev > 1 && g->kept <= SAAMG_KEEP)
+            if (g->reuse == 3 && g->nlev > 1 && kept <= SAAMG_KEEP)
                 snprintf(pc->note, sizeof pc->note,
                          "saamg: refresh kept the coarse levels (every entry of A within %.3g %% of "
-                         "its value when they were computed)", 100.0 * g->kept);
+                         "its value when they were computed)", 100.0 * kept);
             else if (g->reuse == 3 && g->nlev > 1)
                 snprintf(pc->note, sizeof pc->note,
                          "saamg: refresh recomputed the coarse levels (an entry of A moved by %.3g %% "
-                         "since they were computed)", 100.0 * g->kept);
+                         "since they were computed)", 100.0 * kept);
             drop_dinv(&pc->alloc, g);
             pc->apply = sla__saamg_apply;
         }

@@ -81,8 +81,6 @@ typedef struct saamg {
                           * drift guard's reference) */
     uint16_t *vh;        /* saamg_reuse = hierarchy: A's entries when the coarse levels were
                           * last computed, bfloat16 (SAAMG_KEEP's reference; nnz) */
-    double kept;         /* the last refresh (hierarchy): the largest relative change of an
-                          * entry of A since the coarse levels were computed */
     struct sa_split *split; /* gs: the hybrid sweeps' blocks for the last thread count
                           * (made by an apply, under the lock; precond_saamg.c) */
     double *dense;       /* coarsest: factor, column major, or NULL (smoothed only) */
@@ -106,6 +104,14 @@ static inline double sla__bf16_value(uint16_t h)
     float f;
     memcpy(&f, &u, sizeof f);
     return (double)f;
+}
+
+/* The relative change |a - v| / |v| of an entry against its bfloat16
+ * reference h (an entry that was 0 and is not, or NaN: infinite). */
+static inline double sla__bf16_moved(double a, uint16_t h)
+{
+    double v = sla__bf16_value(h), d = fabs(a - v), q = d == 0.0 ? 0.0 : d / fabs(v);
+    return q == q ? q : INFINITY;
 }
 
 #define AVAL(L, k) ((L)->f32 ? (double)((const float *)(L)->val)[k] : ((const double *)(L)->val)[k])
