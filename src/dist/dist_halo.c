@@ -69,21 +69,26 @@ void sla__halo_reverse_add(const sla_dist_matrix *D, double *y)
     for (sla_int t = 0; t < m; t++) y[h->send_idx[t]] += h->sendbuf[t]; /* y += P^T g */
 }
 
-/* y += offd * ghost */
-static void offd_add(const sla_dist_matrix *D, double *y, int nt)
+/* y += offd * ghost over the rows that have off-block entries; returns
+ * sum_i x_i (offd * ghost)_i over them (x NULL: 0). */
+static double offd_add(const sla_dist_matrix *D, const double *x, double *y, int nt)
 {
     const sla_matrix *O = D->offd;
-    if (O->nnz == 0) return;
+    if (O->nnz == 0) return 0.0;
     const sla_int *rp = O->rowptr;
-    const int32_t *ci = O->colind;
+    const int32_t *ci = O->colind, *rows = D->orows;
     const double *v = O->values, *g = D->ghostbuf;
-    sla_int n = O->nrows;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && n >= SLA_PAR_MIN)
-    for (sla_int i = 0; i < n; i++) {
+    sla_int m = D->norows;
+    double dot = 0.0;
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : dot) if (nt > 1 && m >= SLA_PAR_MIN)
+    for (sla_int t = 0; t < m; t++) {
+        sla_int i = rows[t];
         double s = 0.0;
         for (sla_int p = rp[i]; p < rp[i + 1]; p++) s += v[p] * g[ci[p]];
         y[i] += s;
+        if (x) dot += x[i] * s;
     }
+    return dot;
 }
 
 int sla__dist_spmv(sla_dist_matrix *D, const double *x, double *y, int nt)
@@ -91,7 +96,20 @@ int sla__dist_spmv(sla_dist_matrix *D, const double *x, double *y, int nt)
     int rc = sla__halo_forward_begin(D, x, D->ghostbuf);
     sla__spmv(D->diag, 0, x, y, nt); /* y = A_dd x_own while the ghosts travel */
     int rc2 = sla__halo_end(D);
-    offd_add(D, y, nt);              /* y += A_do x_ghost */
+    offd_add(D, NULL, y, nt);        /* y += A_do x_ghost */
+    return rc ? rc : rc2;
+}
+
+/* y = A x and this rank's part of x . y in the same passes: the diagonal
+ * block's product with its dot, then the off-block part of the rows that
+ * have one, with theirs (CG's q = A p with p . q; one pass over p and q
+ * less than the product and a dot). */
+int sla__dist_spmv_dot(sla_dist_matrix *D, const double *x, double *y, int nt, double *dot)
+{
+    int rc = sla__halo_forward_begin(D, x, D->ghostbuf);
+    double d = sla__spmv_dot(D->diag, 0, x, y, nt);
+    int rc2 = sla__halo_end(D);
+    *dot = d + offd_add(D, x, y, nt);
     return rc ? rc : rc2;
 }
 

@@ -33,6 +33,9 @@ struct sla_dist_matrix {
     sla_matrix *offd;      /* nlocal x nghost, compressed ghost columns */
     sla_int nghost;
     sla_int *ghosts;       /* nghost global columns, increasing */
+    int32_t *orows;        /* the rows with off-block entries, increasing (norows): the
+                            * products and sweeps visit only these for the ghost part */
+    sla_int norows;
     sla_int *pos;          /* nnz_local: diag position p >= 0, or offd position -1 - p */
     sla_int *global_rows;  /* nlocal original row indices */
     sla_int *src_pos;      /* nnz_local positions in the source CSR (scatter), else NULL */
@@ -82,6 +85,8 @@ void sla__halo_reverse_add(const sla_dist_matrix *D, double *y);
 
 /* The products without argument checks (return an MPI error code). */
 int sla__dist_spmv(sla_dist_matrix *D, const double *x, double *y, int nt);
+/* y = A x, *dot = this rank's part of x . y (the same passes) */
+int sla__dist_spmv_dot(sla_dist_matrix *D, const double *x, double *y, int nt, double *dot);
 int sla__dist_spmv_t(sla_dist_matrix *D, const double *x, double *y, int nt);
 
 /* out[k] = s * a[row_k] * x[col_k] on the local pattern, with the ghost

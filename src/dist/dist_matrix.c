@@ -78,6 +78,7 @@ void sla_dist_matrix_destroy(sla_dist_matrix **Dp)
     sla__free(&a, D->rowptr);
     sla__free(&a, D->colind);
     sla__free(&a, D->ghosts);
+    sla__free(&a, D->orows);
     sla__free(&a, D->pos);
     sla__free(&a, D->global_rows);
     sla__free(&a, D->src_pos);
@@ -305,6 +306,13 @@ static sla_status split_blocks(sla_ctx *ctx, sla_dist_matrix *D, const sla_int *
         sla__free(a, ov);
         goto nomem;
     }
+    const sla_int *op = D->offd->rowptr;
+    D->norows = 0;
+    for (sla_int i = 0; i < nl; i++) D->norows += op[i + 1] > op[i];
+    D->orows = sla__malloc(a, (size_t)(D->norows > 0 ? D->norows : 1), sizeof *D->orows);
+    if (!D->orows) return sla__error(ctx, SLA_ERR_NOMEM, "distributed matrix: out of memory on rank %d", D->rank);
+    for (sla_int i = 0, m = 0; i < nl; i++)
+        if (op[i + 1] > op[i]) D->orows[m++] = (int32_t)i;
     return SLA_OK;
 nomem:
     sla__free(a, drp);

@@ -37,15 +37,21 @@ static inline double row_sub(const sla_int *rp, const int32_t *ci, const double 
 }
 
 /* Backward hybrid Gauss-Seidel: x_i += (b_i - (A_dd x)_i - (A_do g)_i) / a_ii,
- * rows in decreasing order, the ghosts g frozen. */
-static void gs_bwd(const sla_matrix *Dg, const sla_matrix *O, const double *g, const double *b, double *x)
+ * rows in decreasing order, the ghosts g frozen; A_do's rows read only
+ * where they have entries (orows: increasing). */
+static void gs_bwd(const sla_matrix *Dg, const sla_matrix *O, const int32_t *orows, sla_int orows_n,
+                   const double *g, const double *b, double *x)
 {
     const sla_int *rp = Dg->rowptr, *orp = O->rowptr;
     const int32_t *ci = Dg->colind, *oci = O->colind;
     const double *v = Dg->values, *ov = O->values;
+    sla_int o = orows_n - 1;
     for (sla_int i = Dg->nrows - 1; i >= 0; i--) {
         double s = b[i], d;
-        for (sla_int k = orp[i]; k < orp[i + 1]; k++) s -= ov[k] * g[oci[k]];
+        if (o >= 0 && orows[o] == i) { /* the ghost part */
+            for (sla_int k = orp[i]; k < orp[i + 1]; k++) s -= ov[k] * g[oci[k]];
+            o--;
+        }
         s = row_sub(rp, ci, v, x, i, s, &d);
         x[i] += s * (1.0 / d);
     }
@@ -120,40 +126,58 @@ static int presmooth_restrict(dsa_level *d, const double *b, double *x, double *
     sla_int nc = d->nc, n = A->nlocal;
     memset(bc, 0, (size_t)nc * sizeof *bc);
     if (Pc->nghost) memset(g, 0, (size_t)Pc->nghost * sizeof *g);
-#define RROW(i)                                                                            \
+    const int32_t *orows = A->orows;
+    sla_int no = A->norows;
+    /* r_i summed into bc: the upper part of row i, then (ghost) its off-block part */
+#define RROW(i, ghost)                                                                     \
     do {                                                                                   \
         double s_ = 0.0;                                                                   \
         for (sla_int k_ = rp[(i) + 1] - 1; k_ >= rp[i] && ci[k_] > (i); k_--)             \
             s_ -= v[k_] * x[ci[k_]];                                                       \
-        for (sla_int k_ = orp[i]; k_ < orp[(i) + 1]; k_++) s_ -= ov[k_] * gx[oci[k_]];    \
+        if (ghost)                                                                         \
+            for (sla_int k_ = orp[i]; k_ < orp[(i) + 1]; k_++) s_ -= ov[k_] * gx[oci[k_]]; \
         for (sla_int k_ = d->prp[i]; k_ < d->prp[(i) + 1]; k_++) {                         \
             int32_t c_ = d->pci[k_];                                                       \
             if (c_ < nc) bc[c_] += (double)d->pval[k_] * s_;                               \
             else g[c_ - nc] += (double)d->pval[k_] * s_;                                   \
         }                                                                                  \
     } while (0)
-    if (one) {
-        sla_int q = 0;
+    if (one) { /* o: the next row with ghost columns (they wait for the exchange) */
+        sla_int q = 0, o = 0;
         for (sla_int i = 0; i < n; i++) {
             double s = b[i];
             sla_int k = rp[i];
             for (; ci[k] < i; k++) s -= v[k] * x[ci[k]];
             x[i] = s * (1.0 / v[k]);
             for (; q <= i; q++) {
-                if (orp[q] < orp[q + 1]) continue; /* reads ghosts: after the exchange */
+                if (o < no && orows[o] == q) { /* reads ghosts: after the exchange */
+                    o++;
+                    continue;
+                }
                 if (ci[rp[q + 1] - 1] > i) break;
-                RROW(q);
+                RROW(q, false);
             }
         }
-        for (; q < n; q++)
-            if (orp[q] == orp[q + 1]) RROW(q);
+        for (; q < n; q++) {
+            if (o < no && orows[o] == q) {
+                o++;
+                continue;
+            }
+            RROW(q, false);
+        }
     } else {
         gs_fwd0(Dg, b, x);
     }
     int rc = sla__halo_forward_begin(A, x, A->ghostbuf);
     int rc2 = sla__halo_end(A);
-    for (sla_int i = 0; i < n; i++)
-        if (!one || orp[i] < orp[i + 1]) RROW(i);
+    if (one)
+        for (sla_int t = 0; t < no; t++) RROW(orows[t], true);
+    else
+        for (sla_int i = 0, o = 0; i < n; i++) {
+            bool gh = o < no && orows[o] == i;
+            o += gh;
+            RROW(i, gh);
+        }
 #undef RROW
     int rc3 = sla__halo_reverse_begin(Pc, g);
     int rc4 = sla__halo_end(Pc);
@@ -173,7 +197,7 @@ static void post_smooth(dsaamg *H, int l, const double *b, double *x)
     int rc = sla__halo_forward_begin(A, x, A->ghostbuf);
     int rc2 = sla__halo_end(A);
     note_rc(H, rc ? rc : rc2);
-    gs_bwd(A->diag, A->offd, A->ghostbuf, b, x);
+    gs_bwd(A->diag, A->offd, A->orows, A->norows, A->ghostbuf, b, x);
 }
 
 /* The coarsest level: every rank's b gathered, the dense solve
@@ -232,7 +256,7 @@ static int prolong_post_smooth(dsaamg *H, int l, const double *b, const double *
     const sla_int *rp = Dg->rowptr, *orp = O->rowptr;
     const int32_t *ci = Dg->colind, *oci = O->colind;
     const double *v = Dg->values, *ov = O->values, *g = A->ghostbuf;
-    sla_int p = A->nlocal, t = d->nb - 1;
+    sla_int p = A->nlocal, t = d->nb - 1, o = A->norows - 1;
     for (sla_int i = A->nlocal - 1; i >= 0; i--) {
         sla_int first = rp[i] < rp[i + 1] && ci[rp[i]] < i ? ci[rp[i]] : i;
         for (; p > first; p--) {
@@ -244,7 +268,10 @@ static int prolong_post_smooth(dsaamg *H, int l, const double *b, const double *
             PROW(r);
         }
         double s = b[i], dg;
-        for (sla_int k = orp[i]; k < orp[i + 1]; k++) s -= ov[k] * g[oci[k]];
+        if (o >= 0 && A->orows[o] == i) { /* the ghost part */
+            for (sla_int k = orp[i]; k < orp[i + 1]; k++) s -= ov[k] * g[oci[k]];
+            o--;
+        }
         s = row_sub(rp, ci, v, x, i, s, &dg);
         x[i] += s * (1.0 / dg);
     }

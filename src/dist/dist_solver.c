@@ -36,8 +36,14 @@ static void op_apply(void *data, const double *x, double *y, int nt)
 static double op_apply_dot(void *data, const double *x, double *y, int nt)
 {
     dist_op *o = data;
-    op_apply(data, x, y, nt);
-    return sla__dot(o->D->nlocal, x, y, nt); /* local part; CG sums it through allreduce */
+    if (o->transpose) {
+        op_apply(data, x, y, nt);
+        return sla__dot(o->D->nlocal, x, y, nt); /* local part; CG sums it through allreduce */
+    }
+    double dot = 0.0;
+    int rc = sla__dist_spmv_dot(o->D, x, y, nt, &dot);
+    if (rc && !o->rc) o->rc = rc;
+    return dot;
 }
 
 static void op_allreduce(void *comm, double *vals, int count)
