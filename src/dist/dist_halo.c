@@ -115,7 +115,15 @@ int sla__dist_spmv_dot(sla_dist_matrix *D, const double *x, double *y, int nt, d
 
 int sla__dist_spmv_t(sla_dist_matrix *D, const double *x, double *y, int nt)
 {
-    sla__spmv_t(D->offd, 0, x, D->ghostbuf, 1, NULL); /* g = A_do^T x, owed to the ghosts' owners */
+    { /* g = A_do^T x, owed to the ghosts' owners: over the rows with off-block entries */
+        const sla_matrix *O = D->offd;
+        const double *ov = O->values;
+        if (D->nghost) memset(D->ghostbuf, 0, (size_t)D->nghost * sizeof *D->ghostbuf);
+        for (sla_int t = 0; t < D->norows; t++) {
+            sla_int i = D->orows[t];
+            for (sla_int p = O->rowptr[i]; p < O->rowptr[i + 1]; p++) D->ghostbuf[O->colind[p]] += ov[p] * x[i];
+        }
+    }
     int rc = sla__halo_reverse_begin(D, D->ghostbuf);
     bool threaded = D->work && D->work_nt >= nt;
     sla__spmv_t(D->diag, 0, x, y, threaded ? nt : 1, threaded ? D->work : NULL); /* y = A_dd^T x */
