@@ -68,7 +68,7 @@ typedef struct sa_level {
 
 typedef struct saamg {
     int nlev;
-    int reuse;           /* at refresh: 0 interpolation, 1 full, 2 none */
+    int reuse;           /* at refresh: 0 interpolation, 1 full, 2 none, 3 hierarchy */
     int smoother;        /* 0 gs, 1 cheby, 2 spai0 (sla_solver_options.saamg_smoother) */
     double theta0;       /* level 0's strength threshold (sla_solver_options.saamg_theta;
                           * 0: the default) */
