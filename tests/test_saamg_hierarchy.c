@@ -366,6 +366,59 @@ static void test_dpos(sla_ctx *ctx)
     sla_matrix_destroy(&A);
 }
 
+/* P's rows in fixed slots (sa_level.pslots): chosen on 2-D diffusion
+ * with a random kappa (P's row lengths without a pattern), not on 2-D
+ * Poisson; the cycle is the same bit for bit with the slots and with the
+ * loops, on 1, 2 and 3 threads. */
+static void check_pslots(const sla_solver *S, bool expect, const char *what)
+{
+    saamg *g = S->pc[0]->fact;
+    sla_int n = g->lev[0].n;
+    CHECK(g->nlev > 2 && g->lev[0].pslots == expect);
+    double *r = malloc((size_t)n * sizeof *r), *z1 = malloc((size_t)n * sizeof *z1);
+    double *z2 = malloc((size_t)n * sizeof *z2);
+    bool keep[SAAMG_MAX_LEV];
+    int on = 0;
+    for (int l = 0; l < g->nlev; l++) on += keep[l] = g->lev[l].pslots;
+    for (sla_int i = 0; i < n; i++) r[i] = sin(0.37 * (double)i) + 0.5;
+    for (int nt = 1; nt <= 3; nt++) {
+        CHECK(S->pc[0]->apply(S->pc[0], false, r, z1, nt) == SLA_OK);
+        for (int l = 0; l < g->nlev; l++) g->lev[l].pslots = !keep[l];
+        CHECK(S->pc[0]->apply(S->pc[0], false, r, z2, nt) == SLA_OK);
+        for (int l = 0; l < g->nlev; l++) g->lev[l].pslots = keep[l];
+        CHECK(memcmp(z1, z2, (size_t)n * sizeof *z1) == 0);
+    }
+    printf("  %s: %d of %d levels in slots, the cycle bit for bit as with the loops\n", what, on,
+           g->nlev - 1);
+    free(r), free(z1), free(z2);
+}
+
+static void test_pslots(sla_ctx *ctx)
+{
+    printf("P's rows in fixed slots:\n");
+    sla_solver_options o = cg_saamg();
+    sla_int N = 200;
+    double *kappa = malloc((size_t)(N + 1) * (size_t)(N + 1) * sizeof *kappa);
+    uint64_t s = 12345;
+    for (sla_int c = 0; c < (N + 1) * (N + 1); c++) { /* log-uniform in [0.1, 10] */
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        kappa[c] = pow(10.0, (double)(s >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+    }
+    sla_matrix *A = NULL;
+    sla_solver *S = NULL;
+    CHECK_OK(ctx, sla_gen_diffusion2d(ctx, N, kappa, &A));
+    CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+    if (S) check_pslots(S, true, "diffusion2d 200^2, random kappa");
+    sla_solver_destroy(&S);
+    sla_matrix_destroy(&A);
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 200, &A));
+    CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+    if (S) check_pslots(S, false, "poisson2d 200^2");
+    sla_solver_destroy(&S);
+    sla_matrix_destroy(&A);
+    free(kappa);
+}
+
 int main(void)
 {
     sla_ctx *ctx = NULL;
@@ -374,6 +427,7 @@ int main(void)
     test_errors(ctx);
     test_theta(ctx);
     test_dpos(ctx);
+    test_pslots(ctx);
     sla_ctx_destroy(&ctx);
     return tu_finish("test_saamg_hierarchy");
 }

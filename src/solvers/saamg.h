@@ -52,6 +52,8 @@ typedef struct sa_level {
                           * are refused) */
     int32_t *pci;
     sa_real *pval;
+    bool pslots;         /* the cycle takes P's rows of 1 to 4 entries in four fixed slots
+                          * (rows whose lengths vary without a pattern; saamg_cycle.c) */
     double *x, *b;       /* coarse levels: iterate and right-hand side */
     double *r;           /* residual */
     int32_t *agg;        /* saamg_reuse=full: the aggregates (n) and which */
