@@ -419,6 +419,92 @@ static void test_pslots(sla_ctx *ctx)
     free(kappa);
 }
 
+/* saamg_reuse = hierarchy: the apply that forms w = A z in its last pass
+ * gives the plain apply's z bit for bit, A z and the two sums; CG through
+ * it (sla__pc.apply_aw) converges as the plain loop does, forward and
+ * transposed, on 1 to 3 threads; where the pass cannot run (irregular
+ * rows, another smoother) the plain loop runs. */
+static void check_aw(sla_ctx *ctx, const sla_matrix *A, const char *what, bool fused)
+{
+    sla_solver_options o = cg_saamg(), oi = cg_saamg();
+    o.saamg_reuse = 3;
+    o.rtol = oi.rtol = 1e-10;
+    sla_solver *S = NULL, *Si = NULL;
+    CHECK_OK(ctx, sla_solver_create(ctx, A, &o, &S));
+    CHECK_OK(ctx, sla_solver_create(ctx, A, &oi, &Si));
+    if (!S || !Si) goto out;
+    const sla__pc *pc = S->pc[0];
+    CHECK(pc->apply_aw != NULL && Si->pc[0]->apply_aw == NULL);
+    sla_int n = sla_matrix_nrows(A);
+    double *r = malloc((size_t)n * sizeof *r), *z1 = malloc((size_t)n * sizeof *z1);
+    double *z2 = malloc((size_t)n * sizeof *z2), *w = malloc((size_t)n * sizeof *w);
+    double *az = malloc((size_t)n * sizeof *az), *x = malloc((size_t)n * sizeof *x);
+    double *x2 = malloc((size_t)n * sizeof *x2);
+    tu_fill(r, n, 41);
+    for (int nt = 1; nt <= 3; nt++) {
+        double dots[2];
+        sla_status st = pc->apply_aw(pc, false, r, z1, w, dots, nt);
+        CHECK(st == (fused ? SLA_OK : SLA_ERR_UNSUPPORTED));
+        if (st == SLA_OK) {
+            CHECK_OK(ctx, pc->apply(pc, false, r, z2, nt));
+            CHECK(memcmp(z1, z2, (size_t)n * sizeof *z1) == 0);
+            CHECK_OK(ctx, sla_matvec(ctx, A, 0, 1, z1, n, az, n));
+            double dw = 0.0, mw = 0.0, rz = 0.0, zw = 0.0;
+            for (sla_int i = 0; i < n; i++) {
+                dw = fmax(dw, fabs(w[i] - az[i]));
+                mw = fmax(mw, fabs(az[i]));
+                rz += r[i] * z1[i];
+                zw += z1[i] * az[i];
+            }
+            CHECK(dw <= 1e-14 * mw);
+            CHECK(fabs(dots[0] - rz) <= 1e-12 * fabs(rz) && fabs(dots[1] - zw) <= 1e-12 * fabs(zw));
+            if (nt == 2)
+                printf("  %s: |w - A z| / |A z| = %.1e, the sums within %.1e and %.1e\n", what,
+                       dw / mw, fabs(dots[0] - rz) / fabs(rz), fabs(dots[1] - zw) / fabs(zw));
+        }
+        sla_ctx_set_threads(ctx, nt);
+        for (int tr = 0; tr < 2; tr++) {
+            sla_solve_info info, ii;
+            if (tr) {
+                CHECK_OK(ctx, sla_solver_solve_transpose(ctx, S, 0, 1, r, n, x, n, &info));
+                CHECK_OK(ctx, sla_solver_solve_transpose(ctx, Si, 0, 1, r, n, x2, n, &ii));
+            } else {
+                CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, r, n, x, n, &info));
+                CHECK_OK(ctx, sla_solver_solve(ctx, Si, 0, 1, r, n, x2, n, &ii));
+            }
+            double rel = tu_relres(A, 0, r, x, tr);
+            CHECK(info.converged && rel <= 1e-10 && llabs((long long)(info.iterations - ii.iterations)) <= 1);
+            if (nt == 2)
+                printf("  %s, %d threads%s: CG %lld iterations (plain loop %lld), residual %.1e\n",
+                       what, nt, tr ? ", transposed" : "", (long long)info.iterations,
+                       (long long)ii.iterations, rel);
+        }
+        sla_ctx_set_threads(ctx, 0);
+    }
+    free(r), free(z1), free(z2), free(w), free(az), free(x), free(x2);
+out:
+    sla_solver_destroy(&S);
+    sla_solver_destroy(&Si);
+}
+
+static void test_aw(sla_ctx *ctx)
+{
+    printf("CG with A z from the cycle (saamg_reuse = hierarchy):\n");
+    sla_matrix *A = NULL;
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 150, &A));
+    check_aw(ctx, A, "poisson2d 150^2", true);
+    sla_matrix_destroy(&A);
+    CHECK_OK(ctx, sla_gen_aniso2d(ctx, 120, 0.01, &A));
+    check_aw(ctx, A, "aniso2d 120^2", true);
+    sla_matrix_destroy(&A);
+    CHECK_OK(ctx, sla_gen_poisson(ctx, 3, 24, &A));
+    check_aw(ctx, A, "poisson3d 24^3", true);
+    sla_matrix_destroy(&A);
+    CHECK_OK(ctx, sla_gen_random(ctx, 20000, 7, SLA_GEN_SPD, 11, &A));
+    check_aw(ctx, A, "random SPD 20000 x 7 (irregular rows)", false);
+    sla_matrix_destroy(&A);
+}
+
 int main(void)
 {
     sla_ctx *ctx = NULL;
@@ -428,6 +514,7 @@ int main(void)
     test_theta(ctx);
     test_dpos(ctx);
     test_pslots(ctx);
+    test_aw(ctx);
     sla_ctx_destroy(&ctx);
     return tu_finish("test_saamg_hierarchy");
 }

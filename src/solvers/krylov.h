@@ -49,6 +49,14 @@ struct sla__pc {
     void *fact;        /* SSOR / IC(0) / ILU(0) data, owned */
     sla_user_precond user;
     sla_status (*apply)(const sla__pc *pc, bool transpose, const double *r, double *z, int nt);
+    /* Optional (saamg with saamg_reuse = hierarchy): apply, and in its last
+     * pass w = A z with dots = (r.z, z.w) (this process's sums), A being the
+     * matrix whose value array is aw_vals; SLA_ERR_UNSUPPORTED when that
+     * pass cannot run this time (nothing done: use apply). CG uses it when
+     * its operator multiplies by aw_vals (sla__kopts.a_vals). */
+    sla_status (*apply_aw)(const sla__pc *pc, bool transpose, const double *r, double *z, double *w,
+                           double dots[2], int nt);
+    const void *aw_vals;
     void (*destroy)(sla__pc *pc);
     /* Optional: update for new values of the same pattern, reusing what can
      * be reused (e.g. an AMG hierarchy); NULL means rebuild from scratch. */
@@ -147,6 +155,9 @@ typedef struct sla__kopts {
     void *monitor_user;
     sla_int monitor_every;
     double deadline;   /* sla__now() after which the solve stops (0: none) */
+    const void *a_vals; /* the value array the operator multiplies by (a plain CSR
+                         * product), or NULL: CG may then take A z from the
+                         * preconditioner (sla__pc.apply_aw) */
 } sla__kopts;
 
 /* Each method solves A x = b with preconditioner M (may be NULL). They

@@ -302,6 +302,17 @@ static sla_status level_done(sla_ctx *ctx, const sla_allocator *a, saamg *g, int
     return SLA_OK;
 }
 
+/* The cycle ready: pc->apply, and with saamg_reuse = hierarchy (the
+ * training loop's setting) the apply that also forms A z for CG in its
+ * last pass (sla__saamg_apply_aw: CG then keeps two n-vectors more, 16 B
+ * per unknown, and reads A once less per iteration). */
+static void set_apply(sla__pc *pc, const saamg *g)
+{
+    pc->apply = sla__saamg_apply;
+    pc->apply_aw = g->reuse == 3 ? sla__saamg_apply_aw : NULL;
+    pc->aw_vals = g->lev[0].val;
+}
+
 /* The whole hierarchy from the values of A_ib (g's levels empty). */
 static sla_status build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *pc)
 {
@@ -364,7 +375,7 @@ static sla_status build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *
     sa_level *Lc = &g->lev[g->nlev - 1];
     if (Lc->n <= SAAMG_DENSE_MAX && (st = sla__saamg_factor_coarse(ctx, a, g, Lc))) goto out;
     if ((st = sla__saamg_smoother_setup(ctx, a, g, nt, g->nlev - 1))) goto out;
-    pc->apply = sla__saamg_apply;
+    set_apply(pc, g);
 out:
     sla__free(a, agg);
     return st;
@@ -447,6 +458,7 @@ static sla_status saamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, 
         keep = (sym_known || is_symmetric(&g->lev[0], nt)) == g->symmetric;
     }
     pc->apply = NULL;
+    pc->apply_aw = NULL;
     pc->note[0] = '\0';
     if (keep && !g->d0) keep = false; /* (taken at every set-up with reuse) */
     if (keep) {
@@ -472,7 +484,7 @@ static sla_status saamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, 
                          "saamg: refresh recomputed the coarse levels (an entry of A moved by %.3g %% "
                          "since they were computed)", 100.0 * kept);
             drop_dinv(&pc->alloc, g);
-            pc->apply = sla__saamg_apply;
+            set_apply(pc, g);
         }
     }
     if (!keep && st == SLA_OK) {
@@ -483,6 +495,7 @@ static sla_status saamg_refresh(sla_ctx *ctx, sla__pc *pc, const sla_matrix *A, 
     if (st != SLA_OK) {
         free_levels(&pc->alloc, g);
         pc->apply = NULL;
+        pc->apply_aw = NULL;
     }
     return st;
 }

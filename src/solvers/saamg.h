@@ -171,6 +171,12 @@ void sla__saamg_split_free(const sla_allocator *a, struct sa_split **sp);
  * pass per block is the rule (a stencil's level). */
 void sla__saamg_split_two_pass(struct sa_split *sp, bool on);
 sla_status sla__saamg_apply(const sla__pc *pc, bool transpose, const double *r, double *z, int nt);
+/* The apply with w = A z and (r.z, z.w) taken in the backward sweep of
+ * level 0 (sla__pc.apply_aw): the Gauss-Seidel smoother, level 0 with
+ * rows of a stencil's regularity (no dpos) and, with threads, its hybrid
+ * blocks' lists; else SLA_ERR_UNSUPPORTED. */
+sla_status sla__saamg_apply_aw(const sla__pc *pc, bool transpose, const double *r, double *z,
+                               double *w, double dots[2], int nt);
 
 /* saamg_smooth.c */
 void sla__saamg_cheby(const sa_level *L, const double *b, double *x, double *r, double *d, bool zero,

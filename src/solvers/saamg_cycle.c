@@ -51,48 +51,12 @@
  * 38.6 -> 33.5 (2 threads over 1 thread: 1.88x, 1.94x, 1.63x); 1 thread
  * CPU 29.1 -> 28.7, 48.3 -> 47.6, 56.3 -> 54.7; the same iterations. */
 #include "saamg.h"
+#include "saamg_split.h"
 
 #include <pthread.h>
 #include <string.h>
 
 /* ---- kernels --------------------------------------------------------------- */
-
-/* One hybrid Gauss-Seidel block: rows [lo, hi), and the x it reads
- * outside them, from before the sweep: at the sorted columns hj (nh of
- * them) the values hx, or all of x in full (n entries; NULL when the
- * block reads its own rows only, as a serial sweep does). */
-typedef struct sa_halo {
-    sla_int lo, hi, nh;
-    const int32_t *hj;
-    double *hx;
-    const double *full;
-} sa_halo;
-
-/* Level l's hybrid blocks for one thread count (levels of at least
- * SLA_PAR_MIN rows that have a P), and what the threaded restriction
- * needs: the coarse rows that the P rows of more than one block reach
- * (bitmap sbit, sorted list sj of ns), where each block sums into its own
- * acc (ns entries per block) and the sums are added in block order; every
- * other coarse row is written by one block only. full (n; only when the
- * lists would take more than n doubles): r stored and restricted
- * serially, then the copy of x, as the sweeps did before the lists. */
-typedef struct sa_hyb {
-    sa_halo *h; /* nt blocks, NULL: the level runs serially */
-    int32_t *hj;
-    double *hx, *full;
-    uint64_t *sbit;
-    int32_t *srank; /* per word of sbit: the set bits before it (c's place in sj) */
-    int32_t *sj;
-    sla_int ns;
-    double *acc;
-    uint64_t *dfr; /* (a level without dpos) the rows that read x outside their block */
-    bool two;      /* two passes even with dfr (sla__saamg_split_two_pass: tests) */
-} sa_hyb;
-
-struct sa_split {
-    int nt;
-    sa_hyb lev[SAAMG_MAX_LEV];
-};
 
 /* The position of j in the sorted a[0..n) (j is there). */
 static inline sla_int find_sorted(const int32_t *a, sla_int n, sla_int j)
@@ -104,28 +68,6 @@ static inline sla_int find_sorted(const int32_t *a, sla_int n, sla_int j)
         else hi = m;
     }
     return lo;
-}
-
-static inline int ctz64(uint64_t u) /* u != 0 */
-{
-#if defined(__GNUC__)
-    return __builtin_ctzll(u);
-#else
-    int c = 0;
-    for (; !(u & 1); u >>= 1) c++;
-    return c;
-#endif
-}
-
-static inline int pop64(uint64_t u)
-{
-#if defined(__GNUC__)
-    return __builtin_popcountll(u);
-#else
-    int c = 0;
-    for (; u; u &= u - 1) c++;
-    return c;
-#endif
 }
 
 /* x_j outside the block (from before the sweep) */
@@ -353,14 +295,27 @@ static inline void restrict_add(const sa_hyb *H, double *acc, double *bc, sla_in
      * column up, so the correction runs ahead of the sweep down to that   \
      * column (p: rows >= p corrected; H's x is corrected already): the    \
      * same operations in the same order as prolong, then the sweep. */    \
+    /* (w != NULL: also w = A x on the block's rows that read no x outside \
+     * it (dfr: the others; NULL serially), each as soon as the sweep has  \
+     * passed its first column, and dots += (b.x, x.w) over them: see      \
+     * sla__saamg_apply_aw) */                                             \
+    static inline double row_dot_##S(sla_int k, sla_int e, const int32_t *ci, const T *v,    \
+                                     const double *x)                                         \
+    {                                                                                         \
+        double s = 0.0;                                                                       \
+        for (; k < e; k++) s += (double)v[k] * x[ci[k]];                                      \
+        return s;                                                                             \
+    }                                                                                         \
     static inline void gsb_rows_##S(const sa_level *L, const T *v, const double *b, double *x, \
-                                    const double *xc, const sa_halo *H, bool out)             \
+                                    const double *xc, const sa_halo *H, bool out, double *w,  \
+                                    const uint64_t *dfr, double *dots)                        \
     {                                                                                         \
         const sla_int *rp = L->rp;                                                            \
         const int32_t *ci = L->ci, *prp = L->prp, *pci = L->pci;                              \
         const sa_real *pv = L->pval;                                                          \
-        sla_int lo = H->lo, hi = H->hi, p = xc ? hi : lo;                                     \
+        sla_int lo = H->lo, hi = H->hi, p = xc ? hi : lo, qw = hi - 1;                        \
         int32_t lim = xc ? prow_lim(L) : -1;                                                  \
+        double bx = 0.0, xw = 0.0;                                                            \
         for (sla_int i = hi - 1; i >= lo; i--) {                                              \
             sla_int k = rp[i], e = rp[i + 1];                                                 \
             for (sla_int first = ci[k] < i ? (ci[k] > lo ? ci[k] : lo) : i; p > first; p--) \
@@ -375,15 +330,51 @@ static inline void restrict_add(const sa_hyb *H, double *acc, double *bc, sla_in
                     s -= (double)v[k] * (j >= lo && j < hi ? x[j] : halo_x(H, j));            \
                 }                                                                             \
             x[i] += s * (1.0 / d);                                                            \
+            if (!w) continue;                                                                 \
+            bx += b[i] * x[i];                                                                \
+            for (; qw >= i; qw--) {                                                           \
+                if (dfr && dfr[qw >> 6] >> (qw & 63) & 1) continue;                           \
+                if (ci[rp[qw]] < i) break;                                                    \
+                w[qw] = row_dot_##S(rp[qw], rp[qw + 1], ci, v, x);                            \
+                xw += x[qw] * w[qw];                                                          \
+            }                                                                                 \
         }                                                                                     \
+        if (!w) return;                                                                       \
+        for (; qw >= lo; qw--)                                                                \
+            if (!dfr || !(dfr[qw >> 6] >> (qw & 63) & 1)) {                                   \
+                w[qw] = row_dot_##S(rp[qw], rp[qw + 1], ci, v, x);                            \
+                xw += x[qw] * w[qw];                                                          \
+            }                                                                                 \
+        dots[0] += bx;                                                                        \
+        dots[1] += xw;                                                                        \
     }                                                                                         \
     /* (a block that reads no x outside itself, as a serial sweep: the    \
      * rows without the test) */                                           \
     static void gsb_blk_##S(const sa_level *L, const T *v, const double *b, double *x,       \
                             const double *xc, const sa_halo *H)                               \
     {                                                                                         \
-        if (!H->full && H->nh == 0) gsb_rows_##S(L, v, b, x, xc, H, false);                   \
-        else gsb_rows_##S(L, v, b, x, xc, H, true);                                           \
+        if (!H->full && H->nh == 0) gsb_rows_##S(L, v, b, x, xc, H, false, NULL, NULL, NULL); \
+        else gsb_rows_##S(L, v, b, x, xc, H, true, NULL, NULL, NULL);                         \
+    }                                                                                         \
+    static void gsbw_blk_##S(const sa_level *L, const T *v, const double *b, double *x,      \
+                             const double *xc, const sa_halo *H, double *w,                   \
+                             const uint64_t *dfr, double *dots)                               \
+    {                                                                                         \
+        if (!H->full && H->nh == 0) gsb_rows_##S(L, v, b, x, xc, H, false, w, dfr, dots);     \
+        else gsb_rows_##S(L, v, b, x, xc, H, true, w, dfr, dots);                             \
+    }                                                                                         \
+    /* w = A x on the rows of [lo, hi) in dfr (every block swept), and    \
+     * dots[1] += their x.w */                                              \
+    static void dfrw_##S(const sa_level *L, const T *v, const double *x, double *w,          \
+                         const uint64_t *dfr, sla_int lo, sla_int hi, double *dots)           \
+    {                                                                                         \
+        double xw = 0.0;                                                                      \
+        for (sla_int q = hi - 1; q >= lo; q--)                                                \
+            if (dfr[q >> 6] >> (q & 63) & 1) {                                                \
+                w[q] = row_dot_##S(L->rp[q], L->rp[q + 1], L->ci, v, x);                      \
+                xw += x[q] * w[q];                                                            \
+            }                                                                                 \
+        dots[1] += xw;                                                                        \
     }
 
 SA_KERNELS(double, d)
@@ -400,6 +391,20 @@ static void gsb_blk(const sa_level *L, const double *b, double *x, const double 
 {
     if (L->f32) gsb_blk_f(L, L->val, b, x, xc, H);
     else gsb_blk_d(L, L->val, b, x, xc, H);
+}
+
+static void gsbw_blk(const sa_level *L, const double *b, double *x, const double *xc, const sa_halo *H,
+                     double *w, const uint64_t *dfr, double *dots)
+{
+    if (L->f32) gsbw_blk_f(L, L->val, b, x, xc, H, w, dfr, dots);
+    else gsbw_blk_d(L, L->val, b, x, xc, H, w, dfr, dots);
+}
+
+static void dfrw(const sa_level *L, const double *x, double *w, const uint64_t *dfr, sla_int lo,
+                 sla_int hi, double *dots)
+{
+    if (L->f32) dfrw_f(L, L->val, x, w, dfr, lo, hi, dots);
+    else dfrw_d(L, L->val, x, w, dfr, lo, hi, dots);
 }
 
 static void resid0_blk(const sa_level *L, const double *x, double *r, double *bc, const sa_hyb *H,
@@ -551,6 +556,50 @@ static void prolong_smooth(const sa_level *L, const sa_hyb *H, const double *b, 
     }
 }
 
+/* The largest thread count of the fused apply (its per-block sums on the
+ * stack). */
+#define SA_AW_MAXT 64
+
+/* prolong_smooth, and w = A x with (b.x, x.w) in the same pass (level 0
+ * of sla__saamg_apply_aw; H: no full copy, and dfr made). Each row's w
+ * is taken right behind the sweep, A's row still in cache, the rows that
+ * read other blocks after every block's sweep; each block's sums, then
+ * the blocks' in order (deterministic for a thread count). */
+static void prolong_smooth_aw(const sa_level *L, const sa_hyb *H, const double *b, double *x,
+                              const double *xc, int nt, double *w, double dots[2])
+{
+    dots[0] = dots[1] = 0.0;
+    if (!H) {
+        sa_halo whole = {0, L->n, 0, NULL, NULL, NULL};
+        gsbw_blk(L, b, x, xc, &whole, w, NULL, dots);
+        return;
+    }
+    int32_t lim = prow_lim(L);
+    double part[2 * SA_AW_MAXT];
+#pragma omp parallel num_threads(nt)
+    {
+#pragma omp for schedule(static, 1)
+        for (int t = 0; t < nt; t++) {
+            const sa_halo *B = &H->h[t];
+            for (sla_int s = 0; s < B->nh; s++) {
+                sla_int j = B->hj[s];
+                B->hx[s] = x[j] + prow_gather(L->pci, L->pval, L->prp[j], L->prp[j + 1], lim, xc);
+            }
+        }
+#pragma omp for schedule(static, 1)
+        for (int t = 0; t < nt; t++) {
+            part[2 * t] = part[2 * t + 1] = 0.0;
+            gsbw_blk(L, b, x, xc, &H->h[t], w, H->dfr, &part[2 * t]);
+        }
+#pragma omp for schedule(static, 1)
+        for (int t = 0; t < nt; t++) dfrw(L, x, w, H->dfr, H->h[t].lo, H->h[t].hi, &part[2 * t]);
+    }
+    for (int t = 0; t < nt; t++) {
+        dots[0] += part[2 * t];
+        dots[1] += part[2 * t + 1];
+    }
+}
+
 static void coarse_solve(const saamg *g, const sa_level *L, const double *b, double *x)
 {
     sla_int n = L->n;
@@ -595,163 +644,6 @@ void sla__saamg_dense_solve(const double *F, const int *piv, sla_int n, double *
             x[i] = s / F[i + i * n];
         }
     }
-}
-
-/* ---- hybrid blocks for a thread count ------------------------------------------ */
-
-static void hyb_free(const sla_allocator *a, sa_hyb *H)
-{
-    sla__free(a, H->h);
-    sla__free(a, H->hj);
-    sla__free(a, H->hx);
-    sla__free(a, H->full);
-    sla__free(a, H->sbit);
-    sla__free(a, H->srank);
-    sla__free(a, H->sj);
-    sla__free(a, H->acc);
-    sla__free(a, H->dfr);
-    memset(H, 0, sizeof *H);
-}
-
-void sla__saamg_split_two_pass(struct sa_split *sp, bool on)
-{
-    for (int l = 0; sp && l < SAAMG_MAX_LEV; l++) sp->lev[l].two = on;
-}
-
-void sla__saamg_split_free(const sla_allocator *a, struct sa_split **sp)
-{
-    if (!*sp) return;
-    for (int l = 0; l < SAAMG_MAX_LEV; l++) hyb_free(a, &(*sp)->lev[l]);
-    sla__free(a, *sp);
-    *sp = NULL;
-}
-
-static sla_int bits_count(const uint64_t *w, size_t nw)
-{
-    sla_int c = 0;
-    for (size_t i = 0; i < nw; i++)
-        for (uint64_t u = w[i]; u; u &= u - 1) c++;
-    return c;
-}
-
-/* The set bits of w, ascending, into out. */
-static void bits_list(const uint64_t *w, size_t nw, int32_t *out)
-{
-    sla_int m = 0;
-    for (size_t i = 0; i < nw; i++)
-        for (uint64_t u = w[i]; u; u &= u - 1) {
-            int b = 0;
-            while (!(u >> b & 1u)) b++;
-            out[m++] = (int32_t)(i * 64 + (size_t)b);
-        }
-}
-
-/* Level L's nt blocks (rows n t / nt ..), the columns each reads outside
- * itself and the coarse rows shared between blocks, from per-block
- * bitmaps over the rows and the coarse rows (transient, nt (n + nc) / 8
- * bytes). The lists take (12 nh + (4 + 8 nt) ns + nc / 8) bytes; when
- * that is more than 8 n (orderings without locality), one vector of n
- * instead (full). */
-static sla_status hyb_build(const sla_allocator *a, const sa_level *L, sla_int nc, int nt, sa_hyb *H)
-{
-    sla_int n = L->n;
-    size_t wn = ((size_t)n + 63) / 64, wc = ((size_t)nc + 63) / 64, per = wn + wc;
-    uint64_t *bits = sla__calloc(a, (size_t)nt * per + wc, sizeof *bits);
-    sla_int *nh = sla__calloc(a, (size_t)nt, sizeof *nh);
-    H->h = sla__calloc(a, (size_t)nt, sizeof *H->h);
-    H->sbit = sla__calloc(a, wc > 0 ? wc : 1, sizeof *H->sbit);
-    if (!L->dpos) H->dfr = sla__calloc(a, wn > 0 ? wn : 1, sizeof *H->dfr);
-    sla_status st = SLA_ERR_NOMEM;
-    if (!bits || !nh || !H->h || !H->sbit || (!L->dpos && !H->dfr)) goto out;
-#pragma omp parallel for num_threads(nt) schedule(static, 1)
-    for (int t = 0; t < nt; t++) {
-        sla_int lo = n * t / nt, hi = n * (t + 1) / nt;
-        uint64_t *hb = bits + (size_t)t * per, *cb = hb + wn;
-        for (sla_int i = lo; i < hi; i++) {
-            sla_int k = L->rp[i], e = L->rp[i + 1];
-            if (k < e && (L->ci[k] < lo || L->ci[e - 1] >= hi)) {
-                if (H->dfr) { /* (a word may hold two blocks' rows) */
-                    uint64_t bit = (uint64_t)1 << (i & 63);
-#pragma omp atomic
-                    H->dfr[i >> 6] |= bit;
-                }
-                for (; k < e; k++) {
-                    sla_int j = L->ci[k];
-                    if (j < lo || j >= hi) hb[j >> 6] |= (uint64_t)1 << (j & 63);
-                }
-            }
-            for (sla_int q = L->prp[i]; q < L->prp[i + 1]; q++)
-                cb[L->pci[q] >> 6] |= (uint64_t)1 << (L->pci[q] & 63);
-        }
-        nh[t] = bits_count(hb, wn);
-        H->h[t] = (sa_halo){lo, hi, 0, NULL, NULL, NULL};
-    }
-    uint64_t *once = bits + (size_t)nt * per;
-    for (int t = 0; t < nt; t++) { /* shared: reached by two blocks or more */
-        const uint64_t *cb = bits + (size_t)t * per + wn;
-        for (size_t i = 0; i < wc; i++) {
-            H->sbit[i] |= once[i] & cb[i];
-            once[i] |= cb[i];
-        }
-    }
-    H->ns = bits_count(H->sbit, wc);
-    double tot = (4.0 + 8.0 * nt) * (double)H->ns + 12.0 * (double)wc;
-    for (int t = 0; t < nt; t++) tot += 12.0 * (double)nh[t];
-    if (tot > 8.0 * (double)n) {
-        sla__free(a, H->sbit);
-        H->sbit = NULL;
-        H->ns = 0;
-        H->full = sla__malloc(a, (size_t)n, sizeof *H->full);
-        if (!H->full) goto out;
-        for (int t = 0; t < nt; t++) H->h[t].full = H->full;
-        st = SLA_OK;
-        goto out;
-    }
-    size_t sum = 0;
-    for (int t = 0; t < nt; t++) sum += (size_t)nh[t];
-    H->hj = sla__malloc(a, sum > 0 ? sum : 1, sizeof *H->hj);
-    H->hx = sla__malloc(a, sum > 0 ? sum : 1, sizeof *H->hx);
-    H->sj = sla__malloc(a, H->ns > 0 ? (size_t)H->ns : 1, sizeof *H->sj);
-    H->acc = sla__malloc(a, H->ns > 0 ? (size_t)H->ns * (size_t)nt : 1, sizeof *H->acc);
-    H->srank = sla__malloc(a, wc > 0 ? wc : 1, sizeof *H->srank);
-    if (!H->hj || !H->hx || !H->sj || !H->acc || !H->srank) goto out;
-    bits_list(H->sbit, wc, H->sj);
-    for (size_t i = 0, r = 0; i < wc; i++) {
-        H->srank[i] = (int32_t)r;
-        r += (size_t)pop64(H->sbit[i]);
-    }
-    size_t at = 0;
-    for (int t = 0; t < nt; t++) {
-        H->h[t].nh = nh[t];
-        H->h[t].hj = H->hj + at;
-        H->h[t].hx = H->hx + at;
-        bits_list(bits + (size_t)t * per, wn, H->hj + at);
-        at += (size_t)nh[t];
-    }
-    st = SLA_OK;
-out:
-    sla__free(a, bits);
-    sla__free(a, nh);
-    if (st != SLA_OK) hyb_free(a, H);
-    return st;
-}
-
-/* The hybrid blocks of every large level for nt threads (Gauss-Seidel
- * smoother), or NULL with *sp when no level is large. */
-static sla_status split_build(const sla_allocator *a, const saamg *g, int nt, struct sa_split **sp)
-{
-    *sp = NULL;
-    if (nt <= 1 || g->nlev < 2 || g->lev[0].n < SLA_PAR_MIN) return SLA_OK;
-    struct sa_split *s = sla__calloc(a, 1, sizeof *s);
-    if (!s) return SLA_ERR_NOMEM;
-    s->nt = nt;
-    for (int l = 0; l < g->nlev - 1; l++)
-        if (g->lev[l].n >= SLA_PAR_MIN && hyb_build(a, &g->lev[l], g->lev[l + 1].n, nt, &s->lev[l])) {
-            sla__saamg_split_free(a, &s);
-            return SLA_ERR_NOMEM;
-        }
-    *sp = s;
-    return SLA_OK;
 }
 
 /* ---- the cycle ----------------------------------------------------------------- */
@@ -844,7 +736,11 @@ bool sla__saamg_alloc_work(const sla_allocator *a, saamg *g)
  * concurrent apply (batched solves run columns on several threads with
  * one preconditioner) gets private ones for the call, as does z == r
  * (and, with nt > 1, its own hybrid blocks). */
-sla_status sla__saamg_apply(const sla__pc *pc, bool transpose, const double *r, double *z, int nt)
+/* One apply; aw != NULL: also aw = A z on level 0 and dots = (r.z,
+ * z.aw), or SLA_ERR_UNSUPPORTED (nothing done) where that pass cannot
+ * run (see sla__saamg_apply_aw). */
+static sla_status apply(const sla__pc *pc, bool transpose, const double *r, double *z, int nt,
+                        double *aw, double dots[2])
 {
     saamg *g = pc->fact;
     if (transpose && !g->symmetric) return SLA_ERR_UNSUPPORTED;
@@ -853,15 +749,24 @@ sla_status sla__saamg_apply(const sla__pc *pc, bool transpose, const double *r, 
     double *block = NULL;
     struct sa_split *mine = NULL;
     bool gs = g->smoother == 0, own = r != z && pthread_mutex_trylock(&g->lock) == 0;
+    if (aw && (!own || !gs || g->nlev < 2 || g->lev[0].dpos || nt > SA_AW_MAXT)) {
+        if (own) pthread_mutex_unlock(&g->lock);
+        return SLA_ERR_UNSUPPORTED;
+    }
     if (own) {
         if (gs && nt > 1 && (!g->split || g->split->nt != nt)) {
             sla__saamg_split_free(&pc->alloc, &g->split);
-            if (split_build(&pc->alloc, g, nt, &g->split)) {
+            if (sla__saamg_split_build(&pc->alloc, g, nt, &g->split)) {
                 pthread_mutex_unlock(&g->lock);
                 return SLA_ERR_NOMEM;
             }
         }
         w.sp = gs && nt > 1 ? g->split : NULL;
+        const sa_hyb *H0 = w.sp && w.sp->lev[0].h ? &w.sp->lev[0] : NULL;
+        if (aw && H0 && (H0->full || !H0->dfr)) {
+            pthread_mutex_unlock(&g->lock);
+            return SLA_ERR_UNSUPPORTED;
+        }
         for (int l = 0; l < g->nlev; l++) {
             w.r[l] = g->lev[l].r;
             w.x[l] = g->lev[l].x;
@@ -874,7 +779,7 @@ sla_status sla__saamg_apply(const sla__pc *pc, bool transpose, const double *r, 
             total += (size_t)g->lev[l].n * ((l > 0 ? 2 : 0) + (!gs && l < g->nlev - 1) +
                                             (g->smoother == 1 && l < g->nlev - 1));
         block = sla__malloc(&pc->alloc, total > 0 ? total : 1, sizeof *block);
-        if (!block || (gs && split_build(&pc->alloc, g, nt, &mine))) {
+        if (!block || (gs && sla__saamg_split_build(&pc->alloc, g, nt, &mine))) {
             sla__free(&pc->alloc, block);
             return SLA_ERR_NOMEM;
         }
@@ -892,9 +797,29 @@ sla_status sla__saamg_apply(const sla__pc *pc, bool transpose, const double *r, 
             if (l > 0) w.x[l] = p, p += n, w.b[l] = p, p += n;
         }
     }
-    cycle(g, &w, 0, r, z, nt);
+    if (aw) { /* cycle() on level 0 with the fused last pass */
+        const sa_level *L = &g->lev[0], *C = &g->lev[1];
+        const sa_hyb *H = w.sp && w.sp->lev[0].h ? &w.sp->lev[0] : NULL;
+        int ntl = H ? w.sp->nt : 1;
+        presmooth_restrict(L, H, r, z, C->n, w.b[1], ntl);
+        cycle(g, &w, 1, w.b[1], w.x[1], nt);
+        prolong_smooth_aw(L, H, r, z, w.x[1], ntl, aw, dots);
+    } else {
+        cycle(g, &w, 0, r, z, nt);
+    }
     if (own) pthread_mutex_unlock(&g->lock);
     sla__saamg_split_free(&pc->alloc, &mine);
     sla__free(&pc->alloc, block);
     return SLA_OK;
+}
+
+sla_status sla__saamg_apply(const sla__pc *pc, bool transpose, const double *r, double *z, int nt)
+{
+    return apply(pc, transpose, r, z, nt, NULL, NULL);
+}
+
+sla_status sla__saamg_apply_aw(const sla__pc *pc, bool transpose, const double *r, double *z,
+                               double *w, double dots[2], int nt)
+{
+    return apply(pc, transpose, r, z, nt, w, dots);
 }

@@ -537,6 +537,15 @@ static sla_status direct_solve(sla_ctx *ctx, const sla_solver *S, sla_int ib, bo
 
 /* One solve of A_ib x = b (or A_ib^T x = b) with nt threads; a Krylov
  * method stops after `budget` iterations when budget > 0. */
+/* Value array ib of a real matrix (the one a CSR product over it reads),
+ * or NULL for complex values. */
+static const void *real_vals(const sla_matrix *K, sla_int ib)
+{
+    if (K->dtype == SLA_F64) return (const double *)K->values + ib * K->nnz;
+    if (K->dtype == SLA_F32) return (const float *)K->values + ib * K->nnz;
+    return NULL;
+}
+
 sla_status sla__solver_solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, bool transpose,
                                  const double *b, double *x, bool use_x0, sla_solve_info *info,
                                  int nt, sla_int budget)
@@ -622,7 +631,8 @@ sla_status sla__solver_solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, 
                      .maxiter = budget > 0 ? budget : S->opts.maxiter, .restart = S->opts.restart, .use_x0 = use_x0, .pc_transpose = transpose,
                      .monitor = S->opts.monitor, .monitor_user = S->opts.monitor_user,
                      .monitor_every = S->opts.monitor_every,
-                     .deadline = S->opts.max_seconds > 0.0 ? t0 + S->opts.max_seconds : 0.0};
+                     .deadline = S->opts.max_seconds > 0.0 ? t0 + S->opts.max_seconds : 0.0,
+                     .a_vals = tr ? NULL : real_vals(S->K, ib)};
     st = sla__krylov_method(S->method)(ctx, &op, S->pc[ib], bk, xk, &ko, info);
     if (st == SLA_NOT_CONVERGED && S->opts.method == SLA_METHOD_AUTO &&
         S->method == SLA_METHOD_CG && info->reason == SLA_DIVERGED_INDEFINITE) {
