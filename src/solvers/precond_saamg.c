@@ -131,6 +131,9 @@ static void free_levels(const sla_allocator *a, saamg *g)
         sla__free(a, L->sm);
         sla__free(a, L->wd);
         sla__free(a, L->dpos);
+        sla__free(a, L->trp);
+        sla__free(a, L->tci);
+        sla__free(a, L->tval);
         memset(L, 0, sizeof *L);
     }
     sla__free(a, g->dense);
@@ -368,6 +371,11 @@ static sla_status build(sla_ctx *ctx, const sla_matrix *A, sla_int ib, sla__pc *
         if ((st = sla__saamg_galerkin(ctx, a, L, l, nagg, g->symmetric, nt, C))) goto out;
         g->nlev = l + 2;
     }
+    for (int l = 0; g->reuse == 3 && g->smoother == 0 && l < g->nlev - 1; l++) /* P^T */
+        if (!sla__saamg_transpose_p(a, &g->lev[l], g->lev[l + 1].n)) {
+            st = sla__saamg_nomem(ctx, l);
+            goto out;
+        }
     if (!sla__saamg_alloc_work(a, g)) {
         st = sla__saamg_nomem(ctx, g->nlev - 1);
         goto out;

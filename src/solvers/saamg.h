@@ -54,6 +54,12 @@ typedef struct sa_level {
     sa_real *pval;
     bool pslots;         /* the cycle takes P's rows of 1 to 4 entries in four fixed slots
                           * (rows whose lengths vary without a pattern; saamg_cycle.c) */
+    /* saamg_reuse = hierarchy, level 0 with Gauss-Seidel: P^T by rows (n_1 + 1
+     * row pointers, P's entry count of columns and values), the restriction
+     * as a gather over the stored residual r (saamg_cycle.c); else NULL */
+    int32_t *trp;
+    int32_t *tci;
+    sa_real *tval;
     double *x, *b;       /* coarse levels: iterate and right-hand side */
     double *r;           /* residual */
     int32_t *agg;        /* saamg_reuse=full: the aggregates (n) and which */
@@ -170,6 +176,9 @@ void sla__saamg_split_free(const sla_allocator *a, struct sa_split **sp);
  * passes (the sweep, then the residuals in row order), also where one
  * pass per block is the rule (a stencil's level). */
 void sla__saamg_split_two_pass(struct sa_split *sp, bool on);
+/* saamg_reuse = hierarchy: level 0's P^T (L->trp, tci, tval) from its P
+ * (nc coarse rows); false: out of memory (nothing kept). */
+bool sla__saamg_transpose_p(const sla_allocator *a, sa_level *L, sla_int nc);
 sla_status sla__saamg_apply(const sla__pc *pc, bool transpose, const double *r, double *z, int nt);
 /* The apply with w = A z and (r.z, z.w) taken in the backward sweep of
  * level 0 (sla__pc.apply_aw): the Gauss-Seidel smoother, level 0 with

@@ -714,3 +714,33 @@ sla_status sla__saamg_factor_coarse(sla_ctx *ctx, const sla_allocator *a, saamg 
     }
     return SLA_OK;
 }
+
+bool sla__saamg_transpose_p(const sla_allocator *a, sa_level *L, sla_int nc)
+{
+    sla_int n = L->n;
+    int32_t nnz = L->prp[n];
+    L->trp = sla__calloc(a, (size_t)nc + 1, sizeof *L->trp);
+    L->tci = sla__malloc(a, nnz > 0 ? (size_t)nnz : 1, sizeof *L->tci);
+    L->tval = sla__malloc(a, nnz > 0 ? (size_t)nnz : 1, sizeof *L->tval);
+    if (!L->trp || !L->tci || !L->tval) {
+        sla__free(a, L->trp);
+        sla__free(a, L->tci);
+        sla__free(a, L->tval);
+        L->trp = L->tci = NULL;
+        L->tval = NULL;
+        return false;
+    }
+    for (int32_t q = 0; q < nnz; q++) L->trp[L->pci[q] + 1]++;
+    for (sla_int c = 0; c < nc; c++) L->trp[c + 1] += L->trp[c];
+    /* rows in increasing order, so each coarse row's entries are sorted by
+     * fine row; the row pointers shifted by one while filling */
+    for (sla_int i = 0; i < n; i++)
+        for (int32_t q = L->prp[i]; q < L->prp[i + 1]; q++) {
+            int32_t at = L->trp[L->pci[q]]++;
+            L->tci[at] = (int32_t)i;
+            L->tval[at] = L->pval[q];
+        }
+    for (sla_int c = nc; c > 0; c--) L->trp[c] = L->trp[c - 1];
+    L->trp[0] = 0;
+    return true;
+}

@@ -229,7 +229,7 @@ static inline void restrict_add(const sa_hyb *H, double *acc, double *bc, sla_in
      * instead of twice), rows in increasing order: the same operations   \
      * in the same order as gs0 then resid0. */                            \
     static void gsr0_all_##S(const sa_level *L, const T *v, const double *b, double *x,      \
-                             double *bc)                                                      \
+                             double *r, double *bc)                                           \
     {                                                                                         \
         const sla_int *rp = L->rp;                                                            \
         const int32_t *ci = L->ci;                                                            \
@@ -240,7 +240,7 @@ static inline void restrict_add(const sa_hyb *H, double *acc, double *bc, sla_in
             for (; ci[k] < i; k++) s -= (double)v[k] * x[ci[k]];                              \
             x[i] = s * (1.0 / (double)v[k]); /* k: the diagonal */                            \
             for (; q <= i && ci[rp[q + 1] - 1] <= i; q++)                                     \
-                resid0_row_##S(L, v, x, NULL, bc, NULL, NULL, 0, q, 1);                       \
+                resid0_row_##S(L, v, x, r, bc, NULL, NULL, 0, q, r ? 0 : 1);                  \
         }                                                                                     \
     }                                                                                         \
     /* The same on one hybrid block of such a level: every row's residual \
@@ -249,12 +249,13 @@ static inline void restrict_add(const sa_hyb *H, double *acc, double *bc, sla_in
      * values are those of two passes; the sums into bc and acc run in     \
      * another order (the deferred rows last). */                          \
     static void gsr0_blk_##S(const sa_level *L, const T *v, const double *b, double *x,      \
-                             double *bc, const sa_hyb *H, double *acc, sla_int lo, sla_int hi) \
+                             double *r, double *bc, const sa_hyb *H, double *acc, sla_int lo, \
+                             sla_int hi)                                                      \
     {                                                                                         \
         const sla_int *rp = L->rp;                                                            \
         const int32_t *ci = L->ci;                                                            \
         const uint64_t *dfr = H->dfr;                                                         \
-        int mode = !H->sbit ? 1 : 2;                                                          \
+        int mode = r ? 0 : !H->sbit ? 1 : 2;                                                  \
         sla_int q = lo;                                                                       \
         for (sla_int i = lo; i < hi; i++) {                                                   \
             double s = b[i];                                                                  \
@@ -265,21 +266,22 @@ static inline void restrict_add(const sa_hyb *H, double *acc, double *bc, sla_in
             for (; q <= i; q++) {                                                             \
                 if (dfr[q >> 6] >> (q & 63) & 1) continue;                                    \
                 if (ci[rp[q + 1] - 1] > i) break;                                             \
-                resid0_row_##S(L, v, x, NULL, bc, H, acc, lo, q, mode);                       \
+                resid0_row_##S(L, v, x, r, bc, H, acc, lo, q, mode);                          \
             }                                                                                 \
         }                                                                                     \
         for (; q < hi; q++)                                                                   \
             if (!(dfr[q >> 6] >> (q & 63) & 1))                                               \
-                resid0_row_##S(L, v, x, NULL, bc, H, acc, lo, q, mode);                       \
+                resid0_row_##S(L, v, x, r, bc, H, acc, lo, q, mode);                          \
     }                                                                                         \
-    static void resid0_dfr_##S(const sa_level *L, const T *v, const double *x, double *bc,  \
-                               const sa_hyb *H, double *acc, sla_int lo, sla_int hi)          \
+    static void resid0_dfr_##S(const sa_level *L, const T *v, const double *x, double *r,   \
+                               double *bc, const sa_hyb *H, double *acc, sla_int lo,          \
+                               sla_int hi)                                                    \
     {                                                                                         \
-        int mode = !H->sbit ? 1 : 2;                                                          \
+        int mode = r ? 0 : !H->sbit ? 1 : 2;                                                  \
         for (sla_int w = lo >> 6; lo < hi && w <= (hi - 1) >> 6; w++)                         \
             for (uint64_t m = H->dfr[w]; m; m &= m - 1) {                                     \
                 sla_int i = w * 64 + ctz64(m);                                                \
-                if (i >= lo && i < hi) resid0_row_##S(L, v, x, NULL, bc, H, acc, lo, i, mode); \
+                if (i >= lo && i < hi) resid0_row_##S(L, v, x, r, bc, H, acc, lo, i, mode);   \
             }                                                                                 \
     }                                                                                         \
     static void resid0_blk_##S(const sa_level *L, const T *v, const double *x, double *r,   \
@@ -414,24 +416,24 @@ static void resid0_blk(const sa_level *L, const double *x, double *r, double *bc
     else resid0_blk_d(L, L->val, x, r, bc, H, acc, lo, hi);
 }
 
-static void gsr0_blk(const sa_level *L, const double *b, double *x, double *bc, const sa_hyb *H,
-                     double *acc, sla_int lo, sla_int hi)
+static void gsr0_blk(const sa_level *L, const double *b, double *x, double *r, double *bc,
+                     const sa_hyb *H, double *acc, sla_int lo, sla_int hi)
 {
-    if (L->f32) gsr0_blk_f(L, L->val, b, x, bc, H, acc, lo, hi);
-    else gsr0_blk_d(L, L->val, b, x, bc, H, acc, lo, hi);
+    if (L->f32) gsr0_blk_f(L, L->val, b, x, r, bc, H, acc, lo, hi);
+    else gsr0_blk_d(L, L->val, b, x, r, bc, H, acc, lo, hi);
 }
 
-static void resid0_dfr(const sa_level *L, const double *x, double *bc, const sa_hyb *H,
+static void resid0_dfr(const sa_level *L, const double *x, double *r, double *bc, const sa_hyb *H,
                        double *acc, sla_int lo, sla_int hi)
 {
-    if (L->f32) resid0_dfr_f(L, L->val, x, bc, H, acc, lo, hi);
-    else resid0_dfr_d(L, L->val, x, bc, H, acc, lo, hi);
+    if (L->f32) resid0_dfr_f(L, L->val, x, r, bc, H, acc, lo, hi);
+    else resid0_dfr_d(L, L->val, x, r, bc, H, acc, lo, hi);
 }
 
-static void gsr0_all(const sa_level *L, const double *b, double *x, double *bc)
+static void gsr0_all(const sa_level *L, const double *b, double *x, double *r, double *bc)
 {
-    if (L->f32) gsr0_all_f(L, L->val, b, x, bc);
-    else gsr0_all_d(L, L->val, b, x, bc);
+    if (L->f32) gsr0_all_f(L, L->val, b, x, r, bc);
+    else gsr0_all_d(L, L->val, b, x, r, bc);
 }
 
 /* bc = P^T r (scatter, serial). */
@@ -441,6 +443,30 @@ void sla__saamg_restrict(const sa_level *L, sla_int nc, const double *r, double 
     for (sla_int i = 0; i < L->n; i++) {
         double ri = r[i];
         for (sla_int k = L->prp[i]; k < L->prp[i + 1]; k++) bc[L->pci[k]] += (double)L->pval[k] * ri;
+    }
+}
+
+/* bc = P^T r as a gather over P^T's rows (L->trp: saamg_reuse =
+ * hierarchy). The scatter over P's rows, with the residual formed in the
+ * same pass, misses a branch on most rows where P's row lengths vary
+ * without a pattern (the prow_gather comment); storing r and gathering
+ * costs an n-vector and P^T (8 B per entry of P: 27 B per unknown on
+ * level 0 of 2-D diffusion) and takes level 0's pre-smoothing with the
+ * restriction on 2-D diffusion 1e6 (random kappa, 2 threads) from
+ * 8.8-9.1 to 6.5-7.0 ms, on 2-D Poisson from 6.2-6.5 to 5.9-6.1 ms; the
+ * training step's solve 0.416-0.424 -> 0.390-0.392 s (level 0 only), and
+ * on every level with a P 2-3 % less again (four interleaved rounds).
+ * Each coarse row's sum in a fixed order: the same for any thread
+ * count. */
+static void restrict_t(const sa_level *L, sla_int nc, const double *r, double *bc, int nt)
+{
+    const int32_t *tp = L->trp, *tc = L->tci;
+    const sa_real *tv = L->tval;
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+    for (sla_int c = 0; c < nc; c++) {
+        double s = 0.0;
+        for (int32_t q = tp[c]; q < tp[c + 1]; q++) s += (double)tv[q] * r[tc[q]];
+        bc[c] = s;
     }
 }
 
@@ -464,44 +490,47 @@ void sla__saamg_restrict(const sa_level *L, sla_int nc, const double *r, double 
  * one kernel for both (dfr NULL serially) cost 1-6 % of the V-cycle on 1
  * and 2 threads (3 interleaved rounds), so they stay two. */
 static void presmooth_restrict(const sa_level *L, const sa_hyb *H, const double *b, double *x,
-                               sla_int nc, double *bc, int nt)
+                               sla_int nc, double *bc, int nt, double *rt)
 {
     sla_int n = L->n;
+    double *rs = L->trp && rt ? rt : NULL; /* r stored, bc gathered through P^T */
     if (!H) {
-        memset(bc, 0, (size_t)nc * sizeof *bc);
-        if (!L->dpos) {
-            gsr0_all(L, b, x, bc);
-            return;
+        if (!rs) memset(bc, 0, (size_t)nc * sizeof *bc);
+        if (!L->dpos) gsr0_all(L, b, x, rs, bc);
+        else {
+            gs0_blk(L, b, x, 0, n);
+            resid0_blk(L, x, rs, bc, NULL, NULL, 0, n);
         }
-        gs0_blk(L, b, x, 0, n);
-        resid0_blk(L, x, NULL, bc, NULL, NULL, 0, n);
+        if (rs) restrict_t(L, nc, rs, bc, 1);
         return;
     }
-    sla_int ns = H->ns;
-    bool one = H->dfr && !H->full && !H->two; /* a stencil's rows, r not stored: one pass per block */
+    sla_int ns = rs ? 0 : H->ns;
+    bool one = H->dfr && !H->full && !H->two; /* a stencil's rows: one pass per block */
 #pragma omp parallel num_threads(nt)
     {
+        if (!rs) {
 #pragma omp for schedule(static)
-        for (sla_int c = 0; c < nc; c++) bc[c] = 0.0;
+            for (sla_int c = 0; c < nc; c++) bc[c] = 0.0;
+        }
         if (one) {
 #pragma omp for schedule(static, 1)
             for (int t = 0; t < nt; t++) {
-                double *acc = H->acc ? H->acc + (size_t)t * ns : NULL;
+                double *acc = H->acc && !rs ? H->acc + (size_t)t * ns : NULL;
                 for (sla_int s = 0; s < ns; s++) acc[s] = 0.0;
-                gsr0_blk(L, b, x, bc, H, acc, H->h[t].lo, H->h[t].hi);
+                gsr0_blk(L, b, x, rs, bc, H, acc, H->h[t].lo, H->h[t].hi);
             }
 #pragma omp for schedule(static, 1)
             for (int t = 0; t < nt; t++)
-                resid0_dfr(L, x, bc, H, H->acc ? H->acc + (size_t)t * ns : NULL, H->h[t].lo,
-                           H->h[t].hi);
+                resid0_dfr(L, x, rs, bc, H, H->acc && !rs ? H->acc + (size_t)t * ns : NULL,
+                           H->h[t].lo, H->h[t].hi);
         } else {
 #pragma omp for schedule(static, 1)
             for (int t = 0; t < nt; t++) gs0_blk(L, b, x, H->h[t].lo, H->h[t].hi);
 #pragma omp for schedule(static, 1)
             for (int t = 0; t < nt; t++) {
-                double *acc = H->acc ? H->acc + (size_t)t * ns : NULL;
+                double *acc = H->acc && !rs ? H->acc + (size_t)t * ns : NULL;
                 for (sla_int s = 0; s < ns; s++) acc[s] = 0.0;
-                resid0_blk(L, x, H->full, bc, H, acc, H->h[t].lo, H->h[t].hi);
+                resid0_blk(L, x, rs ? rs : H->full, bc, H, acc, H->h[t].lo, H->h[t].hi);
             }
         }
 #pragma omp for schedule(static)
@@ -511,7 +540,8 @@ static void presmooth_restrict(const sa_level *L, const sa_hyb *H, const double 
             bc[H->sj[s]] = v;
         }
     }
-    if (H->full) sla__saamg_restrict(L, nc, H->full, bc);
+    if (rs) restrict_t(L, nc, rs, bc, nt);
+    else if (H->full) sla__saamg_restrict(L, nc, H->full, bc);
 }
 
 /* x += P xc; xcopy != NULL: also xcopy = the new x (the same pass). */
@@ -682,7 +712,7 @@ static void cycle(const saamg *g, const sa_work *w, int l, const double *b, doub
     }
     const sa_hyb *H = w->sp && w->sp->lev[l].h ? &w->sp->lev[l] : NULL;
     int ntl = H ? w->sp->nt : 1;
-    presmooth_restrict(L, H, b, x, C->n, w->b[l + 1], ntl);
+    presmooth_restrict(L, H, b, x, C->n, w->b[l + 1], ntl, w->r[l]);
     cycle(g, w, l + 1, w->b[l + 1], w->x[l + 1], nt);
     prolong_smooth(L, H, b, x, w->x[l + 1], ntl);
 }
@@ -722,7 +752,7 @@ bool sla__saamg_alloc_work(const sla_allocator *a, saamg *g)
     for (int l = 0; l < g->nlev && g->nlev > 1; l++) {
         sa_level *L = &g->lev[l];
         L->pslots = l < g->nlev - 1 && L->prp && prow_irregular(L);
-        bool r = g->smoother != 0 && l < g->nlev - 1;
+        bool r = (g->smoother != 0 && l < g->nlev - 1) || L->trp;
         if (r && !L->r && !(L->r = sla__malloc(a, (size_t)L->n, sizeof *L->r))) return false;
         if (l == 0) continue;
         if (!L->x) L->x = sla__malloc(a, (size_t)L->n, sizeof *L->x);
@@ -801,7 +831,7 @@ static sla_status apply(const sla__pc *pc, bool transpose, const double *r, doub
         const sa_level *L = &g->lev[0], *C = &g->lev[1];
         const sa_hyb *H = w.sp && w.sp->lev[0].h ? &w.sp->lev[0] : NULL;
         int ntl = H ? w.sp->nt : 1;
-        presmooth_restrict(L, H, r, z, C->n, w.b[1], ntl);
+        presmooth_restrict(L, H, r, z, C->n, w.b[1], ntl, w.r[0]);
         cycle(g, &w, 1, w.b[1], w.x[1], nt);
         prolong_smooth_aw(L, H, r, z, w.x[1], ntl, aw, dots);
     } else {
