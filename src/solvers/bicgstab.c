@@ -24,16 +24,7 @@ sla_status sla__bicgstab(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const
     bool tr = o->pc_transpose;
     sla_status st = SLA_OK;
 
-    double bnorm = sla__op_nrm2(A, b);
-    double tol = sla__ktol(o, bnorm);
-    double rnorm;
-    if (o->use_x0) {
-        rnorm = sla__true_residual(A, b, x, r);
-    } else {
-        sla__zero(n, x);
-        sla__copy(n, b, r);
-        rnorm = bnorm;
-    }
+    double bnorm, tol, rnorm = sla__kstart(A, o, b, x, r, &bnorm, &tol);
     sla_int it = 0;
     sla_reason stop = SLA_DIVERGED_MAXITER;
     bool restart = true, exact = true, fresh = false; /* fresh: restarted this iteration */

@@ -11,6 +11,43 @@
 
 #include <math.h>
 
+/* After an iteration's update (rnorm: the recursive residual's norm):
+ * NaN, the monitor, and below the tolerance the true residual, into
+ * scratch and then r when it misses it (the loop restarts from there:
+ * convergence is declared on the true residual only). */
+enum { CG_ON, CG_STOP, CG_RESTART };
+
+static int cg_check(const sla__op *A, const sla__kopts *o, const double *b, const double *x,
+                    double *r, double *scratch, sla_int it, double bnorm, double tol, double *rnorm,
+                    bool *exact, sla_reason *stop)
+{
+    if (!isfinite(*rnorm)) {
+        *stop = SLA_DIVERGED_NAN;
+        return CG_STOP;
+    }
+    if (sla__kmonitor(o, it, bnorm > 0 ? *rnorm / bnorm : *rnorm)) {
+        *stop = sla__kstop_reason(o);
+        return CG_STOP;
+    }
+    if (*rnorm > tol) return CG_ON;
+    *rnorm = sla__true_residual(A, b, x, scratch);
+    *exact = true;
+    if (*rnorm <= tol) return CG_STOP;
+    sla__copy(A->n, scratch, r);
+    return CG_RESTART;
+}
+
+/* The end: the true residual unless the last norm was one (into
+ * scratch), the solve's report. */
+static sla_status cg_done(const sla__op *A, const sla__kopts *o, const double *b, const double *x,
+                          double *scratch, sla_int it, double rnorm, double bnorm, bool exact,
+                          sla_reason stop, sla_solve_info *info)
+{
+    if (!exact) rnorm = sla__true_residual(A, b, x, scratch);
+    sla__kinfo_finish(info, it, rnorm, bnorm, o, stop);
+    return info->converged ? SLA_OK : SLA_NOT_CONVERGED;
+}
+
 /* x += a p; r -= a q; returns local r.r */
 static double update_xr(sla_int n, double a, const double *p, const double *q, double *x,
                         double *r, int nt)
@@ -142,16 +179,7 @@ static sla_status cg_aw(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const 
     double *r = work, *p = work + n, *q = work + 2 * n, *z = work + 3 * n, *w = work + 4 * n;
 
     sla_status st = SLA_OK;
-    double bnorm = sla__op_nrm2(A, b);
-    double tol = sla__ktol(o, bnorm);
-    double rnorm;
-    if (o->use_x0) {
-        rnorm = sla__true_residual(A, b, x, r);
-    } else {
-        sla__zero(n, x);
-        sla__copy(n, b, r);
-        rnorm = bnorm;
-    }
+    double bnorm, tol, rnorm = sla__kstart(A, o, b, x, r, &bnorm, &tol);
     sla_int it = 0;
     sla_reason stop = SLA_DIVERGED_MAXITER;
     double sums[2], gamma = 0.0, alpha = 0.0, beta = 0.0;
@@ -186,19 +214,9 @@ static sla_status cg_aw(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const 
         it++;
         exact = false;
         rnorm = sqrt(sums[0]);
-        if (!isfinite(rnorm)) {
-            stop = SLA_DIVERGED_NAN;
-            break;
-        }
-        if (sla__kmonitor(o, it, bnorm > 0 ? rnorm / bnorm : rnorm)) {
-            stop = sla__kstop_reason(o);
-            break;
-        }
-        if (rnorm <= tol) { /* confirm on the true residual, else restart from it */
-            rnorm = sla__true_residual(A, b, x, z);
-            exact = true;
-            if (rnorm <= tol) break;
-            sla__copy(n, z, r);
+        int next = cg_check(A, o, b, x, r, z, it, bnorm, tol, &rnorm, &exact, &stop);
+        if (next == CG_STOP) break;
+        if (next == CG_RESTART) {
             restart = true;
             continue;
         }
@@ -217,10 +235,9 @@ static sla_status cg_aw(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const 
         alpha = gamma_new / pq;
         gamma = gamma_new;
     }
-    if (!exact) rnorm = sla__true_residual(A, b, x, z);
-    sla__kinfo_finish(info, it, rnorm, bnorm, o, stop);
+    st = cg_done(A, o, b, x, z, it, rnorm, bnorm, exact, stop, info);
     sla__free(&al, work);
-    return info->converged ? SLA_OK : SLA_NOT_CONVERGED;
+    return st;
 
 pc_fail:
     sla__free(&al, work);
@@ -248,16 +265,7 @@ sla_status sla__cg(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const doubl
     double *z = has_pc ? q : r;
 
     sla_status st = SLA_OK;
-    double bnorm = sla__op_nrm2(A, b);
-    double tol = sla__ktol(o, bnorm);
-    double rnorm;
-    if (o->use_x0) {
-        rnorm = sla__true_residual(A, b, x, r);
-    } else {
-        sla__zero(n, x);
-        sla__copy(n, b, r);
-        rnorm = bnorm;
-    }
+    double bnorm, tol, rnorm = sla__kstart(A, o, b, x, r, &bnorm, &tol);
     sla_int it = 0;
     sla_reason stop = SLA_DIVERGED_MAXITER;
     double sums[2];
@@ -297,19 +305,9 @@ sla_status sla__cg(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const doubl
         it++;
         exact = false;
         rnorm = sqrt(sums[0]);
-        if (!isfinite(rnorm)) {
-            stop = SLA_DIVERGED_NAN;
-            break;
-        }
-        if (sla__kmonitor(o, it, bnorm > 0 ? rnorm / bnorm : rnorm)) {
-            stop = sla__kstop_reason(o);
-            break;
-        }
-        if (rnorm <= tol) { /* confirm on the true residual, else restart from it */
-            rnorm = sla__true_residual(A, b, x, q);
-            exact = true;
-            if (rnorm <= tol) break;
-            sla__copy(n, q, r);
+        int next = cg_check(A, o, b, x, r, q, it, bnorm, tol, &rnorm, &exact, &stop);
+        if (next == CG_STOP) break;
+        if (next == CG_RESTART) {
             restart = true;
             continue;
         }
@@ -321,10 +319,9 @@ sla_status sla__cg(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const doubl
         sla__xpby(n, z, rz_new / rz, p, nt); /* p = z + beta p */
         rz = rz_new;
     }
-    if (!exact) rnorm = sla__true_residual(A, b, x, q);
-    sla__kinfo_finish(info, it, rnorm, bnorm, o, stop);
+    st = cg_done(A, o, b, x, q, it, rnorm, bnorm, exact, stop, info);
     sla__free(&al, work);
-    return info->converged ? SLA_OK : SLA_NOT_CONVERGED;
+    return st;
 
 pc_fail:
     sla__free(&al, work);

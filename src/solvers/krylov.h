@@ -177,6 +177,10 @@ void sla__kinfo_finish(sla_solve_info *info, sla_int iterations, double res_abs,
                        const sla__kopts *o, sla_reason reason_if_not_converged);
 /* Tolerance max(rtol ||b||, atol). */
 double sla__ktol(const sla__kopts *o, double bnorm);
+/* A solve's start: *bnorm = ||b|| (global), *tol its tolerance; r = b - A x
+ * with use_x0, else x = 0 and r = b. Returns ||r||. */
+double sla__kstart(const sla__op *A, const sla__kopts *o, const double *b, double *x, double *r,
+                   double *bnorm, double *tol);
 /* Call the monitor if due, check the deadline; true means stop, and
  * sla__kstop_reason says why (SLA_DIVERGED_TIME or SLA_DIVERGED_USER). */
 bool sla__kmonitor(const sla__kopts *o, sla_int it, double rel);

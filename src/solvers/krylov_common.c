@@ -24,6 +24,17 @@ double sla__true_residual(const sla__op *A, const double *b, const double *x, do
 
 double sla__ktol(const sla__kopts *o, double bnorm) { return fmax(o->rtol * bnorm, o->atol); }
 
+double sla__kstart(const sla__op *A, const sla__kopts *o, const double *b, double *x, double *r,
+                   double *bnorm, double *tol)
+{
+    *bnorm = sla__op_nrm2(A, b);
+    *tol = sla__ktol(o, *bnorm);
+    if (o->use_x0) return sla__true_residual(A, b, x, r);
+    sla__zero(A->n, x);
+    sla__copy(A->n, b, r);
+    return *bnorm;
+}
+
 void sla__kinfo_finish(sla_solve_info *info, sla_int iterations, double res_abs, double bnorm,
                        const sla__kopts *o, sla_reason reason_if_not_converged)
 {
