@@ -51,7 +51,7 @@ static void test_reference(sla_ctx *ctx)
     printf("against dense LAPACK:\n");
     sla_matrix *A = NULL;
     CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 45, &A)); /* 2025 rows: two levels */
-    sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
+    sla_int n = sla_matrix_nrows(A);
     double *b = malloc((size_t)n * sizeof *b), *x = calloc((size_t)n, sizeof *x);
     double *xr = malloc((size_t)n * sizeof *xr);
     tu_fill(b, n, 5);
@@ -65,14 +65,8 @@ static void test_reference(sla_ctx *ctx)
     CHECK(d < 1e-9);
 
     /* float32 values: the same matrix rounded (exact here: small integers) */
-    float *v = malloc((size_t)nnz * sizeof *v);
-    sla_int *ci = malloc((size_t)nnz * sizeof *ci);
-    const double *av = sla_matrix_values(A, 0);
-    for (sla_int k = 0; k < nnz; k++) v[k] = (float)av[k];
-    sla_matrix_get_colind(A, ci);
-    sla_matrix *F = NULL;
-    CHECK_OK(ctx, sla_matrix_from_csr(ctx, n, n, sla_matrix_rowptr(A), ci, SLA_F32, 1, v,
-                                      SLA_COPY, &F));
+    sla_matrix *F = tu_to_f32(ctx, A);
+    CHECK(F != NULL);
     sla__zero(n, x);
     CHECK_OK(ctx, sla_solve(ctx, F, &o, b, x, &info));
     d = tu_reldiff(n, x, xr);
@@ -84,23 +78,14 @@ static void test_reference(sla_ctx *ctx)
     /* float32 at a larger size: flat iterations too */
     sla_matrix *G = NULL;
     CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 300, &G));
-    sla_int n2 = sla_matrix_nrows(G), nnz2 = sla_matrix_nnz(G);
-    float *v2 = malloc((size_t)nnz2 * sizeof *v2);
-    sla_int *c2 = malloc((size_t)nnz2 * sizeof *c2);
-    for (sla_int k = 0; k < nnz2; k++) v2[k] = (float)((const double *)sla_matrix_values(G, 0))[k];
-    sla_matrix_get_colind(G, c2);
-    CHECK_OK(ctx, sla_matrix_from_csr(ctx, n2, n2, sla_matrix_rowptr(G), c2, SLA_F32, 1, v2,
-                                      SLA_COPY, &F));
+    F = G ? tu_to_f32(ctx, G) : NULL;
+    CHECK(F != NULL);
     sla_solver_options o8 = sa_opts(SLA_METHOD_CG, 1e-8);
     long long i32 = solve_ones(ctx, F, &o8, "poisson2d float32");
     long long i64 = solve_ones(ctx, G, &o8, "poisson2d float64");
     CHECK(i32 == i64);
     sla_matrix_destroy(&F);
     sla_matrix_destroy(&G);
-    free(v2);
-    free(c2);
-    free(v);
-    free(ci);
     free(b);
     free(x);
     free(xr);

@@ -519,19 +519,11 @@ static void test_aw(sla_ctx *ctx)
     check_aw(ctx, A, "poisson3d 24^3", true);
     sla_matrix_destroy(&A);
     CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 150, &A)); /* float32 values: level 0 read as floats */
-    sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
-    float *v32 = malloc((size_t)nnz * sizeof *v32);
-    sla_int *ci = malloc((size_t)nnz * sizeof *ci);
-    const double *v64 = sla_matrix_values(A, 0);
-    for (sla_int k = 0; k < nnz; k++) v32[k] = (float)v64[k];
-    sla_matrix_get_colind(A, ci);
-    sla_matrix *A32 = NULL;
-    CHECK_OK(ctx, sla_matrix_from_csr(ctx, n, n, sla_matrix_rowptr(A), ci, SLA_F32, 1, v32, SLA_COPY,
-                                      &A32));
+    sla_matrix *A32 = tu_to_f32(ctx, A);
+    CHECK(A32 != NULL);
     if (A32) check_aw(ctx, A32, "poisson2d 150^2, float32", true);
     sla_matrix_destroy(&A32);
     sla_matrix_destroy(&A);
-    free(v32), free(ci);
     CHECK_OK(ctx, sla_gen_random(ctx, 20000, 7, SLA_GEN_SPD, 11, &A));
     check_aw(ctx, A, "random SPD 20000 x 7 (irregular rows)", false);
     sla_matrix_destroy(&A);

@@ -47,7 +47,7 @@ static void test_reference(sla_ctx *ctx, int sm)
 {
     sla_matrix *A = NULL;
     CHECK_OK(ctx, sla_gen_poisson(ctx, 2, 45, &A));
-    sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
+    sla_int n = sla_matrix_nrows(A);
     double *b = malloc((size_t)n * sizeof *b), *x = calloc((size_t)n, sizeof *x);
     double *xr = malloc((size_t)n * sizeof *xr);
     tu_fill(b, n, 5);
@@ -56,13 +56,8 @@ static void test_reference(sla_ctx *ctx, int sm)
     CHECK_OK(ctx, sla_solve(ctx, A, &o, b, x, &info));
     CHECK(tu_dense_solve(A, 0, b, xr) == 0);
     double d = tu_reldiff(n, x, xr);
-    float *v = malloc((size_t)nnz * sizeof *v);
-    sla_int *ci = malloc((size_t)nnz * sizeof *ci);
-    const double *av = sla_matrix_values(A, 0);
-    for (sla_int k = 0; k < nnz; k++) v[k] = (float)av[k];
-    sla_matrix_get_colind(A, ci);
-    sla_matrix *F = NULL;
-    CHECK_OK(ctx, sla_matrix_from_csr(ctx, n, n, sla_matrix_rowptr(A), ci, SLA_F32, 1, v, SLA_COPY, &F));
+    sla_matrix *F = tu_to_f32(ctx, A);
+    CHECK(F != NULL);
     double *x2 = calloc((size_t)n, sizeof *x2);
     sla_solve_info i2;
     CHECK_OK(ctx, sla_solve(ctx, F, &o, b, x2, &i2));
@@ -73,8 +68,6 @@ static void test_reference(sla_ctx *ctx, int sm)
     CHECK(info.iterations == i2.iterations);
     sla_matrix_destroy(&F);
     sla_matrix_destroy(&A);
-    free(v);
-    free(ci);
     free(b);
     free(x);
     free(x2);

@@ -138,6 +138,26 @@ static inline double tu_rand(unsigned long long *s)
     return (double)(r >> 11) * (2.0 / 9007199254740992.0) - 1.0;
 }
 
+/* A copy of value array 0 of the real matrix A with float32 values (its
+ * own arrays), or NULL when the creation fails (the status in ctx). */
+static inline sla_matrix *tu_to_f32(sla_ctx *ctx, const sla_matrix *A)
+{
+    sla_int n = sla_matrix_nrows(A), nnz = sla_matrix_nnz(A);
+    float *v = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *v);
+    sla_int *ci = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *ci);
+    sla_matrix *F = NULL;
+    if (v && ci) {
+        const double *av = sla_matrix_values(A, 0);
+        for (sla_int k = 0; k < nnz; k++) v[k] = (float)av[k];
+        sla_matrix_get_colind(A, ci);
+        sla_matrix_from_csr(ctx, n, sla_matrix_ncols(A), sla_matrix_rowptr(A), ci, SLA_F32, 1, v,
+                            SLA_COPY, &F);
+    }
+    free(v);
+    free(ci);
+    return F;
+}
+
 static inline void tu_fill(double *x, long long n, unsigned long long seed)
 {
     unsigned long long s = seed * 0x9E3779B97F4A7C15ULL + 1;
