@@ -6,7 +6,9 @@
  * true residual b - A x: when the recursive residual meets the tolerance
  * and the true one does not, r is replaced by the true residual and the
  * iteration restarts from there. Three n-vectors beside x and b: r, p and
- * one that holds q = A p until r is updated and z = M^-1 r until p is. */
+ * one that holds q = A p until r is updated and z = M^-1 r until p is.
+ * A second loop (cg_aw, below) takes A z from a preconditioner that forms
+ * it in its last pass. */
 #include "krylov.h"
 
 #include <math.h>
