@@ -556,21 +556,33 @@ static void prolong(const sa_level *L, const double *xc, double *x, double *xcop
     }
 }
 
+/* The largest thread count of the fused apply (its per-block sums on the
+ * stack). */
+#define SA_AW_MAXT 64
+
 /* x += P xc and the backward sweep. Serially one pass. Hybrid: first each
  * block's outside x, corrected (the same sums as its owner's), into its
  * list; then the blocks' passes. With full: prolong with the copy, then
- * the blocks' sweeps. */
+ * the blocks' sweeps. w != NULL (level 0 of sla__saamg_apply_aw; H, if
+ * any, has dfr and no full copy): also w = A x with dots = (b.x, x.w) in
+ * the same pass, each row's w right behind the sweep (A's row still in
+ * cache), the rows that read other blocks after every block's sweep; each
+ * block's sums, then the blocks' in order (deterministic for a thread
+ * count). */
 static void prolong_smooth(const sa_level *L, const sa_hyb *H, const double *b, double *x,
-                           const double *xc, int nt)
+                           const double *xc, int nt, double *w, double dots[2])
 {
+    if (w) dots[0] = dots[1] = 0.0;
     if (!H) {
         sa_halo whole = {0, L->n, 0, NULL, NULL, NULL};
-        gsb_blk(L, b, x, xc, &whole);
+        if (w) gsbw_blk(L, b, x, xc, &whole, w, NULL, dots);
+        else gsb_blk(L, b, x, xc, &whole);
         return;
     }
     if (H->full) prolong(L, xc, x, H->full, nt);
     const double *xcb = H->full ? NULL : xc;
     int32_t lim = prow_lim(L);
+    double part[2 * SA_AW_MAXT];
 #pragma omp parallel num_threads(nt)
     {
 #pragma omp for schedule(static, 1)
@@ -582,49 +594,21 @@ static void prolong_smooth(const sa_level *L, const sa_hyb *H, const double *b, 
             }
         }
 #pragma omp for schedule(static, 1)
-        for (int t = 0; t < nt; t++) gsb_blk(L, b, x, xcb, &H->h[t]);
-    }
-}
-
-/* The largest thread count of the fused apply (its per-block sums on the
- * stack). */
-#define SA_AW_MAXT 64
-
-/* prolong_smooth, and w = A x with (b.x, x.w) in the same pass (level 0
- * of sla__saamg_apply_aw; H: no full copy, and dfr made). Each row's w
- * is taken right behind the sweep, A's row still in cache, the rows that
- * read other blocks after every block's sweep; each block's sums, then
- * the blocks' in order (deterministic for a thread count). */
-static void prolong_smooth_aw(const sa_level *L, const sa_hyb *H, const double *b, double *x,
-                              const double *xc, int nt, double *w, double dots[2])
-{
-    dots[0] = dots[1] = 0.0;
-    if (!H) {
-        sa_halo whole = {0, L->n, 0, NULL, NULL, NULL};
-        gsbw_blk(L, b, x, xc, &whole, w, NULL, dots);
-        return;
-    }
-    int32_t lim = prow_lim(L);
-    double part[2 * SA_AW_MAXT];
-#pragma omp parallel num_threads(nt)
-    {
-#pragma omp for schedule(static, 1)
         for (int t = 0; t < nt; t++) {
-            const sa_halo *B = &H->h[t];
-            for (sla_int s = 0; s < B->nh; s++) {
-                sla_int j = B->hj[s];
-                B->hx[s] = x[j] + prow_gather(L->pci, L->pval, L->prp[j], L->prp[j + 1], lim, xc);
+            if (!w) {
+                gsb_blk(L, b, x, xcb, &H->h[t]);
+                continue;
             }
-        }
-#pragma omp for schedule(static, 1)
-        for (int t = 0; t < nt; t++) {
             part[2 * t] = part[2 * t + 1] = 0.0;
             gsbw_blk(L, b, x, xc, &H->h[t], w, H->dfr, &part[2 * t]);
         }
+        if (w) {
 #pragma omp for schedule(static, 1)
-        for (int t = 0; t < nt; t++) dfrw(L, x, w, H->dfr, H->h[t].lo, H->h[t].hi, &part[2 * t]);
+            for (int t = 0; t < nt; t++)
+                dfrw(L, x, w, H->dfr, H->h[t].lo, H->h[t].hi, &part[2 * t]);
+        }
     }
-    for (int t = 0; t < nt; t++) {
+    for (int t = 0; w && t < nt; t++) {
         dots[0] += part[2 * t];
         dots[1] += part[2 * t + 1];
     }
@@ -684,6 +668,7 @@ typedef struct sa_work {
     double *r[SAAMG_MAX_LEV], *x[SAAMG_MAX_LEV], *b[SAAMG_MAX_LEV];
     double *d[SAAMG_MAX_LEV];
     const struct sa_split *sp; /* gs with threads: the hybrid blocks, NULL: serial */
+    double *aw, *dots;         /* sla__saamg_apply_aw: level 0's A z and sums, else NULL */
 } sa_work;
 
 /* x = M^-1 b on level l (x overwritten). */
@@ -714,7 +699,7 @@ static void cycle(const saamg *g, const sa_work *w, int l, const double *b, doub
     int ntl = H ? w->sp->nt : 1;
     presmooth_restrict(L, H, b, x, C->n, w->b[l + 1], ntl, w->r[l]);
     cycle(g, w, l + 1, w->b[l + 1], w->x[l + 1], nt);
-    prolong_smooth(L, H, b, x, w->x[l + 1], ntl);
+    prolong_smooth(L, H, b, x, w->x[l + 1], ntl, l == 0 ? w->aw : NULL, w->dots);
 }
 
 /* The cycle's work vectors, each level its own: x_l and b_l on levels
@@ -827,16 +812,9 @@ static sla_status apply(const sla__pc *pc, bool transpose, const double *r, doub
             if (l > 0) w.x[l] = p, p += n, w.b[l] = p, p += n;
         }
     }
-    if (aw) { /* cycle() on level 0 with the fused last pass */
-        const sa_level *L = &g->lev[0], *C = &g->lev[1];
-        const sa_hyb *H = w.sp && w.sp->lev[0].h ? &w.sp->lev[0] : NULL;
-        int ntl = H ? w.sp->nt : 1;
-        presmooth_restrict(L, H, r, z, C->n, w.b[1], ntl, w.r[0]);
-        cycle(g, &w, 1, w.b[1], w.x[1], nt);
-        prolong_smooth_aw(L, H, r, z, w.x[1], ntl, aw, dots);
-    } else {
-        cycle(g, &w, 0, r, z, nt);
-    }
+    w.aw = aw; /* (the gs cycle; level 0 has a P: checked above) */
+    w.dots = dots;
+    cycle(g, &w, 0, r, z, nt);
     if (own) pthread_mutex_unlock(&g->lock);
     sla__saamg_split_free(&pc->alloc, &mine);
     sla__free(&pc->alloc, block);
