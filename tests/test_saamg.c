@@ -365,6 +365,13 @@ static void test_refresh(sla_ctx *ctx)
     CHECK_OK(ctx, sla_solver_refresh(ctx, S));
     CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &info));
     CHECK(info.converged && strstr(info.note, "rebuilt") == NULL);
+    /* the guard both ways: every entry an eighth (each a_ii down by 8: the
+     * largest old / new, not new / old) rebuilds and names the factor */
+    for (sla_int k = 0; k < nnz; k++) vals[k] *= 0.125;
+    CHECK_OK(ctx, sla_solver_refresh(ctx, S));
+    CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, b, n, x, n, &info));
+    CHECK(info.converged && strstr(info.note, "moved by a factor 8 ") != NULL);
+    printf("  every entry an eighth: %s\n", info.note);
     sla_solver_destroy(&S);
     sla_matrix_destroy(&B);
     sla_matrix_destroy(&A);
@@ -723,6 +730,36 @@ static void test_errors(sla_ctx *ctx)
     CHECK(S == NULL);
     printf("  zero diagonal: %s\n", sla_ctx_message(ctx));
     sla_matrix_destroy(&B);
+    /* the same at a refresh, for each saamg_reuse (interpolation and
+     * hierarchy check level 0's diagonal in their own pass): the row named,
+     * a negative entry there refused as not SPD, good values solved again */
+    double *v2 = malloc((size_t)nnz * sizeof *v2);
+    memcpy(v2, sla_matrix_values(A, 0), (size_t)nnz * sizeof *v2);
+    CHECK_OK(ctx, sla_matrix_from_csr(ctx, n, n, rp, colind, SLA_F64, 1, v2, SLA_BORROW, &B));
+    sla_int d777 = rp[777];
+    while (colind[d777] != 777) d777++;
+    for (int mode = 0; mode < 4; mode++) {
+        sla_solver_options q = sa_opts(SLA_METHOD_CG, 1e-8);
+        q.saamg_reuse = mode;
+        CHECK_OK(ctx, sla_solver_create(ctx, B, &q, &S));
+        double keep = v2[d777];
+        v2[d777] = 0.0;
+        CHECK_ERR(ctx, sla_solver_refresh(ctx, S), SLA_ERR_SINGULAR, "row 777");
+        v2[d777] = -keep;
+        CHECK_ERR(ctx, sla_solver_refresh(ctx, S), SLA_ERR_NOT_SPD, "row 777");
+        if (mode == 3) printf("  a refresh to a negative a_777,777: %s\n", sla_ctx_message(ctx));
+        v2[d777] = keep;
+        CHECK_OK(ctx, sla_solver_refresh(ctx, S));
+        double *bb = malloc((size_t)n * sizeof *bb), *xx = malloc((size_t)n * sizeof *xx);
+        for (sla_int i = 0; i < n; i++) bb[i] = 1.0;
+        sla_solve_info inf;
+        CHECK_OK(ctx, sla_solver_solve(ctx, S, 0, 1, bb, n, xx, n, &inf));
+        CHECK(inf.converged && tu_relres(B, 0, bb, xx, 0) < 1e-7);
+        free(bb), free(xx);
+        sla_solver_destroy(&S);
+    }
+    sla_matrix_destroy(&B);
+    free(v2);
     /* the option name parses, with a suggestion for a typo */
     sla_solver_options p;
     sla_solver_options_default(&p);

@@ -148,6 +148,8 @@ sla_status sla__saamg_nomem(sla_ctx *ctx, int l);
 
 /* saamg_aggregate.c */
 sla_status sla__saamg_set_diag(sla_ctx *ctx, const sla_allocator *a, sa_level *L, int l);
+/* SLA_ERR_SINGULAR: row's diagonal on level l is zero, missing or not finite. */
+sla_status sla__saamg_bad_diag(sla_ctx *ctx, sla_int row, int l);
 double sla__saamg_smoothing_weight(const sa_level *L, double th2, const uint8_t *mask, int nt);
 void sla__saamg_smooth_p(sa_level *L, const int32_t *agg, double th2, const uint8_t *mask,
                          double omega, double *lv);

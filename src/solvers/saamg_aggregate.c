@@ -72,10 +72,13 @@ sla_status sla__saamg_set_diag(sla_ctx *ctx, const sla_allocator *a, sa_level *L
         }
         L->dinv[i] = 1.0 / d;
     }
-    if (bad < n)
-        return sla__error(ctx, SLA_ERR_SINGULAR,
-                          "precond saamg: zero or missing diagonal at row %lld of level %d", (long long)bad, l);
-    return SLA_OK;
+    return bad < n ? sla__saamg_bad_diag(ctx, bad, l) : SLA_OK;
+}
+
+sla_status sla__saamg_bad_diag(sla_ctx *ctx, sla_int row, int l)
+{
+    return sla__error(ctx, SLA_ERR_SINGULAR, "precond saamg: zero or missing diagonal at row %lld of level %d",
+                      (long long)row, l);
 }
 
 /* omega = 4 / (3 rho), rho the l1 (Gershgorin) bound of D_F^-1 A_F (a
