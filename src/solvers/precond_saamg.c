@@ -308,8 +308,8 @@ static sla_status diag0(sla_ctx *ctx, const saamg *g, int nt, double *drift)
      * q = old / new, without a branch on q's side of 1 (one per row, half
      * of them mispredicted, when the values move both ways) */
     double qmax = 1.0, qmin = 1.0;
-    int nan = 0;
-#pragma omp parallel for num_threads(nt) schedule(static) reduction(min : bad, neg, qmin) reduction(max : qmax, nan) if (nt > 1 && n >= SLA_PAR_MIN)
+    int nq = 0; /* a NaN ratio seen */
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(min : bad, neg, qmin) reduction(max : qmax, nq) if (nt > 1 && n >= SLA_PAR_MIN)
     for (sla_int i = 0; i < n; i++) {
         sla_int p = diag_pos(L, i);
         double d = p >= 0 ? AVAL(L, p) : 0.0;
@@ -321,12 +321,12 @@ static sla_status diag0(sla_ctx *ctx, const saamg *g, int nt, double *drift)
         double q = sla__bf16_value(g->d0[i]) * (1.0 / d); /* old / new */
         qmax = q > qmax ? q : qmax;
         qmin = q >= 0.0 && q < qmin ? q : qmin; /* (a change of sign: not counted, as diag_moved) */
-        nan |= q != q;
+        nq |= q != q;
     }
     if (bad < n) return sla__saamg_bad_diag(ctx, bad, 0);
     if (g->symmetric && neg < n) return not_spd(ctx, 0, neg, AVAL(L, diag_pos(L, neg)));
     double lo = 1.0 / qmin; /* (qmin 0: infinite) */
-    *drift = nan ? INFINITY : qmax > lo ? qmax : lo;
+    *drift = nq ? INFINITY : qmax > lo ? qmax : lo;
     return SLA_OK;
 }
 
