@@ -13,6 +13,15 @@
 
 #include <math.h>
 
+/* A breakdown: v (r.z or p.Ap) not positive. *stop: indefinite, or NaN
+ * when v is not finite. */
+static bool not_positive(double v, sla_reason *stop)
+{
+    if (v > 0.0) return false;
+    *stop = isfinite(v) ? SLA_DIVERGED_INDEFINITE : SLA_DIVERGED_NAN;
+    return true;
+}
+
 /* After an iteration's update (rnorm: the recursive residual's norm):
  * NaN, the monitor, and below the tolerance the true residual, into
  * scratch and then r when it misses it (the loop restarts from there:
@@ -199,14 +208,7 @@ static sla_status cg_aw(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const 
             gamma = sums[0];
             restart = false;
             fresh = true;
-            if (!(gamma > 0.0)) {
-                stop = isfinite(gamma) ? SLA_DIVERGED_INDEFINITE : SLA_DIVERGED_NAN;
-                break;
-            }
-            if (!(sums[1] > 0.0)) { /* p.q = z.A z */
-                stop = isfinite(sums[1]) ? SLA_DIVERGED_INDEFINITE : SLA_DIVERGED_NAN;
-                break;
-            }
+            if (not_positive(gamma, &stop) || not_positive(sums[1], &stop)) break; /* r.z, z.Az */
             alpha = gamma / sums[1];
         }
         if (it >= o->maxiter) break;
@@ -224,16 +226,10 @@ static sla_status cg_aw(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const 
         }
         if ((st = precond_aw(A, M, o->pc_transpose, r, z, w, sums, false))) goto pc_fail;
         double gamma_new = sums[0];
-        if (!(gamma_new > 0.0)) {
-            stop = isfinite(gamma_new) ? SLA_DIVERGED_INDEFINITE : SLA_DIVERGED_NAN;
-            break;
-        }
+        if (not_positive(gamma_new, &stop)) break;
         beta = gamma_new / gamma;
         double pq = sums[1] - beta * gamma_new / alpha; /* p.q of the next p and q */
-        if (!(pq > 0.0)) {
-            stop = isfinite(pq) ? SLA_DIVERGED_INDEFINITE : SLA_DIVERGED_NAN;
-            break;
-        }
+        if (not_positive(pq, &stop)) break;
         alpha = gamma_new / pq;
         gamma = gamma_new;
     }
@@ -281,17 +277,11 @@ sla_status sla__cg(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const doubl
             rz = sums[1];
             sla__copy(n, z, p);
             restart = false;
-            if (!(rz > 0.0)) {
-                stop = isfinite(rz) ? SLA_DIVERGED_INDEFINITE : SLA_DIVERGED_NAN;
-                break;
-            }
+            if (not_positive(rz, &stop)) break;
         }
         if (it >= o->maxiter) break;
         double pq = apply_dot(A, p, q);
-        if (!(pq > 0.0)) { /* A is not positive definite along p */
-            stop = isfinite(pq) ? SLA_DIVERGED_INDEFINITE : SLA_DIVERGED_NAN;
-            break;
-        }
+        if (not_positive(pq, &stop)) break;
         double alpha = rz / pq;
         if (dinv) { /* D^-T = D^-1: the same for adjoint solves */
             update_xr_jacobi(n, alpha, p, q, x, r, dinv, z, nt, sums);
@@ -314,10 +304,7 @@ sla_status sla__cg(sla_ctx *ctx, const sla__op *A, const sla__pc *M, const doubl
             continue;
         }
         double rz_new = sums[1];
-        if (!(rz_new > 0.0)) {
-            stop = isfinite(rz_new) ? SLA_DIVERGED_INDEFINITE : SLA_DIVERGED_NAN;
-            break;
-        }
+        if (not_positive(rz_new, &stop)) break;
         sla__xpby(n, z, rz_new / rz, p, nt); /* p = z + beta p */
         rz = rz_new;
     }

@@ -262,32 +262,18 @@ static double vals_moved(const saamg *g, int nt)
     return worst;
 }
 
-/* The largest factor by which level 0's a_ii (dinv: the new values) moved
- * from the reference d (NaN counts as infinitely far). */
-static double diag_moved(const saamg *g, const uint16_t *d, int nt)
-{
-    const sa_level *L = &g->lev[0];
-    sla_int n = L->n;
-    double worst = 1.0;
-#pragma omp parallel for num_threads(nt) schedule(static) reduction(max : worst) if (nt > 1 && n >= SLA_PAR_MIN)
-    for (sla_int i = 0; i < n; i++) {
-        double q = sla__bf16_value(d[i]) * L->dinv[i]; /* old / new */
-        q = q >= 1.0 ? q : 1.0 / q;
-        worst = q <= worst ? worst : (q == q ? q : INFINITY);
-    }
-    return worst;
-}
-
-/* A refresh's checks of level 0's diagonal with the Gauss-Seidel
- * smoother and a kept P (saamg_reuse = interpolation or hierarchy): the
- * set-up's errors (a zero, missing or infinite a_ii; with symmetric A a
- * negative one) and the drift guard's factor (*drift, as diag_moved), in
- * one pass over the rows, without the n doubles of 1 / a_ii that nothing
- * reads after it (set_diag allocated them on every refresh and the
- * refresh freed them again). 2-D diffusion 1e6, 2 threads, a profile of
- * 40 refreshes with saamg_reuse = hierarchy: set_diag and diag_moved 10.7 %
- * of the samples, this pass 4.9 % (its first form, with a binary search
- * for the diagonal and a branch on q's side of 1, 11.5 %). */
+/* A refresh's checks of level 0's diagonal: the set-up's errors (a zero,
+ * missing or infinite a_ii; with symmetric A a negative one) and the drift
+ * guard's factor (*drift: the largest factor by which an a_ii moved from
+ * g->d0, either way; NaN counts as infinitely far), in one pass over the
+ * rows and from A itself, so that where nothing reads 1 / a_ii after the
+ * refresh (the Gauss-Seidel smoother with a kept P: saamg_reuse =
+ * interpolation or hierarchy) set_diag need not allocate and fill the n
+ * doubles of it only for the refresh to free them again. 2-D diffusion
+ * 1e6, 2 threads, a profile of 40 refreshes with saamg_reuse = hierarchy:
+ * set_diag and the guard's pass over dinv 10.7 % of the samples, this
+ * pass 4.9 % (its first form, with a binary search for the diagonal and a
+ * branch on q's side of 1, 11.5 %). */
 /* (The diagonal of row i: a short scan over the lower part, which a
  * stencil's rows have a few entries of, with branches that repeat from
  * row to row; the binary search past eight.) */
@@ -320,7 +306,7 @@ static sla_status diag0(sla_ctx *ctx, const saamg *g, int nt, double *drift)
         if (!(d > 0.0) && i < neg) neg = i;
         double q = sla__bf16_value(g->d0[i]) * (1.0 / d); /* old / new */
         qmax = q > qmax ? q : qmax;
-        qmin = q >= 0.0 && q < qmin ? q : qmin; /* (a change of sign: not counted, as diag_moved) */
+        qmin = q >= 0.0 && q < qmin ? q : qmin; /* (a change of sign: not counted) */
         nq |= q != q;
     }
     if (bad < n) return sla__saamg_bad_diag(ctx, bad, 0);
@@ -464,14 +450,10 @@ static sla_status renumber(sla_ctx *ctx, sla__pc *pc, int nt, double *drift, dou
     *kept = 0.0;
     for (int l = 0; l < g->nlev; l++) {
         sa_level *L = &g->lev[l];
-        if (l == 0 && g->smoother == 0 && g->reuse != 1) {
-            if ((st = diag0(ctx, g, nt, drift))) goto out;
-        } else if ((st = sla__saamg_set_diag(ctx, a, L, l)) || (st = check_diag(ctx, g, L, l))) {
-            goto out;
-        } else if (l == 0) {
-            *drift = diag_moved(g, g->d0, nt);
-        }
+        bool dinv = l > 0 || g->smoother != 0 || g->reuse == 1; /* 1 / a_ii read after this */
+        if (dinv && ((st = sla__saamg_set_diag(ctx, a, L, l)) || (st = check_diag(ctx, g, L, l)))) goto out;
         if (l == 0) { /* the drift guard: the largest factor a_ii moved by */
+            if ((st = diag0(ctx, g, nt, drift))) goto out;
             if (!(*drift <= SAAMG_DRIFT)) goto out;
             if (hier) { /* hierarchy: the coarse levels kept while A stays near their values */
                 *kept = g->vh ? vals_moved(g, nt) : INFINITY;

@@ -384,12 +384,12 @@ static inline void restrict_add(const sa_hyb *H, double *acc, double *bc, sla_in
         if (!H->full && H->nh == 0) gsb_rows_##S(L, v, b, x, xc, H, false, NULL, NULL, NULL); \
         else gsb_rows_##S(L, v, b, x, xc, H, true, NULL, NULL, NULL);                         \
     }                                                                                         \
+    /* (with w: x corrected before, in prolong) */                          \
     static void gsbw_blk_##S(const sa_level *L, const T *v, const double *b, double *x,      \
-                             const double *xc, const sa_halo *H, double *w,                   \
-                             const uint64_t *dfr, double *dots)                               \
+                             const sa_halo *H, double *w, const uint64_t *dfr, double *dots)  \
     {                                                                                         \
-        if (!H->full && H->nh == 0) gsb_rows_##S(L, v, b, x, xc, H, false, w, dfr, dots);     \
-        else gsb_rows_##S(L, v, b, x, xc, H, true, w, dfr, dots);                             \
+        if (!H->full && H->nh == 0) gsb_rows_##S(L, v, b, x, NULL, H, false, w, dfr, dots);   \
+        else gsb_rows_##S(L, v, b, x, NULL, H, true, w, dfr, dots);                           \
     }                                                                                         \
     /* w = A x on the rows of [lo, hi) in dfr (every block swept), and    \
      * dots[1] += their x.w */                                              \
@@ -421,11 +421,11 @@ static void gsb_blk(const sa_level *L, const double *b, double *x, const double 
     else gsb_blk_d(L, L->val, b, x, xc, H);
 }
 
-static void gsbw_blk(const sa_level *L, const double *b, double *x, const double *xc, const sa_halo *H,
-                     double *w, const uint64_t *dfr, double *dots)
+static void gsbw_blk(const sa_level *L, const double *b, double *x, const sa_halo *H, double *w,
+                     const uint64_t *dfr, double *dots)
 {
-    if (L->f32) gsbw_blk_f(L, L->val, b, x, xc, H, w, dfr, dots);
-    else gsbw_blk_d(L, L->val, b, x, xc, H, w, dfr, dots);
+    if (L->f32) gsbw_blk_f(L, L->val, b, x, H, w, dfr, dots);
+    else gsbw_blk_d(L, L->val, b, x, H, w, dfr, dots);
 }
 
 static void dfrw(const sa_level *L, const double *x, double *w, const uint64_t *dfr, sla_int lo,
@@ -612,7 +612,7 @@ static void prolong_smooth(const sa_level *L, const sa_hyb *H, const double *b, 
     }
     if (!H) {
         sa_halo whole = {0, L->n, 0, NULL, NULL, NULL};
-        if (w) gsbw_blk(L, b, x, NULL, &whole, w, NULL, dots);
+        if (w) gsbw_blk(L, b, x, &whole, w, NULL, dots);
         else gsb_blk(L, b, x, xc, &whole);
         return;
     }
@@ -637,7 +637,7 @@ static void prolong_smooth(const sa_level *L, const sa_hyb *H, const double *b, 
                 continue;
             }
             part[2 * t] = part[2 * t + 1] = 0.0;
-            gsbw_blk(L, b, x, NULL, &H->h[t], w, H->dfr, &part[2 * t]);
+            gsbw_blk(L, b, x, &H->h[t], w, H->dfr, &part[2 * t]);
         }
         if (w) {
 #pragma omp for schedule(static, 1)

@@ -535,8 +535,6 @@ static sla_status direct_solve(sla_ctx *ctx, const sla_solver *S, sla_int ib, bo
     return info->converged ? SLA_OK : SLA_NOT_CONVERGED;
 }
 
-/* One solve of A_ib x = b (or A_ib^T x = b) with nt threads; a Krylov
- * method stops after `budget` iterations when budget > 0. */
 /* Value array ib of a real matrix (the one a CSR product over it reads),
  * or NULL for complex values. */
 static const void *real_vals(const sla_matrix *K, sla_int ib)
@@ -545,6 +543,9 @@ static const void *real_vals(const sla_matrix *K, sla_int ib)
     if (K->dtype == SLA_F32) return (const float *)K->values + ib * K->nnz;
     return NULL;
 }
+
+/* One solve of A_ib x = b (or A_ib^T x = b) with nt threads; a Krylov
+ * method stops after `budget` iterations when budget > 0. */
 
 sla_status sla__solver_solve_one(sla_ctx *ctx, const sla_solver *S, sla_int ib, bool transpose,
                                  const double *b, double *x, bool use_x0, sla_solve_info *info,
